@@ -63,7 +63,7 @@ func Example() {
 	// User profile:
 	// - Expertise: expert
 	// - Style preference: concise
-	// - Interests: go, postgres
+	// - Interests: "go", "postgres"
 	//
 	// Relevant memories:
 	// - Tuned the connection pool of the user's Go service for PostgreSQL (success)

@@ -91,8 +91,14 @@ func (m *Metrics) add(in *Interaction) {
 // apply records a learned turn.
 func (id *Identity) apply(in *Interaction, gaps []string, now time.Time) {
 	id.Metrics.add(in)
-	if len(gaps) > 0 {
-		id.Gaps = unionTopics(MaxGaps, gaps, id.Gaps)
+	kept := make([]string, 0, len(gaps))
+	for _, g := range gaps {
+		if checkLearned(strings.ToLower(strings.TrimSpace(g)), MaxInterestLen) == "" {
+			kept = append(kept, g)
+		}
+	}
+	if len(kept) > 0 {
+		id.Gaps = unionTopics(MaxGaps, kept, id.Gaps)
 	}
 	id.Updated = now
 }
@@ -114,8 +120,14 @@ func (id Identity) Render() string {
 	if len(id.Values) > 0 {
 		fmt.Fprintf(&b, "\n- Core values: %s", strings.Join(id.Values, "; "))
 	}
-	if len(id.Gaps) > 0 {
-		fmt.Fprintf(&b, "\n- Known gaps: %s", strings.Join(id.Gaps[:min(5, len(id.Gaps))], ", "))
+	if len(id.Gaps) > 0 { // learned from users' turns: quoted, as a profile's interests
+		b.WriteString("\n- Known gaps: ")
+		for i, g := range id.Gaps[:min(5, len(id.Gaps))] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q", g)
+		}
 	}
 	if rated > 0 {
 		fmt.Fprintf(&b, "\n- Success rate: %.0f%% over %d turns", 100*m.SuccessRate(), rated)

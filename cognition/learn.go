@@ -105,11 +105,36 @@ type EpisodeDraft struct {
 	Importance float64 `json:"importance" validate:"gte=0,lte=1"`
 }
 
-// Validate checks what the validate tags cannot: no blank summary.
+// Validate checks what the validate tags cannot: no blank summary, and
+// interests, preference keys and values and gaps that are each one line of
+// visible characters within [MaxInterestLen], [MaxPreferenceKeyLen] and
+// [MaxPreferenceValueLen] (learning leaves out those that are not, and
+// these are rendered into later prompts).
 func (l Learning) Validate() error {
 	for i, e := range l.Episodes {
 		if strings.TrimSpace(e.Summary) == "" {
 			return fmt.Errorf("episodes[%d].summary is blank; write what happened or leave the episode out", i)
+		}
+	}
+	for i, s := range l.Profile.Interests {
+		if why := checkLearned(strings.TrimSpace(s), MaxInterestLen); why != "" {
+			return fmt.Errorf("profile.interests[%d] %s", i, why)
+		}
+	}
+	if len(l.Profile.Preferences) > MaxPreferences {
+		return fmt.Errorf("profile.preferences has %d keys, more than %d; keep the ones the user stated", len(l.Profile.Preferences), MaxPreferences)
+	}
+	for k, v := range l.Profile.Preferences {
+		if why := checkLearned(strings.TrimSpace(k), MaxPreferenceKeyLen); why != "" {
+			return fmt.Errorf("profile.preferences key %q %s", k, why)
+		}
+		if why := checkLearned(strings.TrimSpace(v), MaxPreferenceValueLen); why != "" {
+			return fmt.Errorf("profile.preferences[%q] %s", k, why)
+		}
+	}
+	for i, s := range l.Gaps {
+		if why := checkLearned(strings.TrimSpace(s), MaxInterestLen); why != "" {
+			return fmt.Errorf("gaps[%d] %s", i, why)
 		}
 	}
 	return nil

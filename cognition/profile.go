@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/agentgraph/agentgraph/internal/oneline"
 )
 
 // Expertise is how much a user knows about the subjects they ask about.
@@ -36,6 +39,42 @@ const MaxInterests = 10
 // recently stated are dropped first.
 const MaxPreferences = 20
 
+// Bounds of one learned text, in characters: what a [ProfileUpdate] or a
+// [Learning] may hold. Learning keeps only texts within them, on one line
+// of visible characters (no newline, control, bidi or other invisible
+// character); [Learning.Validate] refuses the others, so that a model is
+// asked again.
+const (
+	// MaxInterestLen bounds an interest and a knowledge gap.
+	MaxInterestLen = 60
+	// MaxPreferenceKeyLen bounds a preference's key.
+	MaxPreferenceKeyLen = 40
+	// MaxPreferenceValueLen bounds a preference's value.
+	MaxPreferenceValueLen = 200
+)
+
+// checkLearned says what is wrong with one learned text (trimmed), or ""
+// when it is non-empty, at most max characters long and shown on one line
+// of visible characters.
+func checkLearned(s string, max int) string {
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		return "is empty"
+	case n > max:
+		return fmt.Sprintf("is %d characters long, more than %d; shorten it", n, max)
+	}
+	if at, what, where := oneline.Check(s, false); what != "" {
+		return fmt.Sprintf("holds %s at byte %d%s; write it on one line of visible characters", what, at, where)
+	}
+	return ""
+}
+
+// valid reports whether e is one of the expertise levels.
+func (e Expertise) valid() bool { return e == Novice || e == Intermediate || e == Expert }
+
+// valid reports whether s is one of the communication styles.
+func (s Style) valid() bool { return s == Concise || s == Detailed || s == Technical }
+
 // Profile is what the agent believes about one user (its theory of mind):
 // how expert they are, how they like to be answered, what they are
 // interested in and what they have asked for. Learning updates it after
@@ -49,10 +88,13 @@ type Profile struct {
 	// learned.
 	Style Style `json:"style,omitempty"`
 	// Interests are domain interests, most recently mentioned first, at
-	// most [MaxInterests], lower-case and unique.
+	// most [MaxInterests], lower-case and unique, each at most
+	// [MaxInterestLen] characters on one line.
 	Interests []string `json:"interests,omitempty"`
 	// Preferences are stated or inferred preferences by key ("language":
-	// "Go", "format": "bullet lists"), at most [MaxPreferences].
+	// "Go", "format": "bullet lists"), at most [MaxPreferences]; keys are
+	// lower-case, at most [MaxPreferenceKeyLen] characters, values at most
+	// [MaxPreferenceValueLen], each on one line.
 	Preferences map[string]Preference `json:"preferences,omitempty"`
 	// Interactions counts the turns learned from.
 	Interactions int `json:"interactions"`
@@ -77,41 +119,58 @@ func (p Profile) IsZero() bool {
 
 // Render formats the profile for a prompt, one fact a line, under the
 // heading "User profile:". It returns "" for a profile with nothing learned.
-// Preferences are listed by key in alphabetical order.
+// What a user's words taught is quoted as a Go string literal (escaping
+// newlines and invisible characters), so that it can add no line and reads
+// as data: up to five interests (- Interests: "go", "sql"), and the
+// preferences by key in alphabetical order (- Prefers "format": "bullet
+// lists"), at most [MaxPreferences]. An expertise or a style that is not
+// one of the known values (from a store written by other code) is left out.
 func (p Profile) Render() string {
 	if p.Expertise == "" && p.Style == "" && len(p.Interests) == 0 && len(p.Preferences) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("User profile:")
-	if p.Expertise != "" {
+	if p.Expertise.valid() {
 		fmt.Fprintf(&b, "\n- Expertise: %s", p.Expertise)
 	}
-	if p.Style != "" {
+	if p.Style.valid() {
 		fmt.Fprintf(&b, "\n- Style preference: %s", p.Style)
 	}
 	if len(p.Interests) > 0 {
-		fmt.Fprintf(&b, "\n- Interests: %s", strings.Join(p.Interests[:min(len(p.Interests), 5)], ", "))
+		b.WriteString("\n- Interests: ")
+		for i, s := range p.Interests[:min(len(p.Interests), 5)] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q", s)
+		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(p.Preferences)) {
-		fmt.Fprintf(&b, "\n- Prefers %s: %s", k, p.Preferences[k].Value)
+	for i, k := range slices.Sorted(maps.Keys(p.Preferences)) {
+		if i == MaxPreferences {
+			break
+		}
+		fmt.Fprintf(&b, "\n- Prefers %q: %q", k, p.Preferences[k].Value)
 	}
 	return b.String()
 }
 
-// apply merges a learned update into the profile at time now.
+// apply merges a learned update into the profile at time now. What does
+// not fit (an unknown expertise or style; an interest, key or value that
+// is empty, too long or not one line of visible characters; preferences
+// past the first [MaxPreferences] of the update by key) is left out.
 func (p *Profile) apply(u ProfileUpdate, now time.Time) {
-	if u.Expertise != "" {
+	if u.Expertise.valid() {
 		p.Expertise = u.Expertise
 	}
-	if u.Style != "" {
+	if u.Style.valid() {
 		p.Style = u.Style
 	}
 	if len(u.Interests) > 0 {
 		fresh := make([]string, 0, len(u.Interests)+len(p.Interests))
 		for _, s := range u.Interests {
 			s = strings.ToLower(strings.TrimSpace(s))
-			if s != "" && !slices.Contains(fresh, s) {
+			if checkLearned(s, MaxInterestLen) == "" && !slices.Contains(fresh, s) {
 				fresh = append(fresh, s)
 			}
 		}
@@ -122,9 +181,13 @@ func (p *Profile) apply(u ProfileUpdate, now time.Time) {
 		}
 		p.Interests = fresh[:min(len(fresh), MaxInterests)]
 	}
-	for k, v := range u.Preferences {
-		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
-		if k == "" || v == "" {
+	for i, k := range slices.Sorted(maps.Keys(u.Preferences)) {
+		if i == MaxPreferences {
+			break
+		}
+		v := strings.TrimSpace(u.Preferences[k])
+		k = strings.ToLower(strings.TrimSpace(k))
+		if checkLearned(k, MaxPreferenceKeyLen) != "" || checkLearned(v, MaxPreferenceValueLen) != "" {
 			continue
 		}
 		if p.Preferences == nil {

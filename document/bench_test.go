@@ -36,7 +36,7 @@ func BenchmarkLoadQuery(b *testing.B) {
 	}
 	s := document.NewMemoryStore()
 	d := document.Document{ID: "d", ConversationID: "c", Name: "big.txt", ContentType: "text/plain", Size: int64(len(text)), Status: document.StatusPending}
-	if err := s.Create(b.Context(), d, []byte(text), 0); err != nil {
+	if err := s.Create(b.Context(), d, []byte(text), document.Quota{}); err != nil {
 		b.Fatal(err)
 	}
 	chunks, _ := document.Chunker{}.Split(text)

@@ -18,6 +18,9 @@ var (
 	// ErrTooMany is returned by [Store.Create] when the conversation
 	// already holds the most documents allowed.
 	ErrTooMany = errors.New("document: too many documents in the conversation")
+	// ErrQuota is matched by every [*QuotaError]: a document that would
+	// take its owner past [Quota.Owner].
+	ErrQuota = errors.New("document: the owner's documents would pass the quota")
 	// ErrNotReady is returned when chunks are asked for before the
 	// document is ready.
 	ErrNotReady = errors.New("document: not ready")
@@ -45,6 +48,33 @@ func (e *ValidationError) Error() string {
 
 // Is reports whether target is [ErrInvalid].
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// QuotaError is [Store.Create]'s refusal of a document that would take its
+// owner past [Quota.Owner]; it matches [ErrQuota].
+type QuotaError struct {
+	// Owner is the document's owner.
+	Owner string
+	// Field is the field of Quota.Owner the document would pass:
+	// "Documents" or "Bytes".
+	Field string
+	// Limit is that field's value.
+	Limit int64
+	// Held is what the owner held before the document.
+	Held Usage
+	// Size is the document's size in bytes.
+	Size int64
+}
+
+// Error returns "document: owner "u" holds 20 documents (81234 bytes);
+// one more of 1000 bytes would pass Quota.Owner.Documents 20; delete some
+// first".
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("document: owner %q holds %d documents (%d bytes); one more of %d bytes would pass Quota.Owner.%s %d; delete some first",
+		e.Owner, e.Held.Documents, e.Held.Bytes, e.Size, e.Field, e.Limit)
+}
+
+// Is reports whether target is [ErrQuota].
+func (e *QuotaError) Is(target error) bool { return target == ErrQuota }
 
 // ProcessError is the error of a document whose processing failed; its
 // text is what Document.Error holds.

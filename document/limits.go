@@ -55,6 +55,19 @@ type Limits struct {
 	// the store enforces it atomically. Zero means
 	// [DefaultMaxPerConversation]; negative means no limit.
 	MaxPerConversation int
+	// MaxPerOwner and MaxBytesPerOwner bound the documents one owner
+	// ([Upload.Owner]) holds over all conversations, in number and in
+	// bytes of content; the store enforces them atomically with the
+	// upload, also across processes sharing a database, and refuses an
+	// upload past either with a [*QuotaError]. Zero or negative means no
+	// bound; uploads without an owner are not bound.
+	MaxPerOwner      int
+	MaxBytesPerOwner int64
+}
+
+// quota is what the store checks when a document is created.
+func (l Limits) quota() Quota {
+	return Quota{PerConversation: l.perConversation(), Owner: Usage{Documents: l.MaxPerOwner, Bytes: l.MaxBytesPerOwner}}
 }
 
 func (l Limits) maxSize() int64 {

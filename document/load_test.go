@@ -18,7 +18,7 @@ func readyDoc(t *testing.T, s document.Store, id, conv, name, text string) []doc
 	t.Helper()
 	d := document.Document{ID: id, ConversationID: conv, Name: name, ContentType: "text/plain",
 		Size: int64(len(text)), Status: document.StatusPending, Tokens: document.EstimateTokens(text), Created: time.Now()}
-	if err := s.Create(t.Context(), d, []byte(text), 0); err != nil {
+	if err := s.Create(t.Context(), d, []byte(text), document.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	chunks, err := document.Chunker{Size: 50, Overlap: 10}.Split(text)
@@ -93,7 +93,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load of an unknown id: %v; want ErrNotFound", err)
 	}
 	pending := document.Document{ID: "p", ConversationID: "c1", Name: "p.txt", ContentType: "text/plain", Size: 1, Status: document.StatusPending}
-	if err := s.Create(t.Context(), pending, []byte("x"), 0); err != nil {
+	if err := s.Create(t.Context(), pending, []byte("x"), document.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := document.Load(t.Context(), s, "p", document.LoadOptions{}); !errors.Is(err, document.ErrNotReady) || !strings.Contains(err.Error(), "Processor.Wait") {
@@ -107,7 +107,7 @@ func TestContextSource(t *testing.T) {
 	chunks := readyDoc(t, s, "d1", "c1", "plan.txt", threeChunks)
 	readyDoc(t, s, "d2", "c2", "other.txt", "Another conversation's document.")
 	failed := document.Document{ID: "d3", ConversationID: "c1", Name: "broken.txt", ContentType: "text/plain", Size: 1, Status: document.StatusPending, Created: time.Now()}
-	if err := s.Create(t.Context(), failed, []byte("x"), 0); err != nil {
+	if err := s.Create(t.Context(), failed, []byte("x"), document.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.SetStatus(t.Context(), "d3", document.StatusFailed, "model down"); err != nil {

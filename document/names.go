@@ -2,18 +2,8 @@ package document
 
 import (
 	"fmt"
-	"unicode"
-)
 
-// Characters that [CheckName] lets through in some places only.
-const (
-	zwnj         = '\u200c' // zero width non-joiner: Persian, Indic
-	zwj          = '\u200d' // zero width joiner: Indic, Sinhala, emoji sequences
-	textStyle    = '\ufe0e' // variation selector 15: show as text
-	emojiStyle   = '\ufe0f' // variation selector 16: show as emoji
-	blackFlag    = '\U0001f3f4'
-	cancelTag    = '\U000e007f'
-	maxTagLetter = 7 // a subdivision id: a region of 2 or 3 and at most 4 more
+	"github.com/agentgraph/agentgraph/internal/oneline"
 )
 
 // CheckName reports what is wrong with a document's name, if anything:
@@ -41,78 +31,9 @@ const (
 // The answer names the character and the fix; empty means the name is
 // fine. [Limits.Check] applies it.
 func CheckName(name string) string {
-	prev := rune(-1) // the rune before, -1 at the start
-	visible := false // prev is a character seen, not one of the kept invisible ones
-	tags := -1       // tag letters since the black flag, -1 outside a tag sequence
-	refuse := func(i int, what, where string) string {
-		return fmt.Sprintf("holds %s at byte %d%s; send the file's base name on one line, of visible characters, without / or \\, e.g. \"notes.md\"", what, i, where)
+	at, what, where := oneline.Check(name, true)
+	if what == "" {
+		return ""
 	}
-	end := len(name)
-	for i, r := range name {
-		if tags > 0 && !isTagLetter(r) && r != cancelTag {
-			return refuse(i, "the end of an emoji tag sequence", " without its cancel tag U+E007F")
-		}
-		var what, where string
-		kept := false // r is invisible but allowed where it is
-		switch {
-		case r == '/' || r == '\\':
-			what = fmt.Sprintf("a path separator %q", r)
-		case unicode.IsControl(r):
-			what = fmt.Sprintf("the control character %U", r)
-		case unicode.In(r, unicode.Zl, unicode.Zp):
-			what = fmt.Sprintf("the line separator %U", r)
-		case r == zwj || r == zwnj:
-			if !visible && prev != textStyle && prev != emojiStyle {
-				what, where = fmt.Sprintf("the joiner %U", r), ", not after a visible character"
-			}
-			kept = true
-		case r == textStyle || r == emojiStyle:
-			if !visible {
-				what, where = fmt.Sprintf("the variation selector %U", r), ", not after a visible character"
-			}
-			kept = true
-		case r >= '\u180b' && r <= '\u180f' && r != '\u180e': // Mongolian free variation selectors
-			if !visible || !unicode.Is(unicode.Mongolian, prev) {
-				what, where = fmt.Sprintf("the Mongolian variation selector %U", r), ", not after a Mongolian letter"
-			}
-			kept = true
-		case isTagLetter(r):
-			if tags < 0 || tags >= maxTagLetter {
-				what, where = fmt.Sprintf("the invisible tag character %U", r), ", not in an emoji flag of at most 7 tags"
-			}
-			tags++
-			kept = true
-		case r == cancelTag:
-			if tags <= 0 {
-				what, where = fmt.Sprintf("the invisible tag character %U", r), ", not ending an emoji flag"
-			}
-			tags = -1
-			kept = true
-		case unicode.In(r, unicode.Prepended_Concatenation_Mark) || r >= 0x13430 && r <= 0x1343f:
-			// visible format characters
-		case unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point):
-			what = fmt.Sprintf("the invisible character %U", r)
-		case r == '\u2800':
-			what = fmt.Sprintf("the blank character %U", r)
-		}
-		if what != "" {
-			return refuse(i, what, where)
-		}
-		if r == blackFlag {
-			tags = 0
-		} else if !isTagLetter(r) {
-			tags = -1
-		}
-		prev, visible = r, !kept
-	}
-	if tags > 0 {
-		return refuse(end, "the end of an emoji tag sequence", " without its cancel tag U+E007F")
-	}
-	return ""
-}
-
-// isTagLetter reports whether r is a tag digit or lower-case tag letter,
-// of which an emoji tag sequence spells a subdivision ("gbeng").
-func isTagLetter(r rune) bool {
-	return r >= 0xe0030 && r <= 0xe0039 || r >= 0xe0061 && r <= 0xe007a
+	return fmt.Sprintf("holds %s at byte %d%s; send the file's base name on one line, of visible characters, without / or \\, e.g. \"notes.md\"", what, at, where)
 }

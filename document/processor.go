@@ -165,7 +165,9 @@ func (p *Processor) Store() Store { return p.cfg.Store }
 // Upload validates u against Config.Limits, stores it with status pending
 // and queues it for processing; it returns the stored document without
 // waiting for processing. It fails with a [*ValidationError] for a bad
-// upload, [ErrTooMany] when the conversation is full, [ErrQueueFull] when
+// upload, [ErrTooMany] when the conversation is full, a [*QuotaError]
+// when the owner's documents would pass Limits.MaxPerOwner or
+// MaxBytesPerOwner, [ErrQueueFull] when
 // the queue is, and [ErrClosed] after Close; in each case nothing is
 // stored.
 func (p *Processor) Upload(ctx context.Context, u Upload) (Document, error) {
@@ -183,7 +185,7 @@ func (p *Processor) Upload(ctx context.Context, u Upload) (Document, error) {
 		ContentType: ct, Size: int64(len(content)), Status: StatusPending,
 		Tokens: EstimateTokens(string(content)), Created: now, Updated: now,
 	}
-	if err := p.cfg.Store.Create(ctx, doc, content, p.cfg.Limits.perConversation()); err != nil {
+	if err := p.cfg.Store.Create(ctx, doc, content, p.cfg.Limits.quota()); err != nil {
 		<-p.slots
 		return Document{}, err
 	}

@@ -348,6 +348,35 @@ func TestProcessorUploadErrors(t *testing.T) {
 	}
 }
 
+// TestProcessorOwnerQuota: Limits.MaxPerOwner and MaxBytesPerOwner reach
+// the store: an owner's upload past either is refused with a *QuotaError
+// on its field, in any conversation, and another owner's is not.
+func TestProcessorOwnerQuota(t *testing.T) {
+	t.Parallel()
+	model := llmtest.New().Default(llmtest.Text("S."))
+	p := newProcessor(t, document.Config{Summarizer: &document.LLMSummarizer{Model: model}, Limits: document.Limits{MaxPerOwner: 2, MaxBytesPerOwner: 12}})
+	owned := func(conv, name, text, owner string) document.Upload {
+		u := upload(conv, name, text)
+		u.Owner = owner
+		return u
+	}
+	for i := range 2 {
+		if _, err := p.Upload(t.Context(), owned(fmt.Sprint("c", i), fmt.Sprint(i, ".txt"), "text", "ada")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var qe *document.QuotaError
+	if _, err := p.Upload(t.Context(), owned("c9", "3.txt", "text", "ada")); !errors.As(err, &qe) || qe.Field != "Documents" {
+		t.Errorf("third upload of ada with MaxPerOwner 2: %v; want a *QuotaError on Documents", err)
+	}
+	if _, err := p.Upload(t.Context(), owned("c9", "b.txt", "text", "bob")); err != nil {
+		t.Errorf("upload of another owner: %v", err)
+	}
+	if _, err := p.Upload(t.Context(), owned("c9", "big.txt", "thirteen byte", "bob")); !errors.As(err, &qe) || qe.Field != "Bytes" {
+		t.Errorf("upload taking bob to 17 bytes with MaxBytesPerOwner 12: %v; want a *QuotaError on Bytes", err)
+	}
+}
+
 func TestProcessorWaitCanceled(t *testing.T) {
 	t.Parallel()
 	model := llmtest.New().Default(llmtest.Hang())
@@ -431,7 +460,7 @@ func TestProcessorResume(t *testing.T) {
 		text := fmt.Sprintf("Document number %d.", i)
 		d := document.Document{ID: fmt.Sprint("d", i), ConversationID: "c1", Name: "x.txt", ContentType: "text/plain",
 			Size: int64(len(text)), Status: document.StatusPending, Created: time.Now()}
-		if err := store.Create(t.Context(), d, []byte(text), 0); err != nil {
+		if err := store.Create(t.Context(), d, []byte(text), document.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 		if st == document.StatusProcessing {

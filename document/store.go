@@ -23,10 +23,12 @@ import (
 type Store interface {
 	// Create stores a new document with its content. doc.ID,
 	// doc.ConversationID and doc.Status are required; an id already stored
-	// fails with [ErrExists]. When limit is positive and the conversation
-	// already holds limit documents, Create fails with [ErrTooMany]; the
-	// check and the insert are atomic.
-	Create(ctx context.Context, doc Document, content []byte, limit int) error
+	// fails with [ErrExists]. The document must fit the quota q: when the
+	// conversation already holds q.PerConversation documents, Create
+	// fails with [ErrTooMany]; when doc.Owner's documents with this one
+	// would pass q.Owner, with a [*QuotaError]. The checks and the insert
+	// are atomic, also across processes sharing a database.
+	Create(ctx context.Context, doc Document, content []byte, q Quota) error
 	// Get returns the document, or an error matching [ErrNotFound].
 	Get(ctx context.Context, id string) (Document, error)
 	// List returns the conversation's documents, oldest first (by Created,
@@ -69,6 +71,44 @@ type Usage struct {
 	Documents int
 	// Bytes is the sum of their sizes ([Document.Size]).
 	Bytes int64
+}
+
+// Quota is what [Store.Create] checks atomically with the insert. The
+// zero value checks nothing.
+type Quota struct {
+	// PerConversation is the most documents one conversation holds;
+	// zero or negative means no bound.
+	PerConversation int
+	// Owner is the most the documents of one owner ([Document.Owner]) hold
+	// over all conversations, in number and in bytes, the new document
+	// included; a field zero or negative is no bound on it. Documents
+	// without an owner are not bound by it.
+	Owner Usage
+}
+
+// BindsOwner reports whether q bounds what the owner of doc holds: doc
+// has an owner and q.Owner a bound. Implementations of [Store.Create]
+// read the owner's usage only then.
+func (q Quota) BindsOwner(doc Document) bool {
+	return doc.Owner != "" && (q.Owner.Documents > 0 || q.Owner.Bytes > 0)
+}
+
+// CheckOwner returns a [*QuotaError] when doc would take its owner, who
+// holds held, past q.Owner; nil when it fits or q does not bind its
+// owner. It is for implementations of [Store.Create], which call it with
+// the usage they read in the transaction (or under the lock) of the
+// insert.
+func (q Quota) CheckOwner(doc Document, held Usage) error {
+	if !q.BindsOwner(doc) {
+		return nil
+	}
+	if q.Owner.Documents > 0 && held.Documents+1 > q.Owner.Documents {
+		return &QuotaError{Owner: doc.Owner, Field: "Documents", Limit: int64(q.Owner.Documents), Held: held, Size: doc.Size}
+	}
+	if q.Owner.Bytes > 0 && held.Bytes+doc.Size > q.Owner.Bytes {
+		return &QuotaError{Owner: doc.Owner, Field: "Bytes", Limit: q.Owner.Bytes, Held: held, Size: doc.Size}
+	}
+	return nil
 }
 
 // CheckCreate validates the arguments of [Store.Create], for
@@ -142,7 +182,7 @@ func (s *MemoryStore) now() time.Time {
 }
 
 // Create implements [Store].
-func (s *MemoryStore) Create(ctx context.Context, doc Document, content []byte, limit int) error {
+func (s *MemoryStore) Create(ctx context.Context, doc Document, content []byte, q Quota) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -157,16 +197,19 @@ func (s *MemoryStore) Create(ctx context.Context, doc Document, content []byte, 
 	if _, ok := s.docs[doc.ID]; ok {
 		return fmt.Errorf("%w: %q", ErrExists, doc.ID)
 	}
-	if limit > 0 {
+	if q.PerConversation > 0 {
 		n := 0
 		for _, d := range s.docs {
 			if d.doc.ConversationID == doc.ConversationID {
 				n++
 			}
 		}
-		if n >= limit {
+		if n >= q.PerConversation {
 			return fmt.Errorf("%w: conversation %q holds %d documents, the limit; delete one first", ErrTooMany, doc.ConversationID, n)
 		}
+	}
+	if err := q.CheckOwner(doc, s.usage[doc.Owner]); err != nil {
+		return err
 	}
 	if doc.Updated.IsZero() {
 		doc.Updated = doc.Created

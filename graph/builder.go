@@ -40,7 +40,10 @@ type Graph[S any] struct {
 type nodeSpec[S any] struct {
 	name string
 	fn   NodeFunc[S]
-	task func(ctx context.Context, arg any) (Update[S], error)
+	// task runs a task node's function on arg, leaving its update in
+	// *out: written in place, the update (some hundreds of bytes) is not
+	// copied once more on its way to the task.
+	task func(ctx context.Context, arg any, out *Update[S]) error
 	def  *taskDef
 	sub  drawer // the child graph of a subgraph node
 	opts nodeOptions
@@ -143,12 +146,13 @@ func AddTask[S, X any](g *Graph[S], name string, fn TaskFunc[S, X], opts ...Node
 		g.problem("task node %q has a nil function", name)
 		return &TaskNode[S, X]{def: def}
 	}
-	n := &nodeSpec[S]{name: name, def: def, task: func(ctx context.Context, arg any) (Update[S], error) {
+	n := &nodeSpec[S]{name: name, def: def, task: func(ctx context.Context, arg any, out *Update[S]) (err error) {
 		x, ok := arg.(X)
 		if !ok && arg != nil {
-			return Update[S]{}, badTaskArg(name, def.arg, arg)
+			return badTaskArg(name, def.arg, arg)
 		}
-		return fn(ctx, x)
+		*out, err = fn(ctx, x)
+		return err
 	}}
 	before := len(g.nodes)
 	g.add(n, opts)
@@ -369,6 +373,10 @@ type Compiled[S any] struct {
 	// deep is set once a node is marked deep (node.deep): a helper then
 	// makes room on its stack as soon as it joins a step (see helper).
 	deep atomic.Bool
+	// scopes is the number of task scopes the graph's last observed run
+	// took (at most maxScopes): the room a run makes for them at first
+	// (see run.takeScopes).
+	scopes atomic.Int32
 }
 
 type node[S any] struct {
@@ -376,7 +384,7 @@ type node[S any] struct {
 	idx       int
 	ran       []string // []string{name}, the Ran of a checkpoint after a step of this node alone
 	fn        NodeFunc[S]
-	task      func(ctx context.Context, arg any) (Update[S], error)
+	task      func(ctx context.Context, arg any, out *Update[S]) error // see nodeSpec.task
 	def       *taskDef
 	sub       drawer
 	retry     *RetryPolicy

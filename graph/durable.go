@@ -176,6 +176,7 @@ func (r *run[S]) saveTask(ctx context.Context, i int) error {
 func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, set settings, out sink, typed *streamSink[S], ns []string) (S, error) {
 	r := c.pool.Get().(*run[S])
 	r.set, r.out, r.typed, r.ns = set, out, typed, ns
+	r.modes = modesOf(out)
 	r.observed = out != nil || len(set.hooks) > 0
 	d := r.newDrun(c.dur, thread)
 	d.before = c.breakSet(set.before)

@@ -46,26 +46,27 @@ func StreamsMessages(ctx context.Context) bool {
 // the same response, so a node that calls its model through Generate
 // streams its tokens when, and only when, someone listens.
 func Generate(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
-	sc, _ := scopeOf(ctx)
+	sc, own := scopeOf(ctx)
 	if sc == nil || !sc.modes.has(StreamMessages) {
 		return m.Generate(ctx, req)
 	}
-	return streamGenerate(ctx, sc, m, req)
+	return streamGenerate(ctx, sc, own, m, req)
 }
 
 // streamGenerate is Generate in a run streamed with StreamMessages, in
-// the task of scope sc. Its state is a generation, which the yield
+// the task of scope sc (ctx being the scope's own context when own is
+// set, see scopeOf). Its state is a generation, which the yield
 // function is a method of (a range-over-func loop would move each
 // variable it captures to the heap): the one in the scope for the task's
 // first call, so that the method value is the call's only allocation.
-func streamGenerate(ctx context.Context, sc *scope, m model.Model, req *model.Request) (*model.Response, error) {
+func streamGenerate(ctx context.Context, sc *scope, own bool, m model.Model, req *model.Request) (*model.Response, error) {
 	var g *generation
 	if sc.genTaken.CompareAndSwap(false, true) {
 		g = &sc.gen
 	} else {
 		g = new(generation)
 	}
-	g.ctx = ctx
+	g.ctx, g.sc, g.own = ctx, sc, own
 	m.Stream(ctx, req)(g.chunk)
 	if g.resp != nil || g.err != nil {
 		return g.resp, g.err
@@ -76,9 +77,14 @@ func streamGenerate(ctx context.Context, sc *scope, m model.Model, req *model.Re
 	return nil, model.ErrIncompleteStream
 }
 
-// generation is the state of one streamed model call.
+// generation is the state of one streamed model call: its context, the
+// scope that context carries (and whether it is the scope's own), so that
+// each chunk goes to the stream without looking the scope up again, and
+// the call's outcome.
 type generation struct {
 	ctx  context.Context
+	sc   *scope
+	own  bool
 	resp *model.Response
 	err  error
 }
@@ -93,7 +99,12 @@ func (g *generation) chunk(c model.Chunk, err error) bool {
 		g.err = err
 		return false
 	}
-	if err := EmitMessage(g.ctx, c); err != nil {
+	// As EmitMessage(g.ctx, c) does, from the scope found once.
+	err = g.ctx.Err()
+	if err == nil {
+		err = g.sc.sink.sendTask(g.ctx, g.sc, g.own, StreamMessages, nil, c)
+	}
+	if err != nil {
 		g.err = err
 		return false
 	}

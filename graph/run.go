@@ -36,6 +36,7 @@ type run[S any] struct {
 	set      settings
 	observed bool           // hooks or a stream: build TaskInfo (attempts are timed only for hooks and StreamDebug)
 	out      sink           // nil when not streamed
+	modes    modeSet        // out's modes, asked once per run; zero when not streamed
 	typed    *streamSink[S] // the root stream of this graph, if any
 	ns       []string
 
@@ -53,6 +54,15 @@ type run[S any] struct {
 	cand   []uint64 // nodes with tasks in the next step (join deferral)
 	writer []int32  // per field number: 1 + the task that wrote it this step
 	wrepl  []bool   // per field number: a replace handle wrote it this step
+
+	// scopes is room for the scopes of the run's task attempts, handed
+	// out by takeScopes; tscope holds the current step's, one per task,
+	// for the tasks' first attempts (see scopeFor). nscope is the size
+	// of the last room made, tscopes the number of scopes taken.
+	scopes  []scopeContext
+	tscope  []scopeContext
+	nscope  int
+	tscopes int
 
 	// parallel execution of one step (see execute)
 	sctx    context.Context
@@ -88,6 +98,7 @@ func (c *Compiled[S]) newRun() *run[S] {
 func (c *Compiled[S]) exec(ctx context.Context, input S, set settings, out sink, typed *streamSink[S], ns []string) (S, error) {
 	r := c.pool.Get().(*run[S])
 	r.set, r.out, r.typed, r.ns = set, out, typed, ns
+	r.modes = modesOf(out)
 	r.observed = out != nil || len(set.hooks) > 0
 	r.state = input
 	var err error
@@ -113,8 +124,58 @@ func (r *run[S]) release() {
 	clear(r.trig)
 	clear(r.ran) // a failed route leaves flags behind
 	r.ntrig = 0
-	r.out, r.typed, r.ns = nil, nil, nil
+	r.out, r.typed, r.ns, r.modes = nil, nil, nil, 0
 	r.set = settings{}
+	// The room left is not kept for the next run: it would keep the
+	// scopes handed out (and what they hold) reachable. The number
+	// taken sizes the next run's first room.
+	if r.tscopes > 0 {
+		r.c.scopes.Store(int32(min(r.tscopes, maxScopes)))
+	}
+	r.scopes, r.tscope, r.nscope, r.tscopes = nil, nil, 0, 0
+}
+
+// maxScopes bounds the room for scopes a run makes at once.
+const maxScopes = 16
+
+// takeScopes returns n scopes of the run's room, zero and never handed
+// out before, making room when too little is left: at first for as many
+// as the graph's last observed run took, then twice as many as the last
+// room each time, up to maxScopes. A scope is a task attempt's context,
+// which a node may keep (in a goroutine it started, say), so none is ever
+// used twice; taken from a room made for several, the scopes of a run's
+// tasks cost an allocation per run, or per few tasks, not one per task.
+func (r *run[S]) takeScopes(n int) []scopeContext {
+	if len(r.scopes) < n {
+		if r.nscope == 0 {
+			r.nscope = max(int(r.c.scopes.Load()), 1)
+		} else {
+			r.nscope = min(2*r.nscope, maxScopes)
+		}
+		r.scopes = make([]scopeContext, max(n, r.nscope))
+	}
+	r.tscopes += n
+	sc := r.scopes[:n:n]
+	r.scopes = r.scopes[n:]
+	return sc
+}
+
+// scopeFor returns the scope of attempt number attempt of the current
+// step's task i: the one takeScopes gave the task for its first attempt,
+// a new one for a retry.
+func (r *run[S]) scopeFor(i, attempt int) *scopeContext {
+	if attempt == 1 && i < len(r.tscope) {
+		return &r.tscope[i]
+	}
+	return new(scopeContext)
+}
+
+// modesOf returns the modes out wants, none when out is nil.
+func modesOf(out sink) modeSet {
+	if out == nil {
+		return 0
+	}
+	return out.streamModes()
 }
 
 // hooked runs body, the whole of a run, between the run's RunStart and
@@ -279,6 +340,17 @@ func (r *run[S]) stopped(ctx context.Context) error {
 // starts none.
 func (r *run[S]) execute(ctx context.Context) {
 	n := len(r.cur)
+	if r.observed {
+		// The tasks' scopes, taken here, on the goroutine running the
+		// step, before any task runs (r.tscope is read only in an
+		// observed run, where each step sets it). A step of more tasks
+		// than a room holds allocates a scope per task: a scope kept
+		// by a node keeps its whole room reachable.
+		r.tscope = nil
+		if n <= maxScopes {
+			r.tscope = r.takeScopes(n)
+		}
+	}
 	if n == 1 || r.set.concurrency == 1 {
 		for i := range r.cur {
 			r.runTask(ctx, i)
@@ -565,7 +637,7 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 				// so that a resumed run does not do it again.
 				t.err = r.saveTask(context.WithoutCancel(ctx), i)
 			}
-			if t.err == nil && len(r.cur) > 1 && r.out != nil && r.out.wants(StreamUpdates) {
+			if t.err == nil && len(r.cur) > 1 && r.modes.has(StreamUpdates) {
 				r.emitTask(ctx, i)
 			}
 			return
@@ -621,11 +693,13 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 		return timedOut(ctx, tctx, r.call(tctx, t), nd.timeout)
 	}
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
-	sctx := &scopeContext{Context: tctx, sc: scope{sink: r.out, info: info, hooks: r.set.hooks}}
+	sctx := r.scopeFor(i, attempt)
+	sctx.Context = tctx
+	sctx.sc.sink, sctx.sc.info, sctx.sc.hooks = r.out, info, r.set.hooks
 	var actx context.Context = sctx
 	if r.out != nil {
-		sctx.sc.modes = r.out.streamModes()
-		if r.out.wants(StreamDebug) {
+		sctx.sc.modes = r.modes
+		if r.modes.has(StreamDebug) {
 			_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info, debug: &Debug{Kind: TaskStart, Attempt: attempt}})
 		}
 	}
@@ -638,7 +712,7 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 	}
 	// The attempt is timed for hooks and debug events only: a stream
 	// without them reads no clock.
-	timed := len(r.set.hooks) > 0 || (r.out != nil && r.out.wants(StreamDebug))
+	timed := len(r.set.hooks) > 0 || r.modes.has(StreamDebug)
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -659,7 +733,7 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 			h.NodeError(actx, info, elapsed, err)
 		}
 	}
-	if r.out != nil && r.out.wants(StreamDebug) {
+	if r.modes.has(StreamDebug) {
 		_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info,
 			debug: &Debug{Kind: TaskEnd, Attempt: attempt, Elapsed: elapsed, Err: err}})
 	}
@@ -688,7 +762,7 @@ func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 		}
 	}()
 	if t.push {
-		t.upd, err = t.n.task(ctx, t.arg)
+		err = t.n.task(ctx, t.arg, &t.upd)
 	} else {
 		t.upd, err = t.n.fn(ctx, r.state)
 	}

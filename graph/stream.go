@@ -131,8 +131,8 @@ type rawEvent struct {
 
 // sink receives the events of a streamed run and of its subgraphs.
 type sink interface {
-	wants(StreamMode) bool
-	// streamModes returns the modes wanted.
+	// streamModes returns the modes wanted, which do not change: a run
+	// asks once (run.modes).
 	streamModes() modeSet
 	send(ctx context.Context, e rawEvent) error
 	// sendTask sends an event of the task of scope sc, with ctx: the
@@ -297,8 +297,6 @@ func (c *offLoopContext[S]) Value(key any) any {
 // It holds the sink's pointer alone, so that making it an interface value
 // does not allocate.
 type offLoop[S any] struct{ sink *streamSink[S] }
-
-func (s *streamSink[S]) wants(m StreamMode) bool { return s.modes.has(m) }
 
 func (s *streamSink[S]) streamModes() modeSet { return s.modes }
 
@@ -549,7 +547,7 @@ func (s *streamSink[S]) sendTask(ctx context.Context, sc *scope, own bool, mode 
 // parallel step that ran sent their updates when they finished (emitTask);
 // those restored from a checkpoint's pending writes are sent here.
 func (r *run[S]) emitStep(ctx context.Context) error {
-	if r.out.wants(StreamUpdates) {
+	if r.modes.has(StreamUpdates) {
 		for i := range r.cur {
 			if len(r.cur) > 1 && !r.cur[i].done {
 				continue
@@ -559,7 +557,7 @@ func (r *run[S]) emitStep(ctx context.Context) error {
 			}
 		}
 	}
-	if r.out.wants(StreamValues) {
+	if r.modes.has(StreamValues) {
 		if r.typed != nil {
 			return r.typed.event(ctx, &outEvent[S]{kind: outValues, state: &r.state, ns: r.ns, step: r.step})
 		}

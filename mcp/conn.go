@@ -21,15 +21,28 @@ import (
 	"github.com/agentgraph/agentgraph/resilience"
 )
 
-// TimeoutError reports a call attempt that ran out of its time limit. It
-// counts as a failure of the server (for Health and the circuit breaker).
+// TimeoutError reports a request that ran out of its time limit: a call
+// attempt, connecting to a server, or listing its tools. It counts as a
+// failure of the server (for Health and the circuit breaker).
 type TimeoutError struct {
 	Server, Tool string
 	Limit        time.Duration
+	// Request is what ran out of time: "" for a tool call (Tool names
+	// it), "initialize" for connecting (starting the transport and the
+	// initialize handshake, bounded by ManagerConfig.ConnectTimeout) and
+	// "tools/list" for listing the server's tools (bounded by its
+	// CallTimeout).
+	Request string
 }
 
-// Error names the server, the tool, the limit and the fields that set it.
+// Error names the server, the request, the limit and the fields that set it.
 func (e *TimeoutError) Error() string {
+	switch e.Request {
+	case "initialize":
+		return fmt.Sprintf("mcp: server %q: connecting (start and initialize) did not finish within %s (raise ManagerConfig.ConnectTimeout)", e.Server, e.Limit)
+	case "tools/list":
+		return fmt.Sprintf("mcp: server %q: tools/list did not finish within %s (raise Server.CallTimeout or ManagerConfig.CallTimeout)", e.Server, e.Limit)
+	}
 	return fmt.Sprintf("mcp: server %q: tool %q did not answer within %s (raise Server.ToolTimeouts[%q], Server.CallTimeout or ManagerConfig.CallTimeout)",
 		e.Server, e.Tool, e.Limit, e.Tool)
 }
@@ -82,8 +95,14 @@ type Health struct {
 	Connected bool
 	// PID is the subprocess of a connected stdio server, else 0.
 	PID int
-	// InFlight counts calls running now.
+	// InFlight counts the calls running now on the server: the load it
+	// carries. A call whose server waits for a person to answer one of its
+	// elicitations is counted in Waiting instead, until the answer comes.
 	InFlight int
+	// Waiting counts the calls whose server waits for a person to answer
+	// an elicitation. They hold none of the server's concurrency slots
+	// (MaxConcurrent) meanwhile, and their time limits are paused.
+	Waiting int
 	// Failures counts failures in a row: transport failures and calls that
 	// ran out of time.
 	Failures    int
@@ -140,6 +159,8 @@ type conn struct {
 	log    *zap.Logger
 
 	dialing chan struct{} // a one-slot lock that serialises connecting; waiting for it honours ctx
+	dials   uint64        // connects finished (not given up by their caller); guarded by mu
+	dialErr error         // the error of the last of them, nil if it connected; guarded by mu
 
 	mu       sync.Mutex
 	w        *wire // nil when not connected
@@ -203,10 +224,17 @@ func (c *conn) health() Health {
 	defer c.mu.Unlock()
 	h := Health{
 		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.w != nil,
-		InFlight: len(c.inflight), Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
+		Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
 		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
 		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
 		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
+	}
+	for cl := range c.inflight {
+		if cl.waiting() {
+			h.Waiting++
+		} else {
+			h.InFlight++
+		}
 	}
 	if c.lastErr != nil {
 		h.LastError = c.lastErr.Error()
@@ -408,8 +436,14 @@ func (a *attemptTimer) stop() {
 // resultSize returns the size of res encoded as JSON, counting no further
 // than just past max.
 func resultSize(res *mcpgo.CallToolResult, max int64) int64 {
+	return encodedSize(res, max)
+}
+
+// encodedSize returns the size of v encoded as JSON, counting no further
+// than just past max.
+func encodedSize(v any, max int64) int64 {
 	cw := &countWriter{max: max}
-	_ = json.NewEncoder(cw).Encode(res)
+	_ = json.NewEncoder(cw).Encode(v)
 	return cw.n
 }
 
@@ -537,7 +571,7 @@ func isTransportError(err error) bool {
 // failures are transient: nothing was sent.
 func (c *conn) client(ctx context.Context) (*wire, error) {
 	c.mu.Lock()
-	w, closed := c.w, c.closed
+	w, closed, dials := c.w, c.closed, c.dials
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrShutdown
@@ -553,6 +587,8 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 	defer func() { <-c.dialing }()
 	c.mu.Lock()
 	w, closed = c.w, c.closed
+	shared := c.dials != dials && c.dialErr != nil
+	dialErr := c.dialErr
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrShutdown
@@ -560,23 +596,42 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 	if w != nil {
 		return w, nil
 	}
+	if shared {
+		// A connect failed while this caller waited for it: its failure
+		// is this caller's too, rather than a connect of its own that
+		// would make the callers behind it wait once more.
+		return nil, dialErr
+	}
 	w, err := c.dial(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, gaveUp(ctx)
 		}
+		c.log.Warn("mcp connect failed", zap.Error(err))
+		cause := err
+		var ae *AuthError
+		var te *TimeoutError
+		switch {
+		case errors.As(err, &ae):
+			err = resilience.MarkPermanent(ae)
+		case errors.As(err, &te):
+			// A server that did not connect within ConnectTimeout is not
+			// tried again at once.
+			err = &noRetry{te}
+		default:
+			err = markTransient(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
+		}
 		c.mu.Lock()
 		c.failures++
-		c.lastErr, c.lastErrAt = err, time.Now()
+		c.lastErr, c.lastErrAt = cause, time.Now()
+		c.dials++
+		c.dialErr = err
 		c.mu.Unlock()
-		c.log.Warn("mcp connect failed", zap.Error(err))
-		var ae *AuthError
-		if errors.As(err, &ae) {
-			return nil, resilience.MarkPermanent(ae)
-		}
-		return nil, markTransient(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
+		return nil, err
 	}
 	c.mu.Lock()
+	c.dials++
+	c.dialErr = nil
 	if c.closed {
 		c.mu.Unlock()
 		c.closeClient(w)
@@ -656,8 +711,32 @@ func (c *conn) closeClient(w *wire) {
 	<-exited
 }
 
-// dial creates, starts and initializes a client for the server.
+// errConnectTimeout is the cause of a connect's context ended by
+// ConnectTimeout.
+var errConnectTimeout = errors.New("mcp: connect timed out")
+
+// errConnectAbandoned marks the wire of a connect that was given up.
+var errConnectAbandoned = errors.New("mcp: connect given up before it finished")
+
+// dial creates, starts and initializes a client for the server within
+// ConnectTimeout; running out of it fails with a [*TimeoutError].
 func (c *conn) dial(ctx context.Context) (*wire, error) {
+	limit := c.m.cfg.ConnectTimeout
+	if limit <= 0 {
+		return c.dialWithin(ctx)
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, limit, errConnectTimeout)
+	defer cancel()
+	w, err := c.dialWithin(cctx)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errConnectTimeout) {
+		return nil, &TimeoutError{Server: c.spec.Name, Limit: limit, Request: "initialize"}
+	}
+	return w, err
+}
+
+// dialWithin creates, starts and initializes a client for the server, until
+// ctx ends.
+func (c *conn) dialWithin(ctx context.Context) (*wire, error) {
 	s := &c.spec
 	var opts []client.ClientOption
 	switch s.ProtocolVersion {
@@ -709,10 +788,26 @@ func (c *conn) dial(ctx context.Context) (*wire, error) {
 		cli = client.NewClient(newInProcess(s.InProcess, limitedElicitor{elicitor{c}}), opts...)
 	}
 	w.cli = cli
-	// The transport lives as long as the manager, not the first call.
-	if err := cli.Start(c.m.base); err != nil {
-		c.closeClient(w)
-		return nil, fmt.Errorf("start: %w", err)
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(c.m.base, func() { cancel(context.Canceled) })
+	defer stop()
+	// The transport lives as long as the manager, not the first call, so
+	// it starts under the manager's context; ctx bounds the wait (an SSE
+	// server may never send its endpoint event), and closing the client
+	// ends a start that is still waiting.
+	started := make(chan error, 1)
+	go func() { started <- cli.Start(c.m.base) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			c.closeClient(w)
+			return nil, fmt.Errorf("start: %w", err)
+		}
+	case <-ictx.Done():
+		c.abandon(w)
+		<-started
+		return nil, fmt.Errorf("start: %w", context.Cause(ictx))
 	}
 	cli.OnNotification(func(n mcpgo.JSONRPCNotification) { c.notify(cli, n) })
 	cli.OnConnectionLost(func(err error) {
@@ -729,21 +824,34 @@ func (c *conn) dial(ctx context.Context) (*wire, error) {
 	if s.transport() != TransportSSE {
 		hello.Params.Capabilities.Elicitation = &mcpgo.ElicitationCapability{}
 	}
-	ictx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(c.m.base, cancel)
-	defer stop()
 	if _, err := cli.Initialize(ictx, hello); err != nil {
 		c.mu.Lock()
 		cut := w.cut
 		c.mu.Unlock()
-		c.closeClient(w)
+		if ictx.Err() != nil {
+			c.abandon(w)
+		} else {
+			c.closeClient(w)
+		}
 		if cut != nil {
 			err = cut
 		}
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	return w, nil
+}
+
+// abandon closes the client of a connection that did not finish
+// connecting in time, killing a stdio server at once rather than giving it
+// exitGrace: a server that does not answer initialize would not exit
+// either.
+func (c *conn) abandon(w *wire) {
+	c.mu.Lock()
+	if w.cut == nil {
+		w.cut = errConnectAbandoned
+	}
+	c.mu.Unlock()
+	c.closeClient(w)
 }
 
 // spawn starts a stdio server for w and returns the transport over its

@@ -57,8 +57,22 @@
 // stdio line, a server-sent event, a JSON body) may hold at most
 // ManagerConfig.MaxMessageBytes and is never read past it; one tool result
 // at most ManagerConfig.MaxResultBytes. Both fail with a [*LimitError]
-// naming the server and the limit. [Health] reports timeouts, restarts and
-// the limits in force.
+// naming the server and the limit. Connecting (starting the transport and
+// the initialize handshake) is bounded by ManagerConfig.ConnectTimeout and
+// listing a server's tools by its CallTimeout, both [*TimeoutError]s that
+// count as failures of the server; a tool list may hold at most
+// ManagerConfig.MaxTools tools over all its pages. [Health] reports
+// timeouts, restarts and the limits in force.
+//
+// # Remote servers' credentials
+//
+// Requests go to Server.URL's origin only: a redirect elsewhere is not
+// followed, so Server.Headers and the OAuth token stay with the server. An
+// OAuth client's own credentials (ClientSecret, PrivateKey, Enterprise) go
+// only to the authorization servers OAuth.AuthorizationServers allows, by
+// default the MCP server's own origin, and only after the authorization
+// server's metadata named the issuer it was fetched for (RFC 8414 §3.3).
+// Error responses are read up to 64 KiB.
 //
 // A server cannot make the client do unbounded work either. At most
 // ManagerConfig.MaxServerRequests of its requests (elicitations, pings,

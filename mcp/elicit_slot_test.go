@@ -67,6 +67,10 @@ func TestElicitationFreesTheConcurrencySlot(t *testing.T) {
 					t.Fatalf("call %d never asked its question: with MaxConcurrent 1, the call waiting for an answer holds the slot", i)
 				}
 			}
+			// Health tells the calls waiting for a person from the load.
+			if h, err := m.ServerHealth("demo"); err != nil || h.InFlight != 0 || h.Waiting != n {
+				t.Errorf("health while %d questions wait: in flight %d, waiting %d, %v; want 0 in flight, %d waiting", n, h.InFlight, h.Waiting, err, n)
+			}
 			res, err := s.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "echo", Arguments: map[string]any{"text": "still served"}})
 			if err != nil || res.Text() != "still served" {
 				t.Fatalf("a call while the questions wait: %v, %v", res, err)
@@ -78,8 +82,8 @@ func TestElicitationFreesTheConcurrencySlot(t *testing.T) {
 					t.Errorf("call %d after the answer: %q, %v", i, results[i], errs[i])
 				}
 			}
-			if h, err := m.ServerHealth("demo"); err != nil || h.InFlight != 0 {
-				t.Errorf("health after the calls: in flight %d, %v", h.InFlight, err)
+			if h, err := m.ServerHealth("demo"); err != nil || h.InFlight != 0 || h.Waiting != 0 {
+				t.Errorf("health after the calls: in flight %d, waiting %d, %v", h.InFlight, h.Waiting, err)
 			}
 		})
 	}

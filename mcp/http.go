@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -33,14 +36,74 @@ func (c *conn) httpClient(w *wire) *http.Client {
 	if limit == 0 {
 		limit = 5
 	}
-	hc.Transport = &roundTripper{next: next, c: c, w: w, listenLimit: limit, streamable: c.spec.transport() == TransportHTTP}
+	origin := originOf(c.spec.URL)
+	hc.CheckRedirect = sameOriginRedirects(c.spec.Name, origin, hc.CheckRedirect)
+	hc.Transport = &roundTripper{next: next, c: c, w: w, origin: origin, listenLimit: limit, streamable: c.spec.transport() == TransportHTTP}
 	return &hc
 }
+
+// maxRedirects is how many redirects in a row a request follows when the
+// configured HTTPClient has no CheckRedirect of its own (net/http's
+// default).
+const maxRedirects = 10
+
+// sameOriginRedirects returns a CheckRedirect that refuses to follow a
+// redirect to another origin than origin, so that the bearer token and
+// Server.Headers, which a client copies onto every hop, only reach the
+// server's own origin. Redirects within the origin are checked by next (the
+// configured client's own CheckRedirect), or limited to maxRedirects.
+func sameOriginRedirects(server, origin string, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if o := originOf(req.URL.String()); o != origin {
+			return &transport.Error{Err: fmt.Errorf("mcp: server %q redirected to %s, another origin than its URL's (%s); not followed, so that its credentials stay with it (set Server.URL to the address that answers)", server, o, origin)}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("mcp: server %q: stopped after %d redirects", server, maxRedirects)
+		}
+		return nil
+	}
+}
+
+// originOf returns the origin (scheme://host:port, lowercased, with the
+// scheme's default port made explicit) of rawURL, or "" when it does not
+// parse.
+func originOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// Bounds on what a server's HTTP responses may hold besides its messages.
+const (
+	// maxErrorBodyBytes bounds the body of a response whose status is not
+	// 2xx: the transport reads it whole into its error, so the rest is
+	// cut off.
+	maxErrorBodyBytes = 64 << 10
+	// maxSessionIDBytes bounds the Mcp-Session-Id a server assigns; the
+	// client sends it back on every request.
+	maxSessionIDBytes = 1 << 10
+)
 
 type roundTripper struct {
 	next        http.RoundTripper
 	c           *conn
-	w           *wire // the connection the client serves; nil for none
+	w           *wire  // the connection the client serves; nil for none
+	origin      string // Server.URL's origin, the only one requests go to
 	listenLimit int
 	streamable  bool
 
@@ -49,9 +112,18 @@ type roundTripper struct {
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if o := originOf(req.URL.String()); o != rt.origin {
+		// Only Server.URL's origin gets the server's credentials (an SSE
+		// endpoint event may name another scheme on the same host).
+		return nil, &transport.Error{Err: fmt.Errorf("mcp: server %q: request to %s refused: only its URL's origin (%s) is sent requests", rt.c.spec.Name, o, rt.origin)}
+	}
 	req = withTraceContext(req)
 	if rt.streamable && req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/event-stream") && req.Header.Get("Last-Event-ID") == "" {
-		return rt.listen(req)
+		resp, err := rt.listen(req)
+		if err == nil {
+			err = rt.bound(resp)
+		}
+		return resp, err
 	}
 	if req.Method == http.MethodPost && req.GetBody != nil && req.ContentLength > 0 && req.ContentLength < 1<<20 {
 		if body, err := req.GetBody(); err == nil {
@@ -64,8 +136,10 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if po, _ := req.Context().Value(postKey{}).(*postOutcome); po != nil && req.Method == http.MethodPost && err == nil && resp.StatusCode != http.StatusNotFound {
 		po.accepted.Store(true)
 	}
-	if err == nil && resp.StatusCode == http.StatusOK {
-		rt.limit(resp)
+	if err == nil {
+		if err = rt.bound(resp); err != nil {
+			return nil, err
+		}
 	}
 	if err == nil && !rt.streamable && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
 		// The legacy SSE stream: watch it for server-to-client requests,
@@ -250,6 +324,44 @@ func (c *conn) cancelRemote(cli *client.Client, req mcpgo.CallToolRequest, cause
 		}
 	})
 }
+
+// bound bounds what resp may hold: the messages of a 2xx body
+// (MaxMessageBytes), the body of any other status (maxErrorBodyBytes, cut
+// off there) and the session id. A session id over its bound, or with
+// characters other than visible ASCII (as the MCP spec requires), fails the
+// response.
+func (rt *roundTripper) bound(resp *http.Response) error {
+	if id := resp.Header.Get("Mcp-Session-Id"); len(id) > maxSessionIDBytes || !visibleASCII(id) {
+		resp.Body.Close()
+		return &transport.Error{Err: fmt.Errorf("mcp: server %q assigned an Mcp-Session-Id of %d bytes, over the limit of %d bytes or not visible ASCII; refused", rt.c.spec.Name, len(id), maxSessionIDBytes)}
+	}
+	if resp.StatusCode/100 == 2 {
+		rt.limit(resp)
+		return nil
+	}
+	resp.Body = &errorBody{r: io.LimitReader(resp.Body, maxErrorBodyBytes), c: resp.Body}
+	return nil
+}
+
+// visibleASCII reports whether s holds only the characters 0x21 to 0x7E.
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// errorBody is the body of a response that is not 2xx: its first
+// maxErrorBodyBytes, then EOF.
+type errorBody struct {
+	r io.Reader
+	c io.Closer
+}
+
+func (b *errorBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *errorBody) Close() error               { return b.c.Close() }
 
 // limit bounds the messages of a response: a JSON body as a whole, an
 // event stream event by event. Passing the limit cuts the connection.

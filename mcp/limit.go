@@ -13,6 +13,8 @@ const (
 	DefaultMaxMessageBytes = 32 << 20
 	// DefaultMaxResultBytes bounds the content of one tool result.
 	DefaultMaxResultBytes = 8 << 20
+	// DefaultMaxTools bounds the tools listed per server.
+	DefaultMaxTools = 10000
 	// DefaultMaxQueuedProgress bounds the progress notifications waiting
 	// for one session's Progress callback.
 	DefaultMaxQueuedProgress = 256
@@ -27,12 +29,14 @@ type LimitError struct {
 	// Server is the server's name.
 	Server string
 	// Limit names the ManagerConfig field: "MaxMessageBytes",
-	// "MaxResultBytes" or "MaxServerRequests".
+	// "MaxResultBytes", "MaxTools" or "MaxServerRequests".
 	Limit string
-	// Max is the limit: bytes, or for MaxServerRequests a number of
-	// requests; Size is what the server sent, at least Max+1 (a message is
-	// not read past the limit).
+	// Max is the limit (in bytes, in tools for MaxTools, in requests for
+	// MaxServerRequests); Size is what the server sent, at least Max+1
+	// (nothing is read past the limit).
 	Max, Size int64
+
+	list bool // the bytes of a tool list, over MaxMessageBytes
 }
 
 // Error names the server, the limit and the field that sets it.
@@ -40,9 +44,15 @@ func (e *LimitError) Error() string {
 	if e.Limit == "MaxServerRequests" {
 		return fmt.Sprintf("mcp: server %q sent a request while %d of its requests were being answered, the limit (ManagerConfig.MaxServerRequests); it is refused", e.Server, e.Max)
 	}
+	if e.Limit == "MaxTools" {
+		return fmt.Sprintf("mcp: server %q listed %d tools or more (a page without tools counts as one), over the limit of %d (ManagerConfig.MaxTools)", e.Server, e.Size, e.Max)
+	}
 	what := "a message"
-	if e.Limit == "MaxResultBytes" {
+	switch {
+	case e.Limit == "MaxResultBytes":
 		what = "a tool result"
+	case e.list:
+		what = "a tool list"
 	}
 	return fmt.Sprintf("mcp: server %q sent %s of %d bytes or more, over the limit of %d bytes (ManagerConfig.%s)", e.Server, what, e.Size, e.Max, e.Limit)
 }

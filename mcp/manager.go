@@ -58,7 +58,11 @@ type ManagerConfig struct {
 	// long-lived; calls are bounded by their context). A request whose
 	// context carries an OpenTelemetry span sends its W3C trace context
 	// (the traceparent header), so a server that traces joins the
-	// caller's trace.
+	// caller's trace. The manager uses a copy whose CheckRedirect refuses
+	// redirects to another origin than the server's URL (then calls the
+	// client's own CheckRedirect, if any), and bounds every response: a
+	// 2xx body by MaxMessageBytes, another status's body to its first 64
+	// KiB, the Mcp-Session-Id a server assigns to 1 KiB of visible ASCII.
 	HTTPClient *http.Client
 	// CallTimeout bounds each attempt of a tool call unless the [Server]
 	// sets its own (Server.CallTimeout, Server.ToolTimeouts); the caller's
@@ -71,6 +75,21 @@ type ManagerConfig struct {
 	// elicitations open at once, the last answer). Zero means 2
 	// minutes; negative means no limit.
 	CallTimeout time.Duration
+	// ConnectTimeout bounds connecting to a server: starting its transport
+	// (a stdio subprocess, an SSE stream's endpoint event) and the
+	// initialize handshake. A server that does not finish in time fails the
+	// connect with a [*TimeoutError] naming this field, which counts as a
+	// failure of the server (for Health and the circuit breaker) and is
+	// not retried. A connect that fails fails the calls that waited for it
+	// too, rather than each connecting in turn. Zero means 1 minute (room
+	// for npx to fetch a package); negative means no limit.
+	ConnectTimeout time.Duration
+	// MaxTools bounds the tools listed per server: listing follows the
+	// server's pages until it has them all, and fails with a [*LimitError]
+	// naming this field once the server lists more tools (a page without
+	// tools counts as one). The tool list as a whole is also held to
+	// MaxMessageBytes. Zero means [DefaultMaxTools] (10,000).
+	MaxTools int
 	// PingTimeout is how long the manager waits for the answer to the ping
 	// it sends after a call ran out of time (its own limit or the caller's
 	// deadline). A server that does not answer has stalled: the manager
@@ -220,6 +239,12 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 2 * time.Minute
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = time.Minute
+	}
+	if cfg.MaxTools <= 0 {
+		cfg.MaxTools = DefaultMaxTools
 	}
 	if cfg.PingTimeout <= 0 {
 		cfg.PingTimeout = 10 * time.Second
@@ -515,6 +540,14 @@ type call struct {
 	held     bool
 	asking   int  // elicitations waiting for their answer
 	slotDone bool // the call returned: its slot is not taken again
+}
+
+// waiting reports whether the call waits for a person to answer one of its
+// elicitations.
+func (cl *call) waiting() bool {
+	cl.slotMu.Lock()
+	defer cl.slotMu.Unlock()
+	return cl.asking > 0
 }
 
 // yieldSlot gives the call's concurrency slot up while an elicitation
@@ -818,8 +851,8 @@ func classify(err error) ErrorKind {
 	}
 }
 
-// listTools lists every tool of a server (following pages), retrying
-// transport failures.
+// listTools lists every tool of a server (following pages, within its
+// CallTimeout, MaxTools and MaxMessageBytes), retrying transport failures.
 func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, error) {
 	if err := m.begin(); err != nil {
 		return nil, err
@@ -845,11 +878,10 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 		if err != nil {
 			return nil, err
 		}
-		res, err := w.cli.ListTools(ctx, mcpgo.ListToolsRequest{})
+		tools, err = c.listAll(ctx, w)
 		if err != nil {
-			return nil, c.failed(ctx, w, err, true)
+			return nil, err
 		}
-		tools = res.Tools
 		c.succeeded()
 		return nil, nil
 	})
@@ -874,4 +906,57 @@ func (m *Manager) Client(ctx context.Context, server string) (*client.Client, er
 		return nil, err
 	}
 	return w.cli, nil
+}
+
+// listAll lists every tool of the server over w, page by page: within the
+// server's CallTimeout (a [*TimeoutError], a failure of the server), at
+// most MaxTools tools and empty pages, and at most MaxMessageBytes of tools
+// encoded as JSON (a [*LimitError], not retried).
+func (c *conn) listAll(ctx context.Context, w *wire) ([]mcpgo.Tool, error) {
+	limit := c.timeout("")
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if limit > 0 {
+		t := time.AfterFunc(limit, func() { cancel(errAttemptTimeout) })
+		defer t.Stop()
+	}
+	maxTools, maxBytes := c.m.cfg.MaxTools, c.m.cfg.MaxMessageBytes
+	var tools []mcpgo.Tool
+	var req mcpgo.ListToolsRequest
+	count, size := 0, int64(0)
+	for {
+		res, err := w.cli.ListToolsByPage(lctx, req)
+		if err != nil {
+			if lctx.Err() != nil && ctx.Err() == nil {
+				te := &TimeoutError{Server: c.spec.Name, Limit: limit, Request: "tools/list"}
+				c.timedOut(w, te)
+				return nil, &noRetry{te} // the ping timedOut sends tells whether the server still answers
+			}
+			return nil, c.failed(ctx, w, err, true)
+		}
+		count += max(len(res.Tools), 1)
+		if count > maxTools {
+			return nil, c.overLimit(&LimitError{Server: c.spec.Name, Limit: "MaxTools", Max: int64(maxTools), Size: int64(count)})
+		}
+		size += encodedSize(res.Tools, maxBytes-size)
+		if size > maxBytes {
+			return nil, c.overLimit(&LimitError{Server: c.spec.Name, Limit: "MaxMessageBytes", Max: maxBytes, Size: size, list: true})
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		req.Params.Cursor = res.NextCursor
+	}
+}
+
+// overLimit records a server that broke one of the manager's limits
+// without its connection being cut, and returns the error, not retried.
+func (c *conn) overLimit(le *LimitError) error {
+	c.mu.Lock()
+	c.failures++
+	c.lastErr, c.lastErrAt = le, time.Now()
+	c.mu.Unlock()
+	c.log.Warn("mcp server over a limit", zap.Error(le))
+	return resilience.MarkPermanent(le)
 }

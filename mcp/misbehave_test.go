@@ -56,6 +56,7 @@ func badServer(hangAfter int) {
 			Method string          `json:"method"`
 			Params struct {
 				ProtocolVersion string         `json:"protocolVersion"`
+				Cursor          string         `json:"cursor"`
 				Name            string         `json:"name"`
 				Arguments       map[string]any `json:"arguments"`
 			} `json:"params"`
@@ -71,6 +72,28 @@ func badServer(hangAfter int) {
 			if req.Error != nil && strings.Contains(req.Error.Message, "MaxServerRequests") {
 				refused++
 			}
+			continue
+		}
+		switch mode := os.Getenv(badModeEnv); {
+		case req.Method == "initialize" && mode == "noinit":
+			continue // never answers the handshake
+		case req.Method == "tools/list" && mode == "pages":
+			// Endless pages: one tool each and always a fresh cursor; a
+			// "desc" mode adds a 10 KB description to each tool.
+			n, _ := strconv.Atoi(strings.TrimPrefix(req.Params.Cursor, "c"))
+			tool := map[string]any{"name": "t" + strconv.Itoa(n), "inputSchema": map[string]any{"type": "object"}}
+			if os.Getenv(badModeArgEnv) == "desc" {
+				tool["description"] = strings.Repeat("d", 10<<10)
+			}
+			send(req.ID, map[string]any{"tools": []any{tool}, "nextCursor": "c" + strconv.Itoa(n+1)})
+			continue
+		case req.Method == "tools/list" && mode == "garbage":
+			// A reply nested deeper than encoding/json parses: the
+			// transport drops it, so the request is never answered.
+			depth := 20000
+			out.WriteString(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"tools":[{"name":"deep","inputSchema":` +
+				strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth) + "}]}}\n")
+			out.Flush()
 			continue
 		}
 		switch req.Method {
@@ -131,6 +154,23 @@ func badServer(hangAfter int) {
 			out.Flush()
 		}
 	}
+}
+
+// badModeEnv selects how badServer misbehaves besides hanging: "noinit"
+// never answers initialize, "pages" lists tools in endless pages, and
+// "garbage" answers tools/list with a line too deeply nested to parse.
+// badModeArgEnv refines a mode ("desc": pages of large tools).
+const (
+	badModeEnv    = "AGENTGRAPH_MCP_BAD_MODE"
+	badModeArgEnv = "AGENTGRAPH_MCP_BAD_MODE_ARG"
+)
+
+// badModeServer describes badServer run as a subprocess in a mode.
+func badModeServer(name, mode, arg string) mcp.Server {
+	s := badStdioServer(name, 0)
+	s.Env[badModeEnv] = mode
+	s.Env[badModeArgEnv] = arg
+	return s
 }
 
 // badStdioServer describes badServer run as a subprocess.

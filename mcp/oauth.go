@@ -66,6 +66,25 @@ type OAuth struct {
 	// authorization server redirected back to (with code and state).
 	// Required for the authorization code grant.
 	Authorize func(ctx context.Context, authURL string) (redirected *url.URL, err error)
+	// AuthorizationServers are the issuer identifiers (RFC 8414) of the
+	// authorization servers that may receive this client's credentials
+	// (ClientSecret, a PrivateKey assertion, an Enterprise identity
+	// assertion), whichever the MCP server's protected resource metadata
+	// names. An entry without a path allows every issuer of its origin.
+	// Empty means the MCP server's own origin only: a client with
+	// credentials refuses an authorization server elsewhere (an
+	// [*AuthError] naming this field) rather than sending them there. A
+	// client without credentials (dynamic registration, a Client ID
+	// Metadata Document) uses whichever server the metadata names. In
+	// every case the authorization server's metadata must name the issuer
+	// it was fetched for (RFC 8414 §3.3), else it is refused.
+	AuthorizationServers []string
+	// AnyAuthorizationServer lifts the AuthorizationServers restriction:
+	// the client's credentials go to whichever authorization server the
+	// MCP server names (the issuer check still applies). Set it only for
+	// an MCP server trusted with the credentials, such as a test harness
+	// whose authorization server's address is not known in advance.
+	AnyAuthorizationServer bool
 	// Enterprise, when set, obtains tokens the enterprise-managed way
 	// (SEP-990) instead of asking the user: the enterprise identity
 	// provider trades the user's ID token for an identity assertion grant
@@ -179,8 +198,57 @@ func newAuthorizer(c *conn) *authorizer {
 	if name == "" {
 		name = c.m.cfg.ClientName
 	}
-	return &authorizer{o: o, server: c.spec.Name, resource: c.spec.URL, hc: c.m.cfg.HTTPClient, log: c.log, clientName: name,
+	hc := *c.m.cfg.HTTPClient
+	hc.CheckRedirect = sameOriginHops(hc.CheckRedirect)
+	return &authorizer{o: o, server: c.spec.Name, resource: c.spec.URL, hc: &hc, log: c.log, clientName: name,
 		clientID: o.ClientID, secret: o.ClientSecret}
+}
+
+// sameOriginHops returns a CheckRedirect that follows a redirect only
+// within the first request's origin (then asks next, if any), so that a
+// token request's credentials are never posted to another origin.
+func sameOriginHops(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if from, to := originOf(via[0].URL.String()), originOf(req.URL.String()); from != to {
+			return fmt.Errorf("redirect from %s to another origin (%s) not followed", from, to)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
+}
+
+// credentialed reports whether the client holds credentials of its own
+// (not ones an authorization server issued it by registration), which go
+// only to the authorization servers OAuth.AuthorizationServers allows.
+func (a *authorizer) credentialed() bool {
+	return a.o.ClientSecret != "" || a.o.PrivateKey != "" || a.o.Enterprise != nil
+}
+
+// allowed reports whether the authorization server issuer may receive the
+// client's credentials.
+func (a *authorizer) allowed(issuer string) bool {
+	if len(a.o.AuthorizationServers) == 0 {
+		return originOf(issuer) != "" && originOf(issuer) == originOf(a.resource)
+	}
+	for _, s := range a.o.AuthorizationServers {
+		if sameIssuer(s, issuer) {
+			return true
+		}
+		if u, err := url.Parse(s); err == nil && strings.Trim(u.Path, "/") == "" && originOf(s) != "" && originOf(s) == originOf(issuer) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameIssuer compares issuer identifiers, ignoring a trailing slash.
+func sameIssuer(a, b string) bool {
+	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
 }
 
 func (a *authorizer) bearer() string {
@@ -363,7 +431,23 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 			a.resourceID = prm.Resource
 		}
 		issuer = prm.AuthorizationServers[0]
+		if a.credentialed() && !a.o.AnyAuthorizationServer {
+			i := slices.IndexFunc(prm.AuthorizationServers, a.allowed)
+			if i < 0 {
+				return fmt.Errorf("the server names authorization servers %q, none of them allowed to receive this client's credentials; add the right one to OAuth.AuthorizationServers (empty allows only the MCP server's origin, %s)",
+					prm.AuthorizationServers, origin)
+			}
+			issuer = prm.AuthorizationServers[i]
+		}
 		a.prmScopes = prm.ScopesSupported
+	}
+	if a.meta != nil && !sameIssuer(a.meta.Issuer, issuer) {
+		// Another authorization server: what the last one registered or
+		// chose does not carry over.
+		if a.o.ClientID == "" {
+			a.clientID, a.secret = "", ""
+		}
+		a.authMethod = ""
 	}
 	iu, err := url.Parse(issuer)
 	if err != nil {
@@ -380,6 +464,13 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 	for _, u := range metaURLs {
 		var m asMetadata
 		if a.getJSON(ctx, u, &m) && m.TokenEndpoint != "" {
+			// RFC 8414 §3.3: metadata naming another issuer than the one
+			// it was fetched for must not be used. Without protected
+			// resource metadata (2025-03-26) nobody named an issuer: the
+			// metadata only has to stay on the MCP server's origin.
+			if found && !sameIssuer(m.Issuer, issuer) || !found && originOf(m.Issuer) != originOf(issuer) {
+				return fmt.Errorf("authorization server metadata at %s names issuer %q, not %q, the one it was fetched for; refusing it (RFC 8414 §3.3)", u, m.Issuer, issuer)
+			}
 			a.meta = &m
 			return nil
 		}
@@ -464,7 +555,7 @@ func (a *authorizer) identify(ctx context.Context) error {
 		ClientSecret string `json:"client_secret"`
 		AuthMethod   string `json:"token_endpoint_auth_method"`
 	}
-	if resp.StatusCode/100 != 2 || json.NewDecoder(resp.Body).Decode(&out) != nil || out.ClientID == "" {
+	if resp.StatusCode/100 != 2 || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out) != nil || out.ClientID == "" {
 		return fmt.Errorf("dynamic client registration at %s failed (status %d)", a.meta.RegistrationEndpoint, resp.StatusCode)
 	}
 	a.clientID, a.secret, a.authMethod = out.ClientID, out.ClientSecret, cmpOr(out.AuthMethod, method)

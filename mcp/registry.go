@@ -81,6 +81,12 @@ type Registry struct {
 	schemas    map[string]map[string]*Tool
 	byName     map[string]model.ToolSummary
 	ambiguous  map[string][]string
+	// names lists every name a lookup may suggest (byName's and
+	// ambiguous's keys), replaced as a whole by rebuild and never changed
+	// in place, so that suggestions are computed outside mu; longest is
+	// the length of the longest.
+	names   []string
+	longest int
 }
 
 // serverTools is stage 1 of one server.
@@ -338,6 +344,18 @@ func (r *Registry) rebuild() {
 			r.ambiguous[tool] = append(r.ambiguous[tool], t.Name)
 		}
 	}
+	names := make([]string, 0, len(r.byName)+len(r.ambiguous))
+	longest := 0
+	for n := range r.byName {
+		names = append(names, n)
+		longest = max(longest, len(n))
+	}
+	for n := range r.ambiguous {
+		names = append(names, n)
+		longest = max(longest, len(n))
+	}
+	slices.Sort(names)
+	r.names, r.longest = names, longest
 }
 
 // Resolve maps a tool name as [Registry.Tools] lists it (or a qualified
@@ -355,6 +373,17 @@ func (r *Registry) Resolve(ctx context.Context, name string) (server, tool strin
 	if err := r.ensureFresh(ctx); err != nil {
 		return "", "", err
 	}
+	server, tool, err = r.lookup(name)
+	var nf *ToolNotFoundError
+	if errors.As(err, &nf) {
+		nf.Similar = r.suggest(ctx, name)
+	}
+	return server, tool, err
+}
+
+// lookup resolves name in the index; a name it does not know is a
+// *ToolNotFoundError without suggestions.
+func (r *Registry) lookup(name string) (server, tool string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.byName[name]; ok {
@@ -368,17 +397,16 @@ func (r *Registry) Resolve(ctx context.Context, name string) (server, tool strin
 			return srv, tl, nil
 		}
 	}
-	return "", "", &ToolNotFoundError{Name: name, Similar: similar(name, r.names())}
+	return "", "", &ToolNotFoundError{Name: name}
 }
 
-func (r *Registry) names() []string {
-	out := make([]string, 0, len(r.byName)+len(r.ambiguous))
-	for n := range r.byName {
-		out = append(out, n)
-	}
-	for n := range r.ambiguous {
-		out = append(out, n)
-	}
+// suggest returns the known names close to name, computed outside the
+// registry's lock (see similar for its bounds).
+func (r *Registry) suggest(ctx context.Context, name string) []string {
+	r.mu.Lock()
+	names, longest := r.names, r.longest
+	r.mu.Unlock()
+	out, _ := similar(ctx, name, names, longest)
 	return out
 }
 
@@ -414,14 +442,16 @@ func (r *Registry) Tool(ctx context.Context, name string) (*Tool, error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	t = r.schemas[server][tool]
 	if t == nil {
 		// The server dropped the tool since stage 1.
 		if st := r.servers[server]; st != nil {
 			st.stale = true
 		}
-		return nil, &ToolNotFoundError{Name: name, Similar: similar(name, r.names())}
+	}
+	r.mu.Unlock()
+	if t == nil {
+		return nil, &ToolNotFoundError{Name: name, Similar: r.suggest(ctx, name)}
 	}
 	return named(t, name), nil
 }
@@ -458,6 +488,11 @@ func fullTool(server string, mt mcpgo.Tool) *Tool {
 // Health returns the health of every server; see [Manager.Health].
 func (r *Registry) Health() []Health { return r.m.Health() }
 
+// Logger returns the registry's logger (RegistryConfig.Logger, or the
+// manager's), for packages that report on the registry's tools, such as
+// mcptool's warnings about tools it leaves out.
+func (r *Registry) Logger() *zap.Logger { return r.log }
+
 // NewSession returns a session whose calls may name tools as the registry
 // lists them (ToolCall.Server empty).
 func (r *Registry) NewSession(cb Callbacks) *Session {
@@ -466,35 +501,90 @@ func (r *Registry) NewSession(cb Callbacks) *Session {
 	return s
 }
 
-// similar returns up to three names close to name: those containing it or
-// contained in it first, then by edit distance.
-func similar(name string, names []string) []string {
+// Bounds on the search for names close to an unknown one.
+const (
+	// suggestMargin: a name longer than the longest known name by more
+	// than this gets no suggestions.
+	suggestMargin = 8
+	// suggestMaxLen: names (asked for or known) longer than this take no
+	// part in the search.
+	suggestMaxLen = 256
+	// suggestWork bounds the cells of edit-distance tables one search
+	// fills; the search stops there with what it found.
+	suggestWork = 1 << 24
+)
+
+// similar returns up to three of names close to name: those containing it
+// or contained in it first, then by edit distance. longest is the length
+// of the longest of names. The search is bounded: a name longer than
+// longest+suggestMargin or suggestMaxLen gets none, known names longer than
+// suggestMaxLen are skipped, names whose length alone puts them too far are
+// not compared, the comparisons stop after suggestWork cells and when ctx
+// ends. It also returns the cells it filled.
+func similar(ctx context.Context, name string, names []string, longest int) (out []string, work int) {
+	out = []string{}
+	if len(name) > longest+suggestMargin || len(name) > suggestMaxLen {
+		return out, 0
+	}
 	type scored struct {
 		n string
 		d int
 	}
-	var cands []scored
+	var best []scored // the three closest so far, sorted
+	names3 := func() []string {
+		for _, b := range best {
+			out = append(out, b.n)
+		}
+		return out
+	}
 	lname := strings.ToLower(name)
-	for _, n := range names {
+	rname := []rune(lname)
+	limit := max(2, len(name)/3)
+	for i, n := range names {
+		if i%256 == 255 && ctx.Err() != nil {
+			break
+		}
+		if len(n) > suggestMaxLen {
+			continue
+		}
 		ln := strings.ToLower(n)
-		d := levenshtein(lname, ln)
-		if strings.Contains(ln, lname) || strings.Contains(lname, ln) {
-			d = min(d, 1)
+		var d int
+		switch {
+		case strings.Contains(ln, lname) || strings.Contains(lname, ln):
+			d = 1
+			if ln == lname {
+				d = 0
+			}
+		default:
+			rn := []rune(ln)
+			if abs(len(rn)-len(rname)) > limit {
+				continue // the distance is at least the difference in length
+			}
+			if work += len(rn) * len(rname); work > suggestWork {
+				return names3(), work
+			}
+			if d = levenshtein(rname, rn); d > limit {
+				continue
+			}
 		}
-		if d <= max(2, len(name)/3) {
-			cands = append(cands, scored{n, d})
+		c := scored{n, d}
+		at, _ := slices.BinarySearchFunc(best, c, func(a, b scored) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.n, b.n)) })
+		if at < 3 {
+			best = slices.Insert(best, at, c)
+			best = best[:min(len(best), 3)]
 		}
 	}
-	slices.SortFunc(cands, func(a, b scored) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.n, b.n)) })
-	out := []string{}
-	for i := 0; i < len(cands) && i < 3; i++ {
-		out = append(out, cands[i].n)
-	}
-	return out
+	return names3(), work
 }
 
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+func levenshtein(ra, rb []rune) int {
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {

@@ -65,7 +65,10 @@ type Server struct {
 	Env     map[string]string `json:"env,omitempty"`
 	Dir     string            `json:"cwd,omitempty"`
 
-	// URL and Headers reach a remote (HTTP or SSE) server.
+	// URL and Headers reach a remote (HTTP or SSE) server. Requests, and
+	// with them Headers and the OAuth token, go to URL's origin only: a
+	// redirect to another origin is not followed (the request fails), so
+	// set URL to the address that answers.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
 

@@ -197,10 +197,8 @@ func resultOf(out any) (*model.ToolResult, error) {
 	case []model.Part:
 		return &model.ToolResult{Content: v}, nil
 	}
-	if raw := appendPlain(nil, out); raw != nil {
-		// encoding/json writes these values so, and they have no
-		// methods: the text is the JSON.
-		return &model.ToolResult{Structured: raw, Content: []model.Part{model.TextPart(string(raw))}}, nil
+	if r := plainResultOf(out); r != nil {
+		return r, nil
 	}
 	raw, err := json.Marshal(out)
 	if err != nil {
@@ -219,6 +217,41 @@ func resultOf(out any) (*model.ToolResult, error) {
 		res.Content = []model.Part{model.TextPart(string(raw))}
 	}
 	return res, nil
+}
+
+// plainResult is the result of a function whose result is a value of a
+// predeclared integer type or bool, in one allocation: the result, its
+// text part, and its JSON twice, as Structured (which the result's holder
+// may modify) and as the text (which nothing modifies).
+type plainResult struct {
+	res   model.ToolResult
+	parts [1]model.Part
+	raw   [plainLen]byte
+	text  [plainLen]byte
+}
+
+// plainLen is the length of the longest JSON of a plain value:
+// "-9223372036854775808" and "18446744073709551615".
+const plainLen = 20
+
+// plainResultOf returns the result of out when it is a value of a
+// predeclared integer type or bool, which encoding/json writes as strconv
+// does and which have no methods: the text is the JSON. It returns nil for
+// any other value.
+func plainResultOf(out any) *model.ToolResult {
+	var buf [plainLen]byte
+	raw := appendPlain(buf[:0], out)
+	if raw == nil || len(raw) > plainLen {
+		return nil
+	}
+	p := new(plainResult)
+	n := copy(p.raw[:], raw)
+	copy(p.text[:], raw)
+	// p.text is written only here: the string's bytes never change.
+	p.parts[0] = model.TextPart(unsafe.String(&p.text[0], n))
+	p.res.Structured = p.raw[:n:n]
+	p.res.Content = p.parts[:]
+	return &p.res
 }
 
 // appendPlain appends to b the JSON of out when it is a value of a

@@ -39,17 +39,36 @@ func TestResultOfPlainValues(t *testing.T) {
 	}
 }
 
-// TestResultOfIntAllocations: an integer result allocates the result, its
-// content and its text, not an encoder.
+// TestResultOfIntAllocations: an integer result is one allocation, which
+// holds the result, its content and its JSON, not an encoder.
 func TestResultOfIntAllocations(t *testing.T) {
-	if n := testing.AllocsPerRun(100, func() { _, _ = resultOf(12345) }); n > 4 {
-		t.Errorf("resultOf(12345): %v allocations, want at most 4", n)
+	if n := testing.AllocsPerRun(100, func() { _, _ = resultOf(12345) }); n > 1 {
+		t.Errorf("resultOf(12345): %v allocations, want 1", n)
+	}
+}
+
+// TestResultOfPlainOwnText: the text of a plain result does not change
+// when its holder modifies or appends to Structured.
+func TestResultOfPlainOwnText(t *testing.T) {
+	for _, v := range []any{-9223372036854775807 - 1, uint64(math.MaxUint64), true, 7} {
+		res, err := resultOf(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := res.Text()
+		for i := range res.Structured {
+			res.Structured[i] = 'x'
+		}
+		_ = append(res.Structured, 'y')
+		if got := res.Text(); got != want {
+			t.Errorf("%v: the text became %q after Structured was modified, want %q", v, got, want)
+		}
 	}
 }
 
 // TestFuncToolCallAllocations: a call of a tool on flat arguments
-// allocates its result alone (the result, its content and its JSON); the
-// arguments are decoded in place.
+// allocates its result alone, at once (the result, its content and its
+// JSON); the arguments are decoded in place.
 func TestFuncToolCallAllocations(t *testing.T) {
 	add := MustFuncTool("add", "Adds two integers.", func(_ context.Context, in flatPair) (int, error) { return in.A + in.B, nil })
 	ctx := context.Background()
@@ -61,7 +80,7 @@ func TestFuncToolCallAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if n > 3 || res.Text() != "5" {
-		t.Errorf("add(2, 3): %v allocations, result %q; want at most 3, 5", n, res.Text())
+	if n > 1 || res.Text() != "5" {
+		t.Errorf("add(2, 3): %v allocations, result %q; want 1, 5", n, res.Text())
 	}
 }

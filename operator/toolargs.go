@@ -76,24 +76,12 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 		doc = maps.Clone(root)
 		doc["$defs"] = defs
 	}
-	delete(doc, "$schema")
 	delete(doc, "$id")
 	openSchemas(doc)
-	if typ, ok := doc["type"]; ok && typ != "object" {
-		return nil, fmt.Errorf("the JSON Schema has type %v; a tool's arguments are an object", typ)
-	}
-	doc["type"] = "object"
-	if _, ok := doc["properties"]; !ok {
-		doc["properties"] = map[string]any{}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
+	var err error
+	if s.json, err = schemacheck.ToolParameters(doc, "the JSON Schema"); err != nil {
 		return nil, err
 	}
-	s.json = bytes.TrimSpace(buf.Bytes())
-	var err error
 	if s.compiled, err = schemacheck.Compile(s.json); err != nil {
 		return nil, fmt.Errorf("the JSON Schema does not compile: %w", err)
 	}
@@ -108,10 +96,7 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 // decode checks raw and decodes it into dst, a *In. It returns "" on
 // success, else the problems as lines for the model.
 func (s *argSchema) decode(raw json.RawMessage, dst any) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = []byte("{}")
-	}
+	raw = orEmptyObject(raw)
 	if s.fast != nil && s.fast.fields != nil {
 		if msg, ok := s.fillFlat(raw, dst); ok {
 			return msg
@@ -136,27 +121,43 @@ func (s *argSchema) decode(raw json.RawMessage, dst any) string {
 		}
 		return "- " + err.Error()
 	}
-	target := reflect.ValueOf(dst).Elem()
-	into := dst
+	_, into := s.target(dst)
+	if err := decodeStrict(raw, into); err != nil {
+		return decodeLine(err)
+	}
+	return s.checkTags(into)
+}
+
+// orEmptyObject returns raw without surrounding white space, or the empty
+// object when raw is empty or null: the arguments of a call that sends
+// none.
+func orEmptyObject(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return emptyObject
+	}
+	return raw
+}
+
+// target returns the value at dst, a *In, and where to decode the
+// arguments: dst itself, or, when In is a pointer, a new argument struct
+// that the value at dst now points to.
+func (s *argSchema) target(dst any) (target reflect.Value, into any) {
+	target = reflect.ValueOf(dst).Elem()
+	into = dst
 	if s.ptr {
 		target.Set(reflect.New(target.Type().Elem()))
 		into = target.Interface()
 	}
+	return target, into
+}
+
+// decodeStrict decodes the JSON object raw into into, refusing fields
+// that into does not have.
+func decodeStrict(raw json.RawMessage, into any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		return decodeLine(err)
-	}
-	if s.tagged {
-		if err := tagValidator.Struct(into); err != nil {
-			var ves validator.ValidationErrors
-			if errors.As(err, &ves) {
-				return tagLines(ves)
-			}
-			return "- " + err.Error()
-		}
-	}
-	return ""
+	return dec.Decode(into)
 }
 
 // emptyObject is the arguments of a call that sends none.
@@ -171,11 +172,7 @@ func (s *argSchema) fillPlain(raw json.RawMessage, dst unsafe.Pointer) bool {
 	if s.fast == nil || s.fast.fields == nil || s.ptr || s.tagged {
 		return false
 	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = emptyObject
-	}
-	if s.fast.fill(raw, dst) {
+	if s.fast.fill(orEmptyObject(raw), dst) {
 		return true
 	}
 	reflect.NewAt(s.typ, dst).Elem().SetZero()
@@ -188,15 +185,8 @@ func (s *argSchema) fillPlain(raw json.RawMessage, dst unsafe.Pointer) bool {
 // false when decoding fails: dst is then reset for the full check, whose
 // messages say what is wrong.
 func (s *argSchema) decodeFlat(raw json.RawMessage, dst any) (msg string, ok bool) {
-	target := reflect.ValueOf(dst).Elem()
-	into := dst
-	if s.ptr {
-		target.Set(reflect.New(target.Type().Elem()))
-		into = target.Interface()
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
+	target, into := s.target(dst)
+	if err := decodeStrict(raw, into); err != nil {
 		target.SetZero()
 		return "", false
 	}
@@ -209,12 +199,7 @@ func (s *argSchema) decodeFlat(raw json.RawMessage, dst any) (msg string, ok boo
 // when fill does not take raw: dst is then as it was, zero, for
 // decodeFlat or the full check.
 func (s *argSchema) fillFlat(raw json.RawMessage, dst any) (msg string, ok bool) {
-	target := reflect.ValueOf(dst).Elem()
-	into := dst
-	if s.ptr {
-		target.Set(reflect.New(target.Type().Elem()))
-		into = target.Interface()
-	}
+	target, into := s.target(dst)
 	if !s.fast.fill(raw, reflect.ValueOf(into).UnsafePointer()) {
 		target.SetZero()
 		return "", false

@@ -117,7 +117,8 @@ const minGrow = 8
 // appendsOnly reports whether update only adds messages: no removal, no
 // id already in m or repeated in update.
 func (m Messages) appendsOnly(update Messages) bool {
-	for i, u := range update {
+	for i := range update {
+		u := &update[i]
 		if u.Role == RoleRemove {
 			return false
 		}

@@ -35,7 +35,10 @@
 // of their own kinds on every provider, and the last chunk carries the
 // complete response with its usage. OpenAI streams each tool call as it is
 // generated (a first chunk with its id and name, then pieces of its
-// arguments).
+// arguments). The pieces are assembled by the index the wire gives them,
+// so calls whose pieces interleave keep their own arguments, in the chunks'
+// Index and in the response (langchaingo drops the index: the model's HTTP
+// transport carries it past langchaingo in each piece's id).
 //
 // # Gaps of the langchaingo clients (v0.1.14)
 //

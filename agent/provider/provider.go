@@ -106,13 +106,11 @@ func OpenAI(cfg OpenAIConfig) (*Model, error) {
 	if cfg.Organization != "" {
 		opts = append(opts, openai.WithOrganization(cfg.Organization))
 	}
-	hc := cfg.HTTPClient
+	hc := indexClient(cfg.HTTPClient)
 	if cfg.StructuredOutputs {
 		hc = schemaClient(hc)
 	}
-	if hc != nil {
-		opts = append(opts, openai.WithHTTPClient(hc))
-	}
+	opts = append(opts, openai.WithHTTPClient(hc))
 	id := cmp.Or(cfg.Model, DefaultOpenAIModel)
 	llm, err := openai.New(append(opts, openai.WithModel(id))...)
 	if err != nil {
@@ -223,6 +221,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		if err != nil {
 			return nil, fmt.Errorf("provider %s:%s: %w", m.provider, id, err)
 		}
+		s.Complete(resp)
 		if err := s.Finish(resp.ToolCalls()); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,9 @@ package provider_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"iter"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -341,5 +344,184 @@ func TestWireOpenAIStructuredOutputs(t *testing.T) {
 				t.Errorf("structured outputs off, call %d: schema %s sent, want JSON mode", i, rf.Schema)
 			}
 		}
+	}
+}
+
+// interleaved is a model whose stream interleaves the pieces of two tool
+// calls, as OpenAI's protocol allows: each piece names its call by index.
+type interleaved struct{}
+
+func (interleaved) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return nil, nil
+}
+
+func (interleaved) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for _, d := range []model.ToolCallDelta{
+			{Index: 0, ID: "call_a", Name: "fa"},
+			{Index: 1, ID: "call_b", Name: "fb"},
+			{Index: 0, Arguments: `{"x":`},
+			{Index: 1, Arguments: `{"y":`},
+			{Index: 0, Arguments: `{"z":1}}`},
+			{Index: 1, Arguments: `2}`},
+		} {
+			if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &d}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{FinishReason: model.FinishToolCalls}}, nil)
+	}
+}
+
+// The pieces of streamed tool calls are assembled by the index the wire
+// gives them, also when the calls' pieces interleave: in the chunks and in
+// the response.
+func TestOpenAIInterleavedToolCalls(t *testing.T) {
+	_, m := start(t, wires[0], llmtest.From(interleaved{}))
+	req := &model.Request{Messages: []model.Message{model.User("go")}, Tools: []model.ToolDef{weatherTool}}
+	args := map[int]string{}
+	ids := map[int]string{}
+	var resp *model.Response
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.Kind {
+		case model.ChunkToolCall:
+			args[c.ToolCall.Index] += c.ToolCall.Arguments
+			if c.ToolCall.ID != "" {
+				ids[c.ToolCall.Index] = c.ToolCall.ID
+			}
+		case model.ChunkDone:
+			resp = c.Response
+		}
+	}
+	want := map[int]string{0: `{"x":{"z":1}}`, 1: `{"y":2}`}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Fatalf("streamed arguments (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[int]string{0: "call_a", 1: "call_b"}, ids); diff != "" {
+		t.Fatalf("streamed ids (-want +got):\n%s", diff)
+	}
+	if resp == nil {
+		t.Fatal("no ChunkDone")
+	}
+	calls := resp.ToolCalls()
+	if len(calls) != 2 || calls[0].ID != "call_a" || calls[0].Name != "fa" || string(calls[0].Arguments) != want[0] ||
+		calls[1].ID != "call_b" || calls[1].Name != "fb" || string(calls[1].Arguments) != want[1] {
+		t.Fatalf("the response's calls: %+v", calls)
+	}
+}
+
+// ollamaCalls is a model whose stream has the shape of Ollama's
+// OpenAI-compatible API: every tool call whole in one piece, each with its
+// own id, all at the index 0.
+type ollamaCalls struct{}
+
+func (ollamaCalls) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return nil, nil
+}
+
+func (ollamaCalls) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for _, d := range []model.ToolCallDelta{
+			{Index: 0, ID: "call_a", Name: "fa", Arguments: `{"x":1}`},
+			{Index: 0, ID: "call_b", Name: "fb", Arguments: `{"y":2}`},
+		} {
+			if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &d}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{FinishReason: model.FinishToolCalls}}, nil)
+	}
+}
+
+// Calls streamed whole at one index, each with its own id (Ollama), are
+// separate calls, in the chunks and in the response.
+func TestOpenAIToolCallsSharingAnIndex(t *testing.T) {
+	_, m := start(t, wires[0], llmtest.From(ollamaCalls{}))
+	req := &model.Request{Messages: []model.Message{model.User("go")}, Tools: []model.ToolDef{weatherTool}}
+	args := map[int]string{}
+	ids := map[int]string{}
+	var resp *model.Response
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.Kind {
+		case model.ChunkToolCall:
+			args[c.ToolCall.Index] += c.ToolCall.Arguments
+			if c.ToolCall.ID != "" {
+				ids[c.ToolCall.Index] = c.ToolCall.ID
+			}
+		case model.ChunkDone:
+			resp = c.Response
+		}
+	}
+	if diff := cmp.Diff(map[int]string{0: `{"x":1}`, 1: `{"y":2}`}, args); diff != "" {
+		t.Fatalf("streamed arguments (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[int]string{0: "call_a", 1: "call_b"}, ids); diff != "" {
+		t.Fatalf("streamed ids (-want +got):\n%s", diff)
+	}
+	if resp == nil {
+		t.Fatal("no ChunkDone")
+	}
+	calls := resp.ToolCalls()
+	if len(calls) != 2 || calls[0].ID != "call_a" || calls[0].Name != "fa" || string(calls[0].Arguments) != `{"x":1}` ||
+		calls[1].ID != "call_b" || calls[1].Name != "fb" || string(calls[1].Arguments) != `{"y":2}` {
+		t.Fatalf("the response's calls: %+v", calls)
+	}
+}
+
+// A server whose tool-call lines are long, one with '<', '>' and '&' (which
+// a server need not escape) and one that marking would make longer than
+// langchaingo reads: both calls arrive whole, as written.
+func TestOpenAILongToolCallLines(t *testing.T) {
+	line := func(index int, id, args string) string {
+		var buf strings.Builder
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(args)
+		b := strings.TrimSuffix(buf.String(), "\n")
+		return `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":` +
+			string(rune('0'+index)) + `,"id":"` + id + `","type":"function","function":{"name":"f","arguments":` + b + `}}]}}]}` + "\n"
+	}
+	html := `{"q":"` + strings.Repeat("<&>", 4000) + `"}`
+	const limit = 64 << 10 // langchaingo's longest line
+	pad := limit - len(line(1, "call_b", `{"q":""}`))
+	padded := `{"q":"` + strings.Repeat("y", pad) + `"}`
+	if n := len(line(1, "call_b", padded)); n != limit {
+		t.Fatalf("the second line is %d bytes, want %d", n, limit)
+	}
+	body := line(0, "call_a", html) + "\n" + line(1, "call_b", padded) + "\n" +
+		`data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" +
+		"data: [DONE]\n\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	m, err := provider.OpenAI(provider.OpenAIConfig{APIKey: "k", BaseURL: srv.URL + "/v1", Model: "gpt-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &model.Request{Messages: []model.Message{model.User("go")}, Tools: []model.ToolDef{weatherTool}}
+	var resp *model.Response
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Kind == model.ChunkDone {
+			resp = c.Response
+		}
+	}
+	if resp == nil {
+		t.Fatal("no ChunkDone")
+	}
+	calls := resp.ToolCalls()
+	if len(calls) != 2 || calls[0].ID != "call_a" || string(calls[0].Arguments) != html ||
+		calls[1].ID != "call_b" || string(calls[1].Arguments) != padded {
+		t.Fatalf("%d calls: %.300v", len(calls), calls)
 	}
 }

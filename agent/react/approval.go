@@ -26,7 +26,9 @@ const (
 	// ActionApprove runs the call as the model wrote it.
 	ActionApprove Action = "approve"
 	// ActionEdit runs the call with Decision.Arguments instead; the
-	// conversation keeps the edited call.
+	// conversation keeps the edited call. Arguments that are not valid
+	// JSON or are over Config.MaxArgumentBytes fail the resumed run with an
+	// error, and the run stays paused for other decisions.
 	ActionEdit Action = "edit"
 	// ActionReject does not run the call; the model reads
 	// Decision.Message as its error result.
@@ -72,8 +74,8 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 	}
 	calls := msg.ToolCalls()
 	var pending []model.ToolCall
-	for _, c := range calls {
-		if a.all || a.approve[c.Name] {
+	for i, c := range calls {
+		if (a.all || a.approve[c.Name]) && !a.refused(i, &c) {
 			pending = append(pending, c)
 		}
 	}
@@ -90,7 +92,10 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 	sends := make([]graph.Send, len(calls))
 	for i, c := range calls {
 		task := &call{Call: c}
-		if a.all || a.approve[c.Name] {
+		switch {
+		case a.refused(i, &c):
+			task.Rejected = a.refusal(i, len(calls), &c)
+		case a.all || a.approve[c.Name]:
 			d, ok := byID[c.ID]
 			switch {
 			case !ok:
@@ -99,6 +104,9 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 			case d.Action == ActionEdit:
 				if !json.Valid(d.Arguments) {
 					return u, fmt.Errorf("react: the edit of call %q (%s) has arguments that are not valid JSON: %q", c.ID, c.Name, d.Arguments)
+				}
+				if len(d.Arguments) > a.maxArgs {
+					return u, fmt.Errorf("react: the edit of call %q (%s) has arguments of %d bytes, over the limit of %d bytes (react.Config.MaxArgumentBytes); resume with smaller arguments, or reject the call", c.ID, c.Name, len(d.Arguments), a.maxArgs)
 				}
 				task.Call.Arguments = d.Arguments
 				edited = true
@@ -118,11 +126,13 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 		out := msg
 		out.Parts = make([]model.Part, len(msg.Parts))
 		copy(out.Parts, msg.Parts)
+		k := -1 // the index of the call among the message's calls
 		for i, p := range out.Parts {
 			if p.Kind != model.PartToolCall || p.ToolCall == nil {
 				continue
 			}
-			if d, ok := byID[p.ToolCall.ID]; ok && d.Action == ActionEdit && (a.all || a.approve[p.ToolCall.Name]) {
+			k++
+			if d, ok := byID[p.ToolCall.ID]; ok && d.Action == ActionEdit && (a.all || a.approve[p.ToolCall.Name]) && !a.refused(k, p.ToolCall) {
 				tc := *p.ToolCall
 				tc.Arguments = d.Arguments
 				out.Parts[i].ToolCall = &tc

@@ -31,6 +31,18 @@
 // context end the run with an error; the context of a cancelled run reaches
 // the running tools.
 //
+// A turn's calls are bounded: at most [Config.MaxParallelTools] run at a
+// time, and the calls after the first [Config.MaxCallsPerTurn], and calls
+// whose arguments are over [Config.MaxArgumentBytes], are not run but
+// answered with error results saying why. Calls without an id, or with the
+// id of an earlier call of the turn, get fresh ids before they run, in the
+// conversation too, so each result answers its call. A result's text (its
+// text parts, URLs and Structured JSON) over [Config.MaxResultBytes] (64
+// KiB by default) is cut, and its binary parts (images, audio) over
+// [Config.MaxResultBinaryBytes] (16 MiB by default) are left out, with a
+// note saying how much, before the model reads it. A call of an unknown tool is answered with its name
+// (clipped) and up to three of the agent's tools with close names.
+//
 // [Config.MaxIterations] bounds the model calls of one run. A model that
 // still calls tools at the limit ends the run with [OutcomeIterationLimit]:
 // its last calls are answered with error results saying they were not run,
@@ -50,6 +62,15 @@
 // The model is called through [graph.Generate]: in a run streamed with
 // [graph.StreamMessages] its reply streams, chunk by chunk, with the node
 // "model" and the agent's namespace in each event.
+//
+// Streamed chunks are the model's own: their tool calls (the
+// ChunkToolCall deltas and the ChunkDone chunk's response) have the ids
+// the model gave, before the agent gives fresh ids to calls without one or
+// with a repeated one. Identify a call by the id in the conversation: the
+// model node's update ([graph.StreamUpdates]) and [State.Messages] hold the
+// reply as kept, and the results' CallID, a [Review]'s calls and a
+// [Decision]'s CallID use those ids. A delta's Index is the call's position
+// among the reply's calls, in the reply as streamed and as kept.
 //
 // # Approval and structured answers
 //

@@ -20,6 +20,22 @@ import (
 // [Config.MaxIterations] is zero.
 const DefaultMaxIterations = 20
 
+// The defaults of the agent's bounds on one model turn's tool calls, in
+// force when the [Config] field is zero.
+const (
+	// DefaultMaxParallelTools is [Config.MaxParallelTools]'s default.
+	DefaultMaxParallelTools = 16
+	// DefaultMaxCallsPerTurn is [Config.MaxCallsPerTurn]'s default.
+	DefaultMaxCallsPerTurn = 64
+	// DefaultMaxArgumentBytes is [Config.MaxArgumentBytes]'s default: 1 MiB.
+	DefaultMaxArgumentBytes = 1 << 20
+	// DefaultMaxResultBytes is [Config.MaxResultBytes]'s default: 64 KiB.
+	DefaultMaxResultBytes = 64 << 10
+	// DefaultMaxResultBinaryBytes is [Config.MaxResultBinaryBytes]'s
+	// default: 16 MiB, room for a few screenshots.
+	DefaultMaxResultBinaryBytes = 16 << 20
+)
+
 // The names of the agent graph's nodes, as they appear in stream events,
 // [graph.TaskInfo] and checkpoints.
 const (
@@ -61,6 +77,32 @@ type Config struct {
 	// thread (run it through the compiled graph's Thread(id) handle): the
 	// thread is a conversation, and approval can pause it.
 	Checkpointer checkpoint.Saver
+	// MaxParallelTools bounds how many tool calls of one turn run at the
+	// same time; the others wait for a running one to end. Zero means
+	// [DefaultMaxParallelTools]. It is the graph's
+	// [graph.WithMaxConcurrency], which a run may override.
+	MaxParallelTools int
+	// MaxCallsPerTurn bounds the tool calls of one model turn that run.
+	// Zero means [DefaultMaxCallsPerTurn]. The calls after the first
+	// MaxCallsPerTurn are not run: each gets an error result telling the
+	// model to make it again in a later turn.
+	MaxCallsPerTurn int
+	// MaxArgumentBytes bounds the size of one tool call's arguments, in
+	// bytes. Zero means [DefaultMaxArgumentBytes]. A call with larger
+	// arguments is not run: its error result gives the size and the limit.
+	MaxArgumentBytes int
+	// MaxResultBytes bounds the text of one tool result going back to the
+	// model: the bytes of its text parts, of its parts' URLs and of its
+	// Structured JSON. Zero means [DefaultMaxResultBytes]. Larger text is
+	// cut to fit, and a text part at the result's end says how many bytes
+	// were cut. Binary data is bounded apart, by MaxResultBinaryBytes.
+	MaxResultBytes int
+	// MaxResultBinaryBytes bounds the binary data of one tool result going
+	// back to the model: the bytes of its binary parts' Data, such as
+	// images. Zero means [DefaultMaxResultBinaryBytes]. The binary parts
+	// that do not fit are left out, and a text part at the result's end
+	// says how many.
+	MaxResultBinaryBytes int
 }
 
 // Outcome says how a run of the agent ended.
@@ -194,6 +236,9 @@ type agent struct {
 	approve map[string]bool
 	all     bool
 	tasks   *graph.TaskNode[State, *call]
+	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes,
+	// MaxResultBytes and MaxResultBinaryBytes with their defaults applied.
+	maxCalls, maxArgs, maxResult, maxBinary int
 }
 
 // New returns the agent as a compiled graph over [State], to run alone or
@@ -209,6 +254,28 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 	a := &agent{cfg: cfg, max: cfg.MaxIterations, tools: map[string]operator.Tool{}, approve: map[string]bool{}}
 	if a.max == 0 {
 		a.max = DefaultMaxIterations
+	}
+	parallel := cfg.MaxParallelTools
+	for _, b := range []struct {
+		field string
+		v     int
+		def   int
+		dst   *int
+	}{
+		{"MaxParallelTools", cfg.MaxParallelTools, DefaultMaxParallelTools, &parallel},
+		{"MaxCallsPerTurn", cfg.MaxCallsPerTurn, DefaultMaxCallsPerTurn, &a.maxCalls},
+		{"MaxArgumentBytes", cfg.MaxArgumentBytes, DefaultMaxArgumentBytes, &a.maxArgs},
+		{"MaxResultBytes", cfg.MaxResultBytes, DefaultMaxResultBytes, &a.maxResult},
+		{"MaxResultBinaryBytes", cfg.MaxResultBinaryBytes, DefaultMaxResultBinaryBytes, &a.maxBinary},
+	} {
+		switch {
+		case b.v < 0:
+			return nil, fmt.Errorf("react: Config.%s is %d; use a positive number, or 0 for the default %d", b.field, b.v, b.def)
+		case b.v == 0:
+			*b.dst = b.def
+		default:
+			*b.dst = b.v
+		}
 	}
 	for i, t := range cfg.Tools {
 		if t == nil {
@@ -257,7 +324,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 	g.AddEdge(graph.START, NodeModel)
 	g.AddEdge(NodeTools, NodeModel)
 	// A run takes at most two steps per model call, three with approval.
-	opts := []graph.CompileOption{graph.WithName("react"), graph.WithStepLimit(3*a.max + 2)}
+	opts := []graph.CompileOption{graph.WithName("react"), graph.WithStepLimit(3*a.max + 2), graph.WithMaxConcurrency(parallel)}
 	if cfg.Checkpointer != nil {
 		opts = append(opts, graph.WithCheckpointer(cfg.Checkpointer))
 	}
@@ -309,13 +376,16 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	msg := &t.msgs[0]
 	msg.Role = model.RoleAssistant
 	calls := t.calls[:0]
-	if n := countCalls(*msg); n > inlineCalls {
+	if n := countCalls(msg); n > inlineCalls {
 		calls = make([]call, 0, n)
 	}
-	for _, p := range msg.Parts {
-		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+	for i := range msg.Parts {
+		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
 			calls = append(calls, call{Call: *p.ToolCall})
 		}
+	}
+	if !uniqueIDs(calls) {
+		msg.Parts = freshIDs(msg.Parts, calls)
 	}
 	answer := -1
 	if a.cfg.Answer != nil {
@@ -372,6 +442,9 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	for i := range calls {
 		c := &calls[i]
 		c.ResultID = ids[(k+i)*idLen : (k+i+1)*idLen]
+		if a.refused(i, &c.Call) {
+			c.Rejected = a.refusal(i, len(calls), &c.Call)
+		}
 		sends = append(sends, a.tasks.Send(c))
 	}
 	*u = u.Send(sends...)
@@ -446,10 +519,10 @@ func (a *agent) limitTurn(u *graph.Update[State], fixed model.Messages, msg mode
 }
 
 // countCalls returns the number of tool calls of msg.
-func countCalls(msg model.Message) int {
+func countCalls(msg *model.Message) int {
 	n := 0
-	for _, p := range msg.Parts {
-		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+	for i := range msg.Parts {
+		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
 			n++
 		}
 	}
@@ -541,16 +614,94 @@ func (a *agent) answered(msg model.Message, tasks []call, i int) (model.Messages
 	return model.Messages{msg, model.ToolResults(results...)}, OutcomeAnswered, slices.Clone(answer)
 }
 
+// needsApproval reports whether a call of the turn that is to run (not
+// refused, see refused) needs approval.
 func (a *agent) needsApproval(calls []call) bool {
-	if a.all {
-		return true
+	if !a.all && len(a.approve) == 0 {
+		return false
 	}
-	for _, c := range calls {
-		if a.approve[c.Call.Name] {
+	for i := range calls {
+		if (a.all || a.approve[calls[i].Call.Name]) && !a.refused(i, &calls[i].Call) {
 			return true
 		}
 	}
 	return false
+}
+
+// refused reports whether the i-th call of a turn is not run because of
+// the turn's bounds: it is past Config.MaxCallsPerTurn, or its arguments
+// are over Config.MaxArgumentBytes.
+func (a *agent) refused(i int, c *model.ToolCall) bool {
+	return i >= a.maxCalls || len(c.Arguments) > a.maxArgs
+}
+
+// refusal returns the error result's text of the i-th of n calls of a
+// turn, which refused reports is not run.
+//
+//go:noinline
+func (a *agent) refusal(i, n int, c *model.ToolCall) string {
+	if i >= a.maxCalls {
+		return fmt.Sprintf("not run: this turn made %d tool calls and the agent runs at most %d per turn (react.Config.MaxCallsPerTurn); make this call again in a later turn", n, a.maxCalls)
+	}
+	return fmt.Sprintf("not run: the arguments are %d bytes, over the limit of %d bytes (react.Config.MaxArgumentBytes); call the tool with smaller arguments", len(c.Arguments), a.maxArgs)
+}
+
+// uniqueIDs reports whether every call has an id that no other call of
+// the turn has.
+func uniqueIDs(calls []call) bool {
+	const scan = 8 // up to this many calls, comparing costs less than a set
+	if len(calls) <= scan {
+		for i := range calls {
+			id := calls[i].Call.ID
+			if id == "" {
+				return false
+			}
+			for j := range i {
+				if calls[j].Call.ID == id {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	seen := make(map[string]struct{}, len(calls))
+	for i := range calls {
+		id := calls[i].Call.ID
+		if _, dup := seen[id]; dup || id == "" {
+			return false
+		}
+		seen[id] = struct{}{}
+	}
+	return true
+}
+
+// freshIDs gives each call without an id, and each call after the first
+// with an id an earlier call has, a fresh id, in calls and in a copy of
+// the reply's parts, which it returns: the model may keep its response,
+// so the parts are not changed in place. The results then answer the
+// calls one to one, in call order.
+//
+//go:noinline
+func freshIDs(parts []model.Part, calls []call) []model.Part {
+	seen := make(map[string]struct{}, len(calls))
+	for i := range calls {
+		c := &calls[i].Call
+		if _, dup := seen[c.ID]; dup || c.ID == "" {
+			c.ID = "call_" + model.NewID()
+		}
+		seen[c.ID] = struct{}{}
+	}
+	out := make([]model.Part, len(parts))
+	copy(out, parts)
+	k := 0
+	for i, p := range out {
+		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+			tc := calls[k].Call
+			out[i].ToolCall = &tc
+			k++
+		}
+	}
+	return out
 }
 
 // runTool returns the function of the tools node, which runs one call.
@@ -579,6 +730,9 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	m := new(toolMessage)
 	if err := a.execute(ctx, c, &m.res); err != nil {
 		return nil, err
+	}
+	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
+		clipResult(&m.res, a.maxResult, a.maxBinary)
 	}
 	m.parts[0] = model.Part{Kind: model.PartToolResult, ToolResult: &m.res}
 	m.msgs[0] = model.Message{ID: c.ResultID, Role: model.RoleTool, Parts: m.parts[:]}
@@ -655,7 +809,9 @@ func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResu
 //
 //go:noinline
 func (a *agent) unknownTool(res *model.ToolResult, c *model.ToolCall) {
-	setError(res, c, fmt.Sprintf("there is no tool named %q; the tools are: %s", c.Name, strings.Join(a.names, ", ")))
+	setError(res, c, unknownText(c.Name, a.names))
+	// The result names the call's tool, which the model wrote: clipped.
+	res.Name = clipUTF8(c.Name, maxEchoedName)
 }
 
 // panicResult sets *res to the result of a call whose tool panicked with v.

@@ -2,9 +2,11 @@ package react
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -108,5 +110,38 @@ func TestTurnLetsGoOfRequest(t *testing.T) {
 		if f := reflect.TypeFor[turn]().Field(i); f.Type == reflect.TypeFor[model.Request]() || f.Type == reflect.TypeFor[*model.Request]() {
 			t.Errorf("the turn holds its request in field %s", f.Name)
 		}
+	}
+}
+
+// clipResult keeps parts in order while they fit, cuts text at a UTF-8
+// boundary, leaves out binary parts and Structured JSON that do not fit,
+// and gives Structured as text when no text is kept. Text and binary data
+// have their own bounds.
+func TestClipResult(t *testing.T) {
+	res := model.ToolResult{Content: []model.Part{model.TextPart("ab"), model.TextPart("cé€f"), model.BinaryPart("image/png", make([]byte, 4))}}
+	clipResult(&res, 5, 100)
+	if len(res.Content) != 4 || res.Content[0].Text != "ab" || res.Content[1].Text != "cé" || len(res.Content[2].Data) != 4 {
+		t.Fatalf("cut text: %+v", res.Content)
+	}
+	if note := res.Content[3].Text; !strings.Contains(note, "its text was 9 bytes") || !strings.Contains(note, "4 bytes were left out") || strings.Contains(note, "binary") {
+		t.Fatalf("note: %q", note)
+	}
+
+	res = model.ToolResult{Content: []model.Part{model.BinaryPart("image/png", make([]byte, 40))}, Structured: json.RawMessage(`{"a":"bcdefgh"}`)}
+	clipResult(&res, 8, 100)
+	if len(res.Content) != 3 || len(res.Content[0].Data) != 40 || res.Content[1].Text != `{"a":"bc` || res.Structured != nil {
+		t.Fatalf("structured only: %+v", res)
+	}
+
+	// Binary parts over their bound are left out, and the text after
+	// them kept.
+	res = model.ToolResult{Content: []model.Part{model.BinaryPart("image/png", make([]byte, 30)), model.BinaryPart("image/png", make([]byte, 30)),
+		model.TextPart("caption"), model.BinaryPart("image/png", make([]byte, 5))}}
+	clipResult(&res, 100, 50)
+	if len(res.Content) != 3 || len(res.Content[0].Data) != 30 || res.Content[1].Text != "caption" {
+		t.Fatalf("binary cut: %+v", res.Content)
+	}
+	if note := res.Content[2].Text; !strings.Contains(note, "2 binary parts of 35 bytes were left out") || !strings.Contains(note, "MaxResultBinaryBytes") || strings.Contains(note, "its text") {
+		t.Fatalf("note: %q", note)
 	}
 }

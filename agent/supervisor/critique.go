@@ -125,18 +125,14 @@ func Critique(ctx context.Context, m model.Model, in CritiqueInput, opts ...agen
 	if err != nil {
 		return Result[Review]{}, err
 	}
-	res, err := agent.Call[Review](ctx, m, prompt, withSystem(critiqueSystem, opts)...)
-	var soe *agent.StructuredOutputError
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return Result[Review]{Usage: res.Usage, Attempts: res.Attempts}, ctx.Err()
-	case errors.As(err, &soe):
-		return fallback(FallbackReview(in), res, soe), nil
-	case err != nil:
-		return Result[Review]{Usage: res.Usage, Attempts: res.Attempts}, err
+	out, err := call(ctx, m, prompt, withSystem(critiqueSystem, opts), func(*agent.StructuredOutputError) Review { return FallbackReview(in) })
+	if err != nil && ctx.Err() != nil {
+		return out, ctx.Err()
 	}
-	out := resultOf(res)
-	if r := res.Value; r.Verdict != VerdictRejected && in.Failed() {
+	if err != nil || out.Fallback {
+		return out, err
+	}
+	if r := out.Value; r.Verdict != VerdictRejected && in.Failed() {
 		out.Value = Review{Verdict: VerdictRejected, Critique: "The step failed; " + r.Critique, Feedback: failureFeedback(in)}
 	}
 	return out, nil

@@ -141,19 +141,13 @@ func Decide(ctx context.Context, m model.Model, in DecideInput, opts ...agent.Op
 		system += "\n\n" + strings.TrimSpace(in.Instructions)
 	}
 	opts = append(withSystem(system, opts), agent.WithCheck(func(v any) error { return checkDecision(v.(Decision), in) }))
-	res, err := agent.Call[Decision](ctx, m, prompt, opts...)
-	var soe *agent.StructuredOutputError
-	if errors.As(err, &soe) && ctx.Err() == nil {
-		return fallback(Decision{
+	return call(ctx, m, prompt, opts, func(soe *agent.StructuredOutputError) Decision {
+		return Decision{
 			Action:    ActionClarify,
 			Reasoning: "No valid decision could be made: " + soe.Error(),
 			Question:  ClarifyFallback,
-		}, res, soe), nil
-	}
-	if err != nil {
-		return Result[Decision]{Usage: res.Usage, Attempts: res.Attempts}, err
-	}
-	return resultOf(res), nil
+		}
+	})
 }
 
 // checkDecision checks a decision against what the supervisor was shown.

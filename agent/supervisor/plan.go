@@ -45,9 +45,5 @@ func Plan(ctx context.Context, m model.Model, in PlanInput, opts ...agent.Option
 		}
 		return nil
 	}))
-	res, err := agent.Call[plan.Plan](ctx, m, prompt, opts...)
-	if err != nil {
-		return Result[plan.Plan]{Usage: res.Usage, Attempts: res.Attempts}, err
-	}
-	return resultOf(res), nil
+	return call[plan.Plan](ctx, m, prompt, opts, nil)
 }

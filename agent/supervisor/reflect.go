@@ -98,18 +98,15 @@ func Reflect(ctx context.Context, m model.Model, in ReflectInput, opts ...agent.
 	if err != nil {
 		return Result[Reflection]{}, err
 	}
-	res, err := agent.Call[Reflection](ctx, m, prompt, withSystem(reflectSystem, opts)...)
-	var soe *agent.StructuredOutputError
-	switch {
-	case errors.As(err, &soe) && ctx.Err() == nil:
+	out, err := call(ctx, m, prompt, withSystem(reflectSystem, opts), func(soe *agent.StructuredOutputError) Reflection {
 		r := fromResults(in.Observations)
 		r.Reasoning = "No valid reflection could be made (" + soe.Error() + "); " + r.Reasoning
-		return fallback(r, res, soe), nil
-	case err != nil:
-		return Result[Reflection]{Usage: res.Usage, Attempts: res.Attempts}, err
+		return r
+	})
+	if err != nil || out.Fallback {
+		return out, err
 	}
-	out := resultOf(res)
-	if r := res.Value; r.Assessment == AssessNeedMore && in.Iteration >= in.MaxIterations {
+	if r := out.Value; r.Assessment == AssessNeedMore && in.Iteration >= in.MaxIterations {
 		f := fromResults(in.Observations)
 		f.Reasoning = "Out of iterations while still missing: " + r.Missing + "; " + f.Reasoning
 		out.Value = f

@@ -38,16 +38,6 @@ type Observation struct {
 // DefaultMaxIterations is the default number of decisions per turn.
 const DefaultMaxIterations = 5
 
-// fallback returns the result of a step whose model gave no valid reply.
-func fallback[T, U any](v T, res agent.Result[U], soe *agent.StructuredOutputError) Result[T] {
-	return Result[T]{Value: v, Usage: res.Usage, Attempts: soe.Attempts, Fallback: true}
-}
-
-// resultOf returns the result of an accepted reply.
-func resultOf[T any](res agent.Result[T]) Result[T] {
-	return Result[T]{Value: res.Value, Usage: res.Usage, Attempts: res.Attempts}
-}
-
 // toolsOf lists tool definitions for a prompt: name and description only.
 func toolsOf(defs []model.ToolDef) []wire.Tool {
 	out := make([]wire.Tool, len(defs))

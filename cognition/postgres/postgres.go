@@ -16,8 +16,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -25,6 +23,7 @@ import (
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/cognition/internal/update"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -188,22 +187,10 @@ func (s *Store) locked(ctx context.Context, key string, fn func(pgx.Tx) error) e
 	})
 }
 
-func loadJSON[T any](ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, query, key string, zero T) (T, error) {
-	var data []byte
-	err := q.QueryRow(ctx, query, key).Scan(&data)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return zero, nil
-	}
-	if err != nil {
-		return zero, err
-	}
-	var v T
-	if err := json.Unmarshal(data, &v); err != nil {
-		return zero, fmt.Errorf("decode stored %T: %w", v, err)
-	}
-	return v, nil
+// loadJSON returns the JSON value of the row that query finds for key,
+// through q, or zero when there is none; what names it in errors.
+func loadJSON[T any](ctx context.Context, q pgdb.Querier, query, key, what string, zero T) (T, error) {
+	return sqlstore.JSON(q.QueryRow(ctx, query, key), pgx.ErrNoRows, what, zero)
 }
 
 // Profile implements [cognition.Store].
@@ -211,7 +198,7 @@ func (s *Store) Profile(ctx context.Context, userID string) (cognition.Profile, 
 	if err := cognition.ValidateID("user ID", userID); err != nil {
 		return cognition.Profile{}, err
 	}
-	p, err := loadJSON(ctx, s.pool, s.q.profile, userID, cognition.Profile{UserID: userID})
+	p, err := loadJSON(ctx, s.pool, s.q.profile, userID, "profile", cognition.Profile{UserID: userID})
 	if err != nil {
 		return cognition.Profile{}, fmt.Errorf("postgres: profile of %q: %w", userID, err)
 	}
@@ -226,7 +213,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 	var p cognition.Profile
 	err := s.locked(ctx, "user:"+userID, func(tx pgx.Tx) error {
 		var err error
-		if p, err = loadJSON(ctx, tx, s.q.profile, userID, cognition.Profile{UserID: userID}); err != nil {
+		if p, err = loadJSON(ctx, tx, s.q.profile, userID, "profile", cognition.Profile{UserID: userID}); err != nil {
 			return err
 		}
 		data, err := update.Profile(&p, userID, fn)
@@ -242,9 +229,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 	return p, nil
 }
 
-func (s *Store) episodes(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, userID string) ([]cognition.Episode, error) {
+func (s *Store) episodes(ctx context.Context, q pgdb.Querier, userID string) ([]cognition.Episode, error) {
 	rows, err := q.Query(ctx, s.q.episodes, userID)
 	if err != nil {
 		return nil, err
@@ -344,7 +329,7 @@ func (s *Store) Identity(ctx context.Context, agent string) (cognition.Identity,
 	if err := cognition.ValidateID("agent", agent); err != nil {
 		return cognition.Identity{}, err
 	}
-	id, err := loadJSON(ctx, s.pool, s.q.identity, agent, cognition.Identity{Agent: agent})
+	id, err := loadJSON(ctx, s.pool, s.q.identity, agent, "identity", cognition.Identity{Agent: agent})
 	if err != nil {
 		return cognition.Identity{}, fmt.Errorf("postgres: identity of %q: %w", agent, err)
 	}
@@ -359,7 +344,7 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 	var id cognition.Identity
 	err := s.locked(ctx, "agent:"+agent, func(tx pgx.Tx) error {
 		var err error
-		if id, err = loadJSON(ctx, tx, s.q.identity, agent, cognition.Identity{Agent: agent}); err != nil {
+		if id, err = loadJSON(ctx, tx, s.q.identity, agent, "identity", cognition.Identity{Agent: agent}); err != nil {
 			return err
 		}
 		data, err := update.Identity(&id, agent, fn)

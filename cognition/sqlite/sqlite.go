@@ -19,7 +19,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/cognition/internal/update"
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
+	"github.com/agentgraph/agentgraph/internal/sqlstore"
 	"go.uber.org/zap"
 )
 
@@ -172,22 +172,10 @@ func profile(ctx context.Context, q querier, userID string) (cognition.Profile, 
 	return loadJSON(ctx, q, `SELECT data FROM cognition_profiles WHERE user_id = ?`, userID, "profile", cognition.Profile{UserID: userID})
 }
 
-// loadJSON returns the JSON data of the row query finds for key, decoded,
-// or zero when there is none; what names the data in errors.
+// loadJSON returns the JSON value of the row that query finds for key,
+// through q, or zero when there is none; what names it in errors.
 func loadJSON[T any](ctx context.Context, q querier, query, key, what string, zero T) (T, error) {
-	var data string
-	err := q.QueryRowContext(ctx, query, key).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return zero, nil
-	}
-	if err != nil {
-		return zero, err
-	}
-	var v T
-	if err := json.Unmarshal([]byte(data), &v); err != nil {
-		return zero, fmt.Errorf("decode stored %s: %w", what, err)
-	}
-	return v, nil
+	return sqlstore.JSON(q.QueryRowContext(ctx, query, key), sql.ErrNoRows, what, zero)
 }
 
 // UpdateProfile implements [cognition.Store].

@@ -36,6 +36,8 @@ func Run(t *testing.T, newStore func(t *testing.T) document.Store) {
 		{Name: "CreateDuplicate", Fn: testCreateDuplicate},
 		{Name: "Limit", Fn: testLimit},
 		{Name: "ConcurrentLimit", Fn: testConcurrentLimit},
+		{Name: "OwnerQuota", Fn: testOwnerQuota},
+		{Name: "ConcurrentOwnerQuota", Fn: testConcurrentOwnerQuota},
 		{Name: "List", Fn: testList},
 		{Name: "Conversations", Fn: testConversations},
 		{Name: "Usage", Fn: testUsage},
@@ -65,7 +67,7 @@ func newDoc(id, conv string, i int, content []byte) document.Document {
 func create(t *testing.T, s document.Store, id, conv string, i int, content string) document.Document {
 	t.Helper()
 	d := newDoc(id, conv, i, []byte(content))
-	if err := s.Create(t.Context(), d, []byte(content), 0); err != nil {
+	if err := s.Create(t.Context(), d, []byte(content), document.Quota{}); err != nil {
 		t.Fatalf("Create(%q): %v", id, err)
 	}
 	return d
@@ -75,15 +77,21 @@ func create(t *testing.T, s document.Store, id, conv string, i int, content stri
 // clock readings.
 var sameTime = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
 
-func testCreateGet(t *testing.T, s document.Store) {
-	want := create(t, s, "d1", "c1", 0, "# Prices\n\nÜber 2.50 €.")
-	got, err := s.Get(t.Context(), "d1")
+// checkGet checks that Get returns want, the document of id as op (the
+// method called last) left it.
+func checkGet(t *testing.T, s document.Store, id, op string, want document.Document) {
+	t.Helper()
+	got, err := s.Get(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got, sameTime); diff != "" {
-		t.Errorf("Get after Create (-want +got):\n%s", diff)
+		t.Errorf("Get after %s (-want +got):\n%s", op, diff)
 	}
+}
+
+func testCreateGet(t *testing.T, s document.Store) {
+	checkGet(t, s, "d1", "Create", create(t, s, "d1", "c1", 0, "# Prices\n\nÜber 2.50 €."))
 }
 
 func testCreateValidation(t *testing.T, s document.Store) {
@@ -96,7 +104,7 @@ func testCreateValidation(t *testing.T, s document.Store) {
 	} {
 		d := good
 		mut(&d)
-		if err := s.Create(t.Context(), d, []byte("x"), 0); err == nil {
+		if err := s.Create(t.Context(), d, []byte("x"), document.Quota{}); err == nil {
 			t.Errorf("Create with %s succeeded; want an error", name)
 		}
 	}
@@ -108,7 +116,7 @@ func testCreateValidation(t *testing.T, s document.Store) {
 func testCreateDuplicate(t *testing.T, s document.Store) {
 	create(t, s, "d1", "c1", 0, "first")
 	d := newDoc("d1", "c2", 1, []byte("second"))
-	if err := s.Create(t.Context(), d, []byte("second"), 0); !errors.Is(err, document.ErrExists) {
+	if err := s.Create(t.Context(), d, []byte("second"), document.Quota{}); !errors.Is(err, document.ErrExists) {
 		t.Fatalf("second Create of d1: err = %v; want ErrExists", err)
 	}
 	got, err := s.Content(t.Context(), "d1")
@@ -120,20 +128,20 @@ func testCreateDuplicate(t *testing.T, s document.Store) {
 func testLimit(t *testing.T, s document.Store) {
 	for i := range 2 {
 		id := fmt.Sprint("d", i)
-		if err := s.Create(t.Context(), newDoc(id, "c1", i, []byte("x")), []byte("x"), 2); err != nil {
+		if err := s.Create(t.Context(), newDoc(id, "c1", i, []byte("x")), []byte("x"), document.Quota{PerConversation: 2}); err != nil {
 			t.Fatalf("Create %s under the limit: %v", id, err)
 		}
 	}
-	if err := s.Create(t.Context(), newDoc("d2", "c1", 2, []byte("x")), []byte("x"), 2); !errors.Is(err, document.ErrTooMany) {
+	if err := s.Create(t.Context(), newDoc("d2", "c1", 2, []byte("x")), []byte("x"), document.Quota{PerConversation: 2}); !errors.Is(err, document.ErrTooMany) {
 		t.Errorf("third Create with limit 2: err = %v; want ErrTooMany", err)
 	}
-	if err := s.Create(t.Context(), newDoc("d3", "c2", 3, []byte("x")), []byte("x"), 2); err != nil {
+	if err := s.Create(t.Context(), newDoc("d3", "c2", 3, []byte("x")), []byte("x"), document.Quota{PerConversation: 2}); err != nil {
 		t.Errorf("Create in another conversation: %v; the limit is per conversation", err)
 	}
 	if err := s.Delete(t.Context(), "d0"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(t.Context(), newDoc("d4", "c1", 4, []byte("x")), []byte("x"), 2); err != nil {
+	if err := s.Create(t.Context(), newDoc("d4", "c1", 4, []byte("x")), []byte("x"), document.Quota{PerConversation: 2}); err != nil {
 		t.Errorf("Create after a Delete freed a place: %v", err)
 	}
 }
@@ -145,7 +153,7 @@ func testConcurrentLimit(t *testing.T, s document.Store) {
 	for i := range n {
 		wg.Go(func() {
 			id := fmt.Sprint("d", i)
-			errs[i] = s.Create(context.Background(), newDoc(id, "c1", i, []byte("x")), []byte("x"), limit)
+			errs[i] = s.Create(context.Background(), newDoc(id, "c1", i, []byte("x")), []byte("x"), document.Quota{PerConversation: limit})
 		})
 	}
 	wg.Wait()
@@ -164,6 +172,91 @@ func testConcurrentLimit(t *testing.T, s document.Store) {
 	}
 	if ok != limit || len(docs) != limit {
 		t.Errorf("%d concurrent creates with limit %d: %d succeeded, %d stored; want %d and %d", n, limit, ok, len(docs), limit, limit)
+	}
+}
+
+// ownedDoc is document i of owner in conversation conv, of content.
+func ownedDoc(id, conv, owner string, i int, content string) document.Document {
+	d := newDoc(id, conv, i, []byte(content))
+	d.Owner = owner
+	return d
+}
+
+// testOwnerQuota: Quota.Owner bounds one owner's documents over every
+// conversation, in number and in bytes, with the new document counted; a
+// refusal is a *QuotaError naming the field and stores nothing; other
+// owners are not bound by it, and a deletion makes room again.
+func testOwnerQuota(t *testing.T, s document.Store) {
+	ctx := t.Context()
+	byNumber := document.Quota{Owner: document.Usage{Documents: 2}}
+	for i, conv := range []string{"c1", "c2"} {
+		if err := s.Create(ctx, ownedDoc(fmt.Sprint("a", i), conv, "ada", i, "12345"), []byte("12345"), byNumber); err != nil {
+			t.Fatalf("Create a%d within the quota: %v", i, err)
+		}
+	}
+	err := s.Create(ctx, ownedDoc("a2", "c3", "ada", 2, "1"), []byte("1"), byNumber)
+	var qe *document.QuotaError
+	if !errors.As(err, &qe) || !errors.Is(err, document.ErrQuota) || qe.Field != "Documents" || qe.Limit != 2 || qe.Owner != "ada" ||
+		qe.Held != (document.Usage{Documents: 2, Bytes: 10}) {
+		t.Fatalf("third document of ada with Quota.Owner.Documents 2: %v (%+v); want a *QuotaError on Documents, limit 2, held 2 documents of 10 bytes", err, qe)
+	}
+	if _, err := s.Get(ctx, "a2"); !errors.Is(err, document.ErrNotFound) {
+		t.Errorf("Get of the refused document: %v; want ErrNotFound", err)
+	}
+	if err := s.Create(ctx, ownedDoc("b0", "c1", "bob", 3, "1"), []byte("1"), byNumber); err != nil {
+		t.Errorf("Create of another owner: %v; the quota is per owner", err)
+	}
+	for i := range 3 {
+		if err := s.Create(ctx, ownedDoc(fmt.Sprint("n", i), "c1", "", 10+i, "1"), []byte("1"), byNumber); err != nil {
+			t.Errorf("Create %d of a document without an owner: %v; Quota.Owner does not bind it", i, err)
+		}
+	}
+	byBytes := document.Quota{Owner: document.Usage{Bytes: 14}}
+	err = s.Create(ctx, ownedDoc("a3", "c1", "ada", 4, "12345"), []byte("12345"), byBytes)
+	if !errors.As(err, &qe) || qe.Field != "Bytes" || qe.Limit != 14 || qe.Size != 5 {
+		t.Fatalf("5 more bytes over 10 with Quota.Owner.Bytes 14: %v; want a *QuotaError on Bytes, limit 14, size 5", err)
+	}
+	if err := s.Create(ctx, ownedDoc("a4", "c1", "ada", 5, "1234"), []byte("1234"), byBytes); err != nil {
+		t.Errorf("4 more bytes over 10 with Quota.Owner.Bytes 14: %v; want it stored (the bound holds the new document)", err)
+	}
+	for _, id := range []string{"a0", "a4"} { // ada holds a1 alone
+		if err := s.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Create(ctx, ownedDoc("a5", "c1", "ada", 6, "1"), []byte("1"), byNumber); err != nil {
+		t.Errorf("Create after a deletion made room: %v", err)
+	}
+}
+
+// testConcurrentOwnerQuota: creations of one owner racing in different
+// conversations never pass Quota.Owner.
+func testConcurrentOwnerQuota(t *testing.T, s document.Store) {
+	const n, limit = 12, 5
+	q := document.Quota{PerConversation: 3, Owner: document.Usage{Documents: limit}}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = s.Create(context.Background(), ownedDoc(fmt.Sprint("d", i), fmt.Sprint("c", i%4), "ada", i, "x"), []byte("x"), q)
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, document.ErrQuota) && !errors.Is(err, document.ErrTooMany):
+			t.Errorf("Create d%d: %v; want success, ErrQuota or ErrTooMany", i, err)
+		}
+	}
+	u, err := s.Usage(t.Context(), "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok != limit || u.Documents != limit {
+		t.Errorf("%d concurrent creates of one owner with Quota.Owner.Documents %d: %d succeeded, %d stored; want %d and %d", n, limit, ok, u.Documents, limit, limit)
 	}
 }
 
@@ -206,7 +299,7 @@ func testUsage(t *testing.T, s document.Store) {
 		t.Helper()
 		d := newDoc(id, conv, i, []byte(content))
 		d.Owner = owner
-		if err := s.Create(ctx, d, []byte(content), 0); err != nil {
+		if err := s.Create(ctx, d, []byte(content), document.Quota{}); err != nil {
 			t.Fatalf("Create(%q): %v", id, err)
 		}
 	}
@@ -229,12 +322,12 @@ func testUsage(t *testing.T, s document.Store) {
 	// refuses, a Delete of an unknown id, and Complete.
 	dup := newDoc("a1", "conv-9", 4, []byte("123456789"))
 	dup.Owner = "bob"
-	if err := s.Create(ctx, dup, []byte("123456789"), 0); !errors.Is(err, document.ErrExists) {
+	if err := s.Create(ctx, dup, []byte("123456789"), document.Quota{}); !errors.Is(err, document.ErrExists) {
 		t.Fatalf("Create of a duplicate id: %v, want ErrExists", err)
 	}
 	over := newDoc("a9", "conv-1", 5, []byte("1234567"))
 	over.Owner = "ada"
-	if err := s.Create(ctx, over, []byte("1234567"), 2); !errors.Is(err, document.ErrTooMany) {
+	if err := s.Create(ctx, over, []byte("1234567"), document.Quota{PerConversation: 2}); !errors.Is(err, document.ErrTooMany) {
 		t.Fatalf("Create over the limit: %v, want ErrTooMany", err)
 	}
 	if err := s.Delete(ctx, "unknown"); !errors.Is(err, document.ErrNotFound) {
@@ -312,7 +405,7 @@ func testUnfinished(t *testing.T, s document.Store) {
 func testContent(t *testing.T, s document.Store) {
 	content := []byte("line 1\nlíne 2 ✓\n")
 	d := newDoc("d1", "c1", 0, content)
-	if err := s.Create(t.Context(), d, content, 0); err != nil {
+	if err := s.Create(t.Context(), d, content, document.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	content[0] = 'X' // the store must have copied it
@@ -358,13 +451,7 @@ func testComplete(t *testing.T, s document.Store) {
 	if got.Updated.Before(d.Created) {
 		t.Errorf("Updated = %v, before Created %v", got.Updated, d.Created)
 	}
-	stored, err := s.Get(t.Context(), "d1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(got, stored, sameTime); diff != "" {
-		t.Errorf("Get after Complete differs from what Complete returned (-complete +get):\n%s", diff)
-	}
+	checkGet(t, s, "d1", "Complete", got)
 	gotChunks, err := s.Chunks(t.Context(), "d1")
 	if err != nil {
 		t.Fatal(err)
@@ -418,13 +505,7 @@ func testSetStatus(t *testing.T, s document.Store) {
 	if got.Status != document.StatusProcessing || got.Error != "" {
 		t.Errorf("after SetStatus(processing, \"ignored\"): status %q error %q; want processing with no error", got.Status, got.Error)
 	}
-	stored, err := s.Get(t.Context(), "d1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(got, stored, sameTime); diff != "" {
-		t.Errorf("Get after SetStatus (-setstatus +get):\n%s", diff)
-	}
+	checkGet(t, s, "d1", "SetStatus", got)
 	for _, st := range []document.Status{document.StatusReady, "uploading"} {
 		if _, err := s.SetStatus(t.Context(), "d1", st, ""); err == nil {
 			t.Errorf("SetStatus(%q) succeeded; want an error", st)
@@ -482,7 +563,7 @@ func testCanceled(t *testing.T, s document.Store) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	d := newDoc("d1", "c1", 0, []byte("x"))
-	if err := s.Create(ctx, d, []byte("x"), 0); !errors.Is(err, context.Canceled) {
+	if err := s.Create(ctx, d, []byte("x"), document.Quota{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Create with a cancelled context: %v; want context.Canceled", err)
 	}
 	if _, err := s.Get(t.Context(), "d1"); !errors.Is(err, document.ErrNotFound) {

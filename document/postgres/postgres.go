@@ -123,13 +123,17 @@ const docColumns = `id, conversation_id, owner, name, content_type, size, status
 type queries struct {
 	schema, documents, chunks string
 
-	count, insert, get, list, conversations, usage, unfinished, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
+	lock, count, insert, get, list, conversations, usage, unfinished, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
 }
 
 func newQueries(schema string) queries {
 	ident := func(table string) string { return pgdb.Table(schema, table) }
 	q := queries{schema: schema, documents: ident("document_documents"), chunks: ident("document_chunks")}
 	r := q.replacer()
+	// The locks are taken in the order of their keys' hashes, whatever
+	// the order of the names, so that two creations never wait for each
+	// other (OFFSET 0 keeps the sort below the calls).
+	q.lock = `SELECT count(pg_advisory_xact_lock(h)) FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($1::text[]) AS k ORDER BY h OFFSET 0) AS l`
 	q.count = r.Replace(`SELECT COUNT(*) FROM {documents} WHERE conversation_id = $1`)
 	q.insert = r.Replace(`INSERT INTO {documents} (` + docColumns + `, content)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`)
@@ -186,23 +190,45 @@ func scanDoc(row sqlstore.Row) (document.Document, error) {
 	return d, err
 }
 
-// Create implements [document.Store].
-func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, limit int) error {
+// Create implements [document.Store]. With a bound in q it takes a
+// transaction-scoped advisory lock on the conversation, the owner or both
+// (in one order, so that two creations cannot wait for each other), then
+// counts and inserts: creations in the same conversation or of the same
+// owner, from any process on the database, run one after another.
+func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, q document.Quota) error {
 	doc, content, err := stored.Create(doc, content)
 	if err != nil {
 		return err
 	}
+	var keys []string
+	if q.PerConversation > 0 {
+		keys = append(keys, "agentgraph/document:"+s.q.documents+":"+doc.ConversationID)
+	}
+	if q.BindsOwner(doc) {
+		keys = append(keys, "agentgraph/document-owner:"+s.q.documents+":"+doc.Owner)
+	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if limit > 0 {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/document:"+s.q.documents+":"+doc.ConversationID); err != nil {
+		if len(keys) > 0 {
+			if _, err := tx.Exec(ctx, s.q.lock, keys); err != nil {
 				return err
 			}
+		}
+		if q.PerConversation > 0 {
 			var n int
 			if err := tx.QueryRow(ctx, s.q.count, doc.ConversationID).Scan(&n); err != nil {
 				return err
 			}
-			if n >= limit {
+			if n >= q.PerConversation {
 				return fmt.Errorf("%w: conversation %q holds %d documents, the limit; delete one first", document.ErrTooMany, doc.ConversationID, n)
+			}
+		}
+		if q.BindsOwner(doc) {
+			var u document.Usage
+			if err := tx.QueryRow(ctx, s.q.usage, doc.Owner).Scan(&u.Documents, &u.Bytes); err != nil {
+				return err
+			}
+			if err := q.CheckOwner(doc, u); err != nil {
+				return err
 			}
 		}
 		tag, err := tx.Exec(ctx, s.q.insert, doc.ID, doc.ConversationID, doc.Owner, doc.Name, doc.ContentType, doc.Size,
@@ -244,11 +270,7 @@ func (s *Store) List(ctx context.Context, conversationID string) ([]document.Doc
 
 // Conversations implements [document.Store].
 func (s *Store) Conversations(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, s.q.conversations)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list conversations with documents: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := pgdb.Strings(ctx, s.pool, s.q.conversations)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list conversations with documents: %w", err)
 	}

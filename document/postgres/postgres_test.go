@@ -1,14 +1,19 @@
 package postgres_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/document"
 	"github.com/agentgraph/agentgraph/document/documenttest"
 	"github.com/agentgraph/agentgraph/document/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 )
 
@@ -46,5 +51,53 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 	}
 	if versions != 2 {
 		t.Errorf("%d migration rows after 4 concurrent News; want 2, one per migration", versions)
+	}
+}
+
+// TestOwnerQuotaAcrossInstances: two stores on one database, as two
+// service instances would have, race uploads of one owner; the owner never
+// holds more than Quota.Owner allows, in number or in bytes.
+func TestOwnerQuotaAcrossInstances(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "doctest_")
+	other, err := pgxpool.New(t.Context(), pool.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var stores [2]*postgres.Store
+	for i, p := range []*pgxpool.Pool{pool, other} {
+		if stores[i], err = postgres.New(t.Context(), postgres.Config{Pool: p, Schema: schema}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for round, q := range []document.Quota{{Owner: document.Usage{Documents: 3}}, {Owner: document.Usage{Bytes: 30}}} {
+		owner := fmt.Sprint("owner-", round)
+		const n = 16
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				doc := document.Document{ID: fmt.Sprintf("r%d-d%d", round, i), ConversationID: fmt.Sprint("conv-", i), Owner: owner,
+					Name: "n.md", ContentType: "text/markdown", Size: 10, Status: document.StatusPending, Created: at, Updated: at}
+				errs[i] = stores[i%2].Create(context.Background(), doc, []byte("0123456789"), q)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil && !errors.Is(err, document.ErrQuota) {
+				t.Errorf("%+v: Create %d: %v; want success or ErrQuota", q, i, err)
+			}
+		}
+		u, err := stores[0].Usage(t.Context(), owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (document.Usage{Documents: 3, Bytes: 30}); u != want {
+			t.Errorf("%+v: %d racing uploads through two instances left the owner with %+v; want %+v", q, n, u, want)
+		}
 	}
 }

@@ -11,8 +11,8 @@
 //
 // Writes take SQLite's write lock at the start of their transaction
 // (BEGIN IMMEDIATE) and wait up to Config.BusyTimeout for it, so the
-// per-conversation document limit holds across goroutines and processes
-// sharing the file.
+// per-conversation and per-owner bounds of Create hold across goroutines
+// and processes sharing the file.
 package sqlite
 
 import (
@@ -150,8 +150,10 @@ func scanDoc(row sqlstore.Row) (document.Document, error) {
 	return d, err
 }
 
-// Create implements [document.Store].
-func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, limit int) error {
+// Create implements [document.Store]. Its transaction takes the write lock
+// at once (BEGIN IMMEDIATE), so the counts of q's checks hold until the
+// insert, for every connection and process on the file.
+func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, q document.Quota) error {
 	doc, content, err := stored.Create(doc, content)
 	if err != nil {
 		return err
@@ -164,12 +166,21 @@ func (s *Store) Create(ctx context.Context, doc document.Document, content []byt
 		if n > 0 {
 			return fmt.Errorf("%w: %q", document.ErrExists, doc.ID)
 		}
-		if limit > 0 {
+		if q.PerConversation > 0 {
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM document_documents WHERE conversation_id = ?`, doc.ConversationID).Scan(&n); err != nil {
 				return err
 			}
-			if n >= limit {
+			if n >= q.PerConversation {
 				return fmt.Errorf("%w: conversation %q holds %d documents, the limit; delete one first", document.ErrTooMany, doc.ConversationID, n)
+			}
+		}
+		if q.BindsOwner(doc) {
+			var u document.Usage
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(size), 0) FROM document_documents WHERE owner = ?`, doc.Owner).Scan(&u.Documents, &u.Bytes); err != nil {
+				return err
+			}
+			if err := q.CheckOwner(doc, u); err != nil {
+				return err
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO document_documents (`+docColumns+`, content)

@@ -47,7 +47,7 @@ func TestReopen(t *testing.T) {
 	text := "First paragraph.\n\nSecond paragraph with more words in it."
 	d := document.Document{ID: "d1", ConversationID: "c1", Name: "a.txt", ContentType: "text/plain",
 		Size: int64(len(text)), Status: document.StatusPending}
-	if err := s.Create(t.Context(), d, []byte(text), 0); err != nil {
+	if err := s.Create(t.Context(), d, []byte(text), document.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	chunks, err := document.Chunker{Size: 8, Overlap: 2}.Split(text)
@@ -89,7 +89,7 @@ func TestManyChunks(t *testing.T) {
 		t.Fatalf("%d chunks; want more than two batches", len(chunks))
 	}
 	d := document.Document{ID: "d", ConversationID: "c", Name: "w.txt", ContentType: "text/plain", Size: int64(len(text)), Status: document.StatusPending}
-	if err := s.Create(t.Context(), d, []byte(text), 0); err != nil {
+	if err := s.Create(t.Context(), d, []byte(text), document.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Complete(t.Context(), "d", "words", chunks); err != nil {

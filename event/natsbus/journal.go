@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/resume"
 )
 
 // Defaults of [JournalConfig].
@@ -322,7 +323,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		if last.Header.Get(hdrEnd) == "" {
 			leaseC = lease.C
 		}
-		first, prev := true, uint64(0)
+		cur := resume.After(after)
 		for {
 			select {
 			case <-ctx.Done():
@@ -348,25 +349,14 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 					j.log.Warn("natsbus: journal message is not an event", zap.String("key", key), zap.Error(err))
 					continue
 				}
-				if first && ev.Seq > after+1 && ev.Seq > 1 {
-					// The retention dropped events the reader needs.
-					lost := event.Event{RequestID: ev.RequestID, Seq: ev.Seq - 1, Time: time.Now(), Payload: event.Error{
-						Code: "events_lost", Message: fmt.Sprintf("events up to id %d are no longer kept for this stream; some were missed, the rest follow", ev.Seq-1),
-					}}
-					if !yield(lost, nil) {
-						return
-					}
-				}
-				first = false
-				if ev.Seq <= after || ev.Seq <= prev {
-					continue
-				}
-				prev = ev.Seq
-				if !yield(ev, nil) {
+				yielded, more := cur.Pass(ev, yield)
+				if !more {
 					return
 				}
-				// The time the reader took is not the writer's.
-				lease.Reset(j.cfg.Lease)
+				if yielded {
+					// The time the reader took is not the writer's.
+					lease.Reset(j.cfg.Lease)
+				}
 			}
 		}
 	}

@@ -33,7 +33,6 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"iter"
 	"regexp"
@@ -45,6 +44,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/resume"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/pglease"
 	"github.com/agentgraph/agentgraph/internal/pgnotify"
@@ -121,6 +121,25 @@ type Journal struct {
 var _ event.Journal = (*Journal)(nil)
 
 var namePattern = regexp.MustCompile(`^[a-z0-9_]{1,40}$`)
+
+// checkTables checks the settings of a JournalConfig or a LogConfig (what)
+// that place its tables, and returns its Name and Schema with their
+// defaults.
+func checkTables(what string, pool *pgxpool.Pool, dsn, name, schema string) (string, string, error) {
+	if pool != nil && dsn != "" {
+		return "", "", fmt.Errorf("postgres: %s has both Pool and DSN; set only one", what)
+	}
+	if name == "" {
+		name = DefaultJournalName
+	}
+	if !namePattern.MatchString(name) {
+		return "", "", fmt.Errorf("postgres: %s.Name %q: use 1 to 40 lower-case letters, digits and '_'", what, name)
+	}
+	if schema == "" {
+		schema = "public"
+	}
+	return name, schema, nil
+}
 
 type journalQueries struct {
 	keys, events, writers    string
@@ -211,17 +230,9 @@ func migrateJournal(ctx context.Context, pool *pgxpool.Pool, schema, name string
 // NewJournal connects (when cfg.DSN is set), creates or migrates the
 // tables, and opens this process's writer lease.
 func NewJournal(ctx context.Context, cfg JournalConfig) (*Journal, error) {
-	if cfg.Pool != nil && cfg.DSN != "" {
-		return nil, errors.New("postgres: JournalConfig has both Pool and DSN; set only one")
-	}
-	if cfg.Name == "" {
-		cfg.Name = DefaultJournalName
-	}
-	if !namePattern.MatchString(cfg.Name) {
-		return nil, fmt.Errorf("postgres: JournalConfig.Name %q: use 1 to 40 lower-case letters, digits and '_'", cfg.Name)
-	}
-	if cfg.Schema == "" {
-		cfg.Schema = "public"
+	var err error
+	if cfg.Name, cfg.Schema, err = checkTables("JournalConfig", cfg.Pool, cfg.DSN, cfg.Name, cfg.Schema); err != nil {
+		return nil, err
 	}
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = DefaultJournalMaxAge
@@ -358,7 +369,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		unsubscribe := func() {}
 		defer func() { unsubscribe() }()
 		pos := int64(-1)
-		first, prev := true, uint64(0)
+		cur := resume.After(after)
 		backoff := time.Millisecond
 		for {
 			rows, err := j.pool.Query(ctx, j.q.readQ, key, pos, readBatch)
@@ -397,21 +408,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 					j.log.Warn("postgres: journal row is not an event", zap.String("key", key), zap.Error(err))
 					continue
 				}
-				if first && ev.Seq > after+1 && ev.Seq > 1 {
-					// The retention dropped events the reader needs.
-					lost := event.Event{Type: event.TypeError, RequestID: ev.RequestID, Seq: ev.Seq - 1, Time: time.Now(), Payload: event.Error{
-						Code: "events_lost", Message: fmt.Sprintf("events up to id %d are no longer kept for this stream; some were missed, the rest follow", ev.Seq-1),
-					}}
-					if !yield(lost, nil) {
-						return
-					}
-				}
-				first = false
-				if ev.Seq <= after || ev.Seq <= prev {
-					continue
-				}
-				prev = ev.Seq
-				if !yield(ev, nil) {
+				if _, more := cur.Pass(ev, yield); !more {
 					return
 				}
 			}

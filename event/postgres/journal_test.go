@@ -82,21 +82,26 @@ func TestReaderWokenByNotify(t *testing.T) {
 	}
 }
 
-// TestJournalConfigErrors checks the errors of a bad configuration name
-// the field and the fix.
+// TestJournalConfigErrors checks that the errors of a bad configuration
+// of a Journal or a Log name the config, the field and the fix.
 func TestJournalConfigErrors(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "journal_")
+	// Each opens nothing, so there is nothing to close.
+	journal := func(cfg postgres.JournalConfig) error { _, err := postgres.NewJournal(t.Context(), cfg); return err }
+	log := func(cfg postgres.LogConfig) error { _, err := postgres.NewLog(t.Context(), cfg); return err }
 	for _, tc := range []struct {
-		cfg  postgres.JournalConfig
+		name string
+		err  error
 		want string
 	}{
-		{postgres.JournalConfig{Pool: pool, Name: "Bad-Name"}, `postgres: JournalConfig.Name "Bad-Name": use 1 to 40 lower-case letters, digits and '_'`},
-		{postgres.JournalConfig{Pool: pool, DSN: "postgres://x"}, "postgres: JournalConfig has both Pool and DSN; set only one"},
-		{postgres.JournalConfig{}, "postgres: Config has neither Pool nor DSN; set one of them"},
+		{"journal name", journal(postgres.JournalConfig{Pool: pool, Name: "Bad-Name"}), `postgres: JournalConfig.Name "Bad-Name": use 1 to 40 lower-case letters, digits and '_'`},
+		{"journal pool and DSN", journal(postgres.JournalConfig{Pool: pool, DSN: "postgres://x"}), "postgres: JournalConfig has both Pool and DSN; set only one"},
+		{"journal without database", journal(postgres.JournalConfig{}), "postgres: Config has neither Pool nor DSN; set one of them"},
+		{"log name", log(postgres.LogConfig{Pool: pool, Name: "Bad-Name"}), `postgres: LogConfig.Name "Bad-Name": use 1 to 40 lower-case letters, digits and '_'`},
+		{"log pool and DSN", log(postgres.LogConfig{Pool: pool, DSN: "postgres://x"}), "postgres: LogConfig has both Pool and DSN; set only one"},
 	} {
-		_, err := postgres.NewJournal(t.Context(), tc.cfg)
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("NewJournal(%+v): %v, want %q", tc.cfg, err, tc.want)
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.name, tc.err, tc.want)
 		}
 	}
 	j, err := postgres.NewJournal(t.Context(), postgres.JournalConfig{Pool: pool, Schema: schema})

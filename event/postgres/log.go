@@ -226,17 +226,9 @@ func newLogQueries(schema, name, parent string) logQueries {
 // NewLog connects (when cfg.DSN is set) and creates or migrates the
 // tables.
 func NewLog(ctx context.Context, cfg LogConfig) (*Log, error) {
-	if cfg.Pool != nil && cfg.DSN != "" {
-		return nil, errors.New("postgres: LogConfig has both Pool and DSN; set only one")
-	}
-	if cfg.Name == "" {
-		cfg.Name = DefaultJournalName
-	}
-	if !namePattern.MatchString(cfg.Name) {
-		return nil, fmt.Errorf("postgres: LogConfig.Name %q: use 1 to 40 lower-case letters, digits and '_'", cfg.Name)
-	}
-	if cfg.Schema == "" {
-		cfg.Schema = "public"
+	var err error
+	if cfg.Name, cfg.Schema, err = checkTables("LogConfig", cfg.Pool, cfg.DSN, cfg.Name, cfg.Schema); err != nil {
+		return nil, err
 	}
 	if cfg.MaxEvents <= 0 {
 		cfg.MaxEvents = DefaultJournalMaxEvents

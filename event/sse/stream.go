@@ -2,6 +2,7 @@ package sse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/resume"
 )
 
 // Config configures a [Stream] (and, for Unnamed and Retry, a [Writer]).
@@ -22,8 +24,14 @@ type Config struct {
 	// client reconnecting with Last-Event-ID gets what it missed. Zero means
 	// 1024. While the oldest kept event has not been written to any client,
 	// the stream does not drop it: Run waits instead, which holds back the
-	// emitter and so the run.
+	// emitter and so the run (for at most ReaderWait).
 	Replay int
+	// ReaderWait bounds how long Run waits for a client while Replay events
+	// wait unread (none is connected, or none reads): past it, Run stops
+	// with an error matching [ErrNoReader], and a client that connects
+	// later gets the kept events, then an error event with code
+	// "no_reader". Zero means no bound but Run's context.
+	ReaderWait time.Duration
 	// Heartbeat is the interval of comment lines sent while no event is
 	// due, so proxies keep the connection and a vanished client is noticed.
 	// Zero means 15s; negative disables heartbeats.
@@ -38,6 +46,10 @@ type Config struct {
 	// Logger receives connection-level warnings. Nil means no logging.
 	Logger *zap.Logger
 }
+
+// ErrNoReader is matched by the error of a [Stream.Run] that stopped
+// because its events waited for a client longer than Config.ReaderWait.
+var ErrNoReader = errors.New("sse: no client read the stream's events")
 
 // Stream serves the events of one request to HTTP clients as Server-Sent
 // Events, and lets a client that lost its connection resume where it left
@@ -55,8 +67,9 @@ type Config struct {
 // starts with an events_lost notice. A client resuming a stream
 // that has ended and that it has read in full gets 204 No Content, which
 // tells browsers to stop reconnecting. If Run ended with an error, clients
-// get an error event with code "stream_failed" after the last event, with
-// the id after the last event's.
+// get an error event with code "stream_failed" (or "no_reader" for
+// [ErrNoReader], saying why) after the last event, with the id after the
+// last event's.
 //
 // For resumption to work across a dropped connection, the run must outlive
 // the first request: give it a context that is not the request's (for
@@ -64,8 +77,9 @@ type Config struct {
 //
 // What a resuming client gets: events produced while no client was
 // connected are never dropped (Run waits for a client once Replay of them
-// are pending), and events written to a connection that broke are sent again
-// as long as fewer than Replay events were written after them. SSE has no
+// are pending, for at most Config.ReaderWait), and events written to a
+// connection that broke are sent again as long as fewer than Replay events
+// were written after them. SSE has no
 // acknowledgements, so events in flight in the network when a connection
 // breaks count as written; size Replay for the events a client can fall
 // behind by. A client that fell further behind receives an error event with
@@ -147,14 +161,25 @@ func (s *Stream) add(ctx context.Context, ev event.Event) error {
 	}
 	s.scratch = data
 	s.mu.Lock()
+	var wait *time.Timer
 	for s.n == len(s.frames) && s.sent <= s.first {
 		// Full, and the oldest frame has reached no client: wait for one.
 		space := s.space
 		s.mu.Unlock()
+		var timeout <-chan time.Time
+		if s.cfg.ReaderWait > 0 {
+			if wait == nil {
+				wait = time.NewTimer(s.cfg.ReaderWait)
+				defer wait.Stop()
+			}
+			timeout = wait.C
+		}
 		select {
 		case <-space:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-timeout:
+			return fmt.Errorf("%w: the %d events it keeps for one waited unread for %s, so the run was stopped; start it again", ErrNoReader, len(s.frames), s.cfg.ReaderWait)
 		}
 		s.mu.Lock()
 	}
@@ -292,11 +317,7 @@ func (s *Stream) positionAfter(seq uint64) uint64 {
 // appendLost appends an error event telling the client that events were
 // dropped before it could read them. s.mu is held.
 func (s *Stream) appendLost(b []byte) []byte {
-	ev := event.Event{RequestID: s.requestID, Seq: s.evicted, Time: time.Now(), Payload: event.Error{
-		Code:    "events_lost",
-		Message: "events up to id " + strconv.FormatUint(s.evicted, 10) + " are no longer kept for this stream; some were missed, the rest follow",
-	}}
-	b, _ = AppendEvent(b, ev, !s.cfg.Unnamed)
+	b, _ = AppendEvent(b, resume.Lost(s.requestID, s.evicted), !s.cfg.Unnamed)
 	return b
 }
 
@@ -324,10 +345,11 @@ func (s *Stream) finalID() uint64 {
 // seen it is caught up, and one that has not gets it on resuming. s.mu is
 // held.
 func (s *Stream) appendFailure(b []byte) []byte {
-	ev := event.Event{RequestID: s.requestID, Seq: s.lastSeq() + 1, Time: time.Now(), Payload: event.Error{
-		Code:    "stream_failed",
-		Message: "the run stopped before it finished",
-	}}
+	failure := event.Error{Code: "stream_failed", Message: "the run stopped before it finished"}
+	if errors.Is(s.err, ErrNoReader) {
+		failure = event.Error{Code: "no_reader", Message: s.err.Error()}
+	}
+	ev := event.Event{RequestID: s.requestID, Seq: s.lastSeq() + 1, Time: time.Now(), Payload: failure}
 	b, _ = AppendEvent(b, ev, !s.cfg.Unnamed)
 	s.log.Warn("sse: stream ended with an error", zap.String("request_id", s.requestID), zap.Error(s.err))
 	return b

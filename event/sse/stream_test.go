@@ -3,6 +3,7 @@ package sse
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 	"io"
@@ -630,3 +631,53 @@ func TestStreamFirstFramesGoWithTheHeaders(t *testing.T) {
 
 // testReader decodes the test catalogue.
 var testReader = Reader{Decoder: eventtest.Decoder()}
+
+// TestStreamReaderWait: a run whose Replay events wait for a client that
+// never comes stops once they have waited ReaderWait, with ErrNoReader,
+// instead of waiting as long as its context lasts; a client that comes
+// later gets the kept events, then a no_reader error saying why. Without
+// ReaderWait the run waits until its context ends.
+func TestStreamReaderWait(t *testing.T) {
+	events := func(yield func(event.Event, error) bool) {
+		for i := range 5 {
+			if !yield(event.Event{RequestID: "r", Seq: uint64(i + 1), Time: t0, Payload: eventtest.Chunk{Content: strconv.Itoa(i)}}, nil) {
+				return
+			}
+		}
+	}
+	st := NewStream(Config{Replay: 2, ReaderWait: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a broken test only
+	defer cancel()
+	err := st.Run(ctx, events)
+	if !errors.Is(err, ErrNoReader) || ctx.Err() != nil {
+		t.Fatalf("Run with no client = %v (context %v); want ErrNoReader before the context ends", err, ctx.Err())
+	}
+	url := server(t, st)
+	resp := connect(t, context.Background(), url, "")
+	defer resp.Body.Close()
+	var got []string
+	for ev, err := range testReader.ReadEvents(resp.Body) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch p := ev.Payload.(type) {
+		case event.Error:
+			got = append(got, fmt.Sprintf("%d error %s", ev.Seq, p.Code))
+			if !strings.Contains(p.Message, "waited unread") {
+				t.Errorf("no_reader message %q does not say why", p.Message)
+			}
+		case eventtest.Chunk:
+			got = append(got, fmt.Sprintf("%d chunk %s", ev.Seq, p.Content))
+		}
+	}
+	if diff := cmp.Diff([]string{"1 chunk 0", "2 chunk 1", "3 error no_reader"}, got); diff != "" {
+		t.Errorf("late client (-want +got):\n%s", diff)
+	}
+
+	st = NewStream(Config{Replay: 2})
+	short, cancelShort := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancelShort()
+	if err := st.Run(short, events); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run without ReaderWait = %v; want it to wait until its context ends", err)
+	}
+}

@@ -314,3 +314,72 @@ func TestPageSendsUserID(t *testing.T) {
 		}
 	})
 }
+
+// TestPageShowsServerStringsAsText: every string the server gives the page
+// (a document's name in the list and its delete button's title, an
+// upload's error naming the file, the question in the transcript and the
+// conversation list, the steps and an answer from the document) is shown as text,
+// never parsed as HTML: files and a question named with markup that runs
+// script when parsed create no element and run nothing.
+func TestPageShowsServerStringsAsText(t *testing.T) {
+	ctx := browser(t)
+	_, srv := newServer(t, chatbot.Config{})
+	dir := t.TempDir()
+	const (
+		good     = `<img src=x onerror=window.__xss=(window.__xss||0)+1>.md`
+		bad      = `<svg onload=window.__xss=(window.__xss||0)+10>.qqq`
+		question = `Hello! <img src=x onerror=window.__xss=(window.__xss||0)+100><b>`
+	)
+	for _, name := range []string{good, bad} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(parrot), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#file")),
+		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{filepath.Join(dir, good)}),
+		chromedp.WaitVisible(chromedp.CSS(`#doclist li[data-status="ready"]`)),
+		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{filepath.Join(dir, bad)}),
+		chromedp.WaitVisible(chromedp.CSS(`#docerror:not(:empty)`)),
+		chromedp.SendKeys(chromedp.CSS("#message"), question),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .usage:not(:empty)")),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#conversations").textContent.includes("<img")`),
+		chromedp.SendKeys(chromedp.CSS("#message"), "What does my uploaded document say about the office parrot?"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(2) .usage:not(:empty)")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs := text(t, ctx, "#doclist"); !strings.Contains(docs, good+" (ready)") {
+		t.Errorf("document list %q; want the name as text", docs)
+	}
+	if title := eval[string](t, ctx, `document.querySelector("#doclist li button").title`); title != "delete "+good {
+		t.Errorf("delete button's title %q", title)
+	}
+	if e := text(t, ctx, "#docerror"); !strings.Contains(e, bad) {
+		t.Errorf("upload error %q; want it to name the file as text", e)
+	}
+	if q := text(t, ctx, ".turn:nth-of-type(1) .user"); q != question {
+		t.Errorf("question shown as %q", q)
+	}
+	if progress := text(t, ctx, ".turn:nth-of-type(2) .progress"); !strings.Contains(progress, chatbot.LoadDocumentTool) {
+		t.Errorf("steps lack load_document:\n%s", progress)
+	}
+	if answer := text(t, ctx, ".turn:nth-of-type(2) .answer"); !strings.Contains(answer, "Captain Biscuit") {
+		t.Errorf("answer:\n%s\nwant it to quote the document", answer)
+	}
+	// Give an image that failed to load the time to fire its onerror (an
+	// element made of a string is found below whatever the time).
+	if err := chromedp.Do(ctx, chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("img, svg, b, script:not(:first-of-type), iframe, object").length`); n != 0 {
+		t.Errorf("%d elements were made of server-given strings; want none", n)
+	}
+	if ran := eval[bool](t, ctx, `window.__xss !== undefined`); ran {
+		t.Errorf("a server-given string ran script: window.__xss = %v", eval[any](t, ctx, `window.__xss`))
+	}
+}

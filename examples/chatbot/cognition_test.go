@@ -146,7 +146,7 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 	if len(sup) == 0 {
 		t.Fatal("no supervisor prompt recorded")
 	}
-	for _, want := range []string{"User profile:", "- Style preference: concise", "- Prefers name: Ada", "- Prefers answers: short answers"} {
+	for _, want := range []string{"User profile:", "- Style preference: concise", `- Prefers "name": "Ada"`, `- Prefers "answers": "short answers"`} {
 		if !strings.Contains(sup[0], want) {
 			t.Errorf("ada's supervisor prompt lacks %q:\n%s", want, sup[0])
 		}

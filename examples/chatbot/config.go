@@ -37,6 +37,10 @@ const (
 	DefaultMaxResumableTurns = 1000
 	DefaultResumeLinger      = time.Minute
 	DefaultResumeReplay      = 1024
+	// DefaultResumeWait is Config.ResumeWait when it is zero: as long as
+	// a client has to fetch the rest of a turn that ended
+	// (DefaultResumeLinger).
+	DefaultResumeWait = time.Minute
 	// DefaultWriteStall is Config.WriteStall when it is zero.
 	DefaultWriteStall = 30 * time.Second
 	// DefaultInstanceLease is Config.InstanceLease when it is zero.
@@ -193,9 +197,17 @@ type Config struct {
 	// ResumeReplay is how many of its latest events a resumable turn's
 	// stream keeps for clients that reconnect (see sse.Config.Replay): a
 	// client that fell further behind gets an events_lost error event.
-	// While no client has read the oldest kept event, the turn waits.
-	// Zero means DefaultResumeReplay.
+	// While no client has read the oldest kept event, the turn waits, for
+	// at most ResumeWait. Zero means DefaultResumeReplay.
 	ResumeReplay int
+	// ResumeWait bounds how long a resumable turn waits for a client to
+	// read its events once ResumeReplay of them wait unread (its client
+	// went away and has not resumed): past it the turn is stopped, which
+	// frees its running slot (MaxRunningTurns) and its conversation, and a
+	// client that resumes it later gets the kept events, then an error
+	// event with code "no_reader" that says why. Zero means
+	// DefaultResumeWait; negative means no bound but TurnTimeout.
+	ResumeWait time.Duration
 	// WriteStall bounds the progress of a chat stream (POST /api/v1/chat,
 	// GET /api/v1/chat/stream/...) to its client: a client that reads
 	// nothing for WriteStall (its connection's buffers are full) is
@@ -209,7 +221,7 @@ type Config struct {
 	// the stream's, ResumeReplay for a resumable turn), so its running
 	// slot (MaxRunningTurns) and its conversation are free when the work
 	// ends; beyond that it waits, a turn that is not resumable until its
-	// writer is disconnected. Zero means DefaultWriteStall; negative
+	// writer is disconnected, a resumable one for ResumeWait at most. Zero means DefaultWriteStall; negative
 	// means no bound but the response's (TurnTimeout and a minute).
 	WriteStall time.Duration
 	// Documents configures the documents users upload to a conversation.
@@ -346,6 +358,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResumeReplay == 0 {
 		c.ResumeReplay = DefaultResumeReplay
+	}
+	if c.ResumeWait == 0 {
+		c.ResumeWait = DefaultResumeWait
 	}
 	if c.WriteStall == 0 {
 		c.WriteStall = DefaultWriteStall

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +51,8 @@ const LoadDocumentTool = "load_document"
 type DocumentConfig struct {
 	// Limits says which uploads are accepted. The zero value means
 	// document's defaults: text formats, 1 MB, 5 documents per
-	// conversation.
+	// conversation. Its MaxPerOwner and MaxBytesPerOwner are replaced by
+	// MaxPerPrincipal and MaxBytesPerPrincipal.
 	Limits document.Limits
 	// Workers and Queue size the processing: how many documents are
 	// processed at once and how many may wait (an upload beyond that is
@@ -72,10 +72,10 @@ type DocumentConfig struct {
 	// DefaultDocumentsPerPrincipal and DefaultDocumentBytesPerPrincipal;
 	// negative means no bound. A principal's documents are those whose
 	// Owner names it: the HTTP API sets it; a document uploaded through
-	// [Bot.Documents] counts when its Owner does. The check and the upload
-	// are serialised per principal within one process; instances sharing
-	// Config.Postgres check apart, so a principal uploading through N of
-	// them at once may pass a bound by up to N-1 documents.
+	// [Bot.Documents] counts, and is bounded, when its Owner is set. The
+	// store checks the bounds atomically with the upload, so instances
+	// sharing Config.Postgres hold them together. They override
+	// Limits.MaxPerOwner and MaxBytesPerOwner.
 	MaxPerPrincipal      int
 	MaxBytesPerPrincipal int64
 	// Summarizer writes the chunk and document summaries. Nil means a
@@ -92,14 +92,6 @@ type documents struct {
 	wait   time.Duration
 	budget int
 	limits document.Limits
-
-	// maxPerPrincipal and maxBytesPerPrincipal are the quota of each
-	// principal (no bound when negative); quota serialises each
-	// principal's uploads (by a hash of its name) between the check of
-	// its quota and the upload.
-	maxPerPrincipal      int
-	maxBytesPerPrincipal int64
-	quota                [64]sync.Mutex
 
 	mu    sync.RWMutex
 	convs map[string]bool // conversations that hold, or held, documents
@@ -133,13 +125,6 @@ func (d *documents) add(conversationID string) {
 	d.convs[conversationID] = true
 }
 
-// quotaLock returns the lock that serialises principal's uploads.
-func (d *documents) quotaLock(principal string) *sync.Mutex {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(principal))
-	return &d.quota[h.Sum32()%uint32(len(d.quota))]
-}
-
 // quotaError is an upload beyond its principal's quota: 409.
 type quotaError struct {
 	field string // the DocumentConfig field of the bound
@@ -152,26 +137,19 @@ func (e *quotaError) Error() string {
 		e.limit, e.what, e.field)
 }
 
-// checkQuota returns a *quotaError when principal, holding its documents
-// plus one of size bytes, would pass its quota. It asks the store for the
-// usage of the documents the principal owns (Document.Owner, which the
-// HTTP API sets to the uploading principal): one indexed count, whatever
-// the other principals hold.
-func (d *documents) checkQuota(ctx context.Context, principal string, size int64) error {
-	if d.maxPerPrincipal < 0 && d.maxBytesPerPrincipal < 0 {
-		return nil
-	}
-	u, err := d.store.Usage(ctx, principal)
-	if err != nil {
+// principalQuota names the Config field of the store's refusal of an
+// upload past its owner's quota (a *document.QuotaError: the processor's
+// Limits.MaxPerOwner and MaxBytesPerOwner are the principal's bounds);
+// other errors are returned as they are.
+func principalQuota(err error) error {
+	var qe *document.QuotaError
+	if !errors.As(err, &qe) {
 		return err
 	}
-	if d.maxPerPrincipal >= 0 && u.Documents+1 > d.maxPerPrincipal {
-		return &quotaError{field: "MaxPerPrincipal", limit: int64(d.maxPerPrincipal), what: "documents"}
+	if qe.Field == "Bytes" {
+		return &quotaError{field: "MaxBytesPerPrincipal", limit: qe.Limit, what: "bytes of documents"}
 	}
-	if d.maxBytesPerPrincipal >= 0 && u.Bytes+size > d.maxBytesPerPrincipal {
-		return &quotaError{field: "MaxBytesPerPrincipal", limit: d.maxBytesPerPrincipal, what: "bytes of documents"}
-	}
-	return nil
+	return &quotaError{field: "MaxPerPrincipal", limit: qe.Limit, what: "documents"}
 }
 
 // openDocuments opens the document store (DataDir/documents.db, or memory
@@ -180,8 +158,12 @@ func (d *documents) checkQuota(ctx context.Context, principal string, size int64
 // source and the load_document tool.
 func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) error {
 	cfg := b.cfg.Documents
-	d := &documents{wait: cfg.Wait, budget: cfg.LoadBudget, limits: cfg.Limits, convs: map[string]bool{},
-		maxPerPrincipal: cmp.Or(cfg.MaxPerPrincipal, DefaultDocumentsPerPrincipal), maxBytesPerPrincipal: cmp.Or(cfg.MaxBytesPerPrincipal, DefaultDocumentBytesPerPrincipal)}
+	// The principal's quota is the owner's, which the store checks
+	// atomically with the upload (across instances too).
+	limits := cfg.Limits
+	limits.MaxPerOwner = max(cmp.Or(cfg.MaxPerPrincipal, DefaultDocumentsPerPrincipal), 0)
+	limits.MaxBytesPerOwner = max(cmp.Or(cfg.MaxBytesPerPrincipal, DefaultDocumentBytesPerPrincipal), 0)
+	d := &documents{wait: cfg.Wait, budget: cfg.LoadBudget, limits: limits, convs: map[string]bool{}}
 	if d.wait <= 0 {
 		d.wait = DefaultDocumentWait
 	}
@@ -221,7 +203,7 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 		sum = &document.LLMSummarizer{Model: b.turnModel(), ModelName: b.cfg.FastModel}
 	}
 	proc, err := document.NewProcessor(document.Config{
-		Store: d.store, Summarizer: sum, Limits: cfg.Limits, Workers: cfg.Workers, Queue: cfg.Queue,
+		Store: d.store, Summarizer: sum, Limits: limits, Workers: cfg.Workers, Queue: cfg.Queue,
 		OnChange: func(doc document.Document) { d.add(doc.ConversationID) },
 		Logger:   b.log,
 	})

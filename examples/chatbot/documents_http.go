@@ -63,20 +63,11 @@ func (b *Bot) documentRoutes(mux *http.ServeMux) {
 }
 
 // uploadWithin uploads u for principal unless it would pass the
-// principal's quota (a *quotaError). An upload the limits refuse is
-// refused before the quota's lock and count, with the error the processor
-// would give.
-func (b *Bot) uploadWithin(ctx context.Context, principal string, u document.Upload) (document.Document, error) {
-	if _, _, err := b.docs.limits.Check(u); err != nil {
-		return document.Document{}, err
-	}
-	mu := b.docs.quotaLock(principal)
-	mu.Lock()
-	defer mu.Unlock()
-	if err := b.docs.checkQuota(ctx, principal, int64(len(u.Content))); err != nil {
-		return document.Document{}, err
-	}
-	return b.docs.proc.Upload(ctx, u)
+// principal's quota (a *quotaError), which the store checks with the
+// upload.
+func (b *Bot) uploadWithin(ctx context.Context, u document.Upload) (document.Document, error) {
+	doc, err := b.docs.proc.Upload(ctx, u)
+	return doc, principalQuota(err)
 }
 
 // uploadLimit is the largest body of an upload: twice the largest
@@ -110,7 +101,7 @@ func (b *Bot) serveUpload(w http.ResponseWriter, r *http.Request) {
 		u.ConversationID = scoped(p, u.ConversationID)
 	}
 	u.Owner = p // the quota counts the principal's documents by it
-	doc, err := b.uploadWithin(r.Context(), p, u)
+	doc, err := b.uploadWithin(r.Context(), u)
 	if err != nil {
 		// A multipart upload without a content_type part takes the type
 		// from the "file" part's header: a type refused is that part's.

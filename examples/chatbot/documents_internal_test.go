@@ -37,59 +37,48 @@ func TestDocumentConversationSetIsBounded(t *testing.T) {
 	}
 }
 
-// listingStore counts the calls that list a document store's
-// conversations or a conversation's documents.
-type listingStore struct {
-	document.Store
-	conversations, lists int
-}
-
-func (s *listingStore) Conversations(ctx context.Context) ([]string, error) {
-	s.conversations++
-	return s.Store.Conversations(ctx)
-}
-
-func (s *listingStore) List(ctx context.Context, conversationID string) ([]document.Document, error) {
-	s.lists++
-	return s.Store.List(ctx, conversationID)
-}
-
-// TestDocumentQuotaDoesNotList: the quota check of an upload counts the
-// principal's documents in the store without listing the store's
-// conversations or their documents (which cost as much as every
-// principal's conversations), and still refuses an upload beyond either
-// bound.
-func TestDocumentQuotaDoesNotList(t *testing.T) {
+// TestDocumentQuotaIsTheStores: the principal's bounds are the store's
+// owner quota, checked with the upload: an upload past either is refused
+// with the Config field named, whatever other principals hold; and a
+// document uploaded without an owner is not bound.
+func TestDocumentQuotaIsTheStores(t *testing.T) {
+	t.Parallel()
+	b, err := openTestBot(t, Config{Documents: DocumentConfig{Limits: document.Limits{MaxPerConversation: -1}, MaxPerPrincipal: 3, MaxBytesPerPrincipal: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := t.Context()
-	st := &listingStore{Store: document.NewMemoryStore()}
-	at := time.Unix(1_000_000, 0)
-	put := func(owner, conv string, i int, size int) {
+	upload := func(owner, conv string, size int) error {
 		t.Helper()
-		doc := document.Document{ID: fmt.Sprintf("%s-%s-%d", owner, conv, i), ConversationID: scoped(owner, conv), Owner: owner,
-			Name: "a.txt", ContentType: "text/plain", Size: int64(size), Status: document.StatusReady, Created: at, Updated: at}
-		if err := st.Create(ctx, doc, make([]byte, size), 0); err != nil {
-			t.Fatal(err)
+		_, err := b.uploadWithin(ctx, document.Upload{ConversationID: scoped(owner, conv), Owner: owner, Name: "a.txt", ContentType: "text/plain",
+			Content: []byte(strings.Repeat("a", size))})
+		return err
+	}
+	for i := range 5 {
+		err := upload("bob", fmt.Sprint("c", i), 10)
+		if i < 3 && err != nil || i >= 3 && !errors.As(err, new(*quotaError)) {
+			t.Fatalf("bob's document %d: %v; want the first 3 stored, then the quota error", i, err)
 		}
 	}
-	for i := range 200 {
-		put("bob", fmt.Sprint("c", i), i, 10)
-	}
-	put("alice", "c1", 0, 100)
-	put("alice", "c2", 1, 100)
-	d := &documents{store: st, maxPerPrincipal: 3, maxBytesPerPrincipal: 1000}
-	if err := d.checkQuota(ctx, "alice", 100); err != nil {
-		t.Errorf("alice's third document: %v, want it within her quota", err)
+	for i := range 2 {
+		if err := upload("alice", fmt.Sprint("c", i), 100); err != nil {
+			t.Fatalf("alice's document %d: %v", i, err)
+		}
 	}
 	var qe *quotaError
-	if err := d.checkQuota(ctx, "alice", 801); !errors.As(err, &qe) || qe.field != "MaxBytesPerPrincipal" {
+	if err := upload("alice", "c3", 801); !errors.As(err, &qe) || qe.field != "MaxBytesPerPrincipal" || qe.limit != 1000 {
 		t.Errorf("alice's third document of 801 bytes: %v, want the MaxBytesPerPrincipal quota error", err)
 	}
-	put("alice", "c3", 2, 100)
-	if err := d.checkQuota(ctx, "alice", 1); !errors.As(err, &qe) || qe.field != "MaxPerPrincipal" {
+	if err := upload("alice", "c3", 100); err != nil {
+		t.Errorf("alice's third document: %v, want it within her quota", err)
+	}
+	if err := upload("alice", "c4", 1); !errors.As(err, &qe) || qe.field != "MaxPerPrincipal" || qe.limit != 3 {
 		t.Errorf("alice's fourth document: %v, want the MaxPerPrincipal quota error", err)
 	}
-	if st.conversations != 0 || st.lists != 0 {
-		t.Errorf("three quota checks listed the conversations %d times and documents %d times; want neither", st.conversations, st.lists)
+	for i := range 4 {
+		if _, err := b.Documents().Upload(ctx, document.Upload{ConversationID: "shared", Name: "a.txt", ContentType: "text/plain", Content: []byte("text")}); err != nil {
+			t.Errorf("upload %d without an owner: %v, want no principal's bound on it", i, err)
+		}
 	}
 }
 
@@ -110,7 +99,7 @@ func TestLoadDocumentQuotesName(t *testing.T) {
 		t.Helper()
 		doc := document.Document{ID: id, ConversationID: "conv", Name: name, ContentType: "text/plain", Size: int64(len(text)),
 			Status: document.StatusPending, Tokens: document.EstimateTokens(text), Created: time.Now()}
-		if err := b.docs.store.Create(ctx, doc, []byte(text), 0); err != nil {
+		if err := b.docs.store.Create(ctx, doc, []byte(text), document.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 		switch status {

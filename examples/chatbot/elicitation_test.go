@@ -59,6 +59,17 @@ func TestElicitationOverHTTP(t *testing.T) {
 		if diff := cmp.Diff([]string{q.ElicitationID}, pending.Pending); diff != "" {
 			t.Errorf("pending (-want +got):\n%s", diff)
 		}
+		// The call waiting for the answer is no load on its server.
+		var health struct{ MCP []chatbot.ServerHealth }
+		getJSON(t, srv.URL+"/health", &health)
+		inFlight, waiting := 0, 0
+		for _, h := range health.MCP {
+			inFlight += h.InFlight
+			waiting += h.Waiting
+		}
+		if inFlight != 0 || waiting != 1 {
+			t.Errorf("health while the question waits: %d calls in flight, %d waiting; want 0 and 1 (%+v)", inFlight, waiting, health.MCP)
+		}
 		answer := postJSON(t, srv.URL+"/api/v1/elicitation/respond", map[string]any{
 			"elicitation_id": q.ElicitationID, "action": "accept",
 			"content": map[string]any{"email": "ada@example.com", "date": date},

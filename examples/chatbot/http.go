@@ -422,7 +422,7 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 	servers := []ServerHealth{}
 	for _, h := range b.manager.Health() {
 		sh := ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
-			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures}
+			Connected: h.Connected, InFlight: h.InFlight, Waiting: h.Waiting, Failures: h.Failures}
 		if admin {
 			sh.LastError = h.LastError
 		}
@@ -442,15 +442,29 @@ func (b *Bot) admin(principal string) bool {
 	return b.guard.Open() || slices.Contains(b.cfg.Admins, principal)
 }
 
-// ServerHealth is one MCP server's entry in GET /health; LastError is
-// shown to admins only (Config.Admins).
+// ServerHealth is one MCP server's entry in GET /health (see
+// mcp.Health); LastError is shown to admins only (Config.Admins).
 type ServerHealth struct {
-	Name      string `json:"name"`
+	// Name is the server's name in Config.Servers.
+	Name string `json:"name"`
+	// Transport is how the server is reached: "stdio", "http", "sse" or
+	// "inprocess".
 	Transport string `json:"transport"`
-	State     string `json:"state"`
-	Connected bool   `json:"connected"`
-	InFlight  int    `json:"in_flight"`
-	Failures  int    `json:"failures"`
+	// State is "unknown" (no call yet), "healthy", "unhealthy" (the last
+	// call failed on the transport) or "open" (the circuit breaker fails
+	// calls fast until it cools down).
+	State string `json:"state"`
+	// Connected reports whether a client is connected now.
+	Connected bool `json:"connected"`
+	// InFlight counts the calls the server is running now: its load.
+	InFlight int `json:"in_flight"`
+	// Waiting counts the calls whose server waits for a person to answer
+	// a question (elicitation); they hold none of its concurrency slots.
+	Waiting int `json:"waiting"`
+	// Failures counts the transport failures and timed-out calls in a
+	// row.
+	Failures int `json:"failures"`
+	// LastError is the last failure's message, for admins only.
 	LastError string `json:"last_error,omitempty"`
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/sse"
 )
@@ -307,7 +309,10 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 			cancelCause(cause)
 			cancelTimeout()
 		}
-		stream = sse.NewStream(sse.Config{Replay: b.cfg.ResumeReplay, Logger: b.log})
+		// A turn whose events wait unread stops after ResumeWait
+		// (sse.ErrNoReader): no client may ever come back for them, and
+		// it holds a running slot.
+		stream = sse.NewStream(sse.Config{Replay: b.cfg.ResumeReplay, ReaderWait: max(b.cfg.ResumeWait, 0), Logger: b.log})
 		perPrincipal := b.cfg.MaxStreams // a principal's share of MaxResumableTurns
 		if b.guard.Open() {
 			perPrincipal = 0
@@ -354,9 +359,11 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	firstIn := make(chan struct{}) // closed once the stream holds the first event
+	var lastSeq uint64             // of the newest event given to the stream; read after Run
 	events := func(yield func(event.Event, error) bool) {
 		defer stop()
 		last := first
+		lastSeq = first.Seq
 		ok := yield(first, nil)
 		close(firstIn)
 		if !ok {
@@ -379,7 +386,7 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 				yield(event.Event{}, err)
 				return
 			}
-			last = ev
+			last, lastSeq = ev, ev.Seq
 			if !yield(ev, nil) {
 				return
 			}
@@ -395,7 +402,17 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		if req.Resumable && b.cluster != nil {
 			run = b.cluster.tee(ctx, jkey, events) // for clients resuming on another instance
 		}
-		_ = stream.Run(ctx, run)
+		if err := stream.Run(ctx, run); errors.Is(err, sse.ErrNoReader) {
+			// Stopped (by the deferred cancel) with its events unread:
+			// clients resuming here get the stream's no_reader error;
+			// those resuming elsewhere, the same from the journal.
+			b.log.Info("chatbot: resumable turn stopped: no client read its events", zap.String("request_id", req.RequestID),
+				zap.Int("resume_replay", b.cfg.ResumeReplay), zap.Duration("resume_wait", b.cfg.ResumeWait))
+			if b.cluster != nil {
+				b.cluster.append(ctx, jkey, event.Event{Type: event.TypeError, RequestID: req.RequestID, Seq: lastSeq + 1, Time: time.Now(),
+					Payload: event.Error{Code: "no_reader", Message: err.Error()}})
+			}
+		}
 		if req.Resumable {
 			b.streams.ended(key, stream)
 			if b.cluster != nil {

@@ -108,7 +108,7 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 type Memory struct {
 	db     *sql.DB
 	prefix string
-	pg     bool // PostgreSQL: saves lock their table (see lockTable)
+	pg     bool // PostgreSQL: saves lock their table (see save)
 	// MinScore is as SkillLibrary's. Zero means 0.3.
 	MinScore float64
 }
@@ -151,40 +151,43 @@ func (m *Memory) Save(ctx context.Context, s Skill) error {
 	if err != nil {
 		return err
 	}
+	return m.save(ctx, "swarm_skills", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_skills (agent, task, skill, seq)
+			SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Agent, s.Task, string(b)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills)
+		return err
+	})
+}
+
+// save runs fn in a transaction that it commits when fn returns nil. On
+// PostgreSQL the transaction first locks table, which makes the other
+// saves to table wait until it ends, so that the MAX(seq) it reads is
+// still the highest when it inserts: PostgreSQL's READ COMMITTED lets two
+// transactions read the same MAX. The lock mode conflicts with itself and
+// with writes, not with reads. SQLite needs none, provided the
+// transaction's first statement writes: it then takes the database's
+// write lock (waiting up to the busy timeout for another writer) and
+// holds it until it ends. A SQLite transaction whose first statement
+// reads cannot wait for the write lock later: it fails with SQLITE_BUSY
+// when another transaction writes meanwhile, so the first statement of
+// every fn here writes.
+func (m *Memory) save(ctx context.Context, table string, fn func(*sql.Tx) error) error {
 	tx, err := m.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := m.lockTable(ctx, tx, "swarm_skills"); err != nil {
-		return err
+	if m.pg {
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE `+m.prefix+table+` IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+			return err
+		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_skills (agent, task, skill, seq)
-		SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Agent, s.Task, string(b)); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit()
-}
-
-// lockTable makes the other saves to table wait until tx ends, so that
-// the MAX(seq) tx reads is still the highest when it inserts: PostgreSQL's
-// READ COMMITTED lets two transactions read the same MAX. The lock mode
-// conflicts with itself and with writes, not with reads. SQLite needs
-// none, provided the transaction's first statement writes: it then takes
-// the database's write lock (waiting up to the busy timeout for another
-// writer) and holds it until it ends. A SQLite transaction whose first
-// statement reads cannot wait for the write lock later: it fails with
-// SQLITE_BUSY when another transaction writes meanwhile, so every save
-// here writes first.
-func (m *Memory) lockTable(ctx context.Context, tx *sql.Tx, table string) error {
-	if !m.pg {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `LOCK TABLE `+m.prefix+table+` IN SHARE ROW EXCLUSIVE MODE`)
-	return err
 }
 
 // Find implements SkillStore.
@@ -223,24 +226,16 @@ func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec) error {
 	if err != nil {
 		return err
 	}
-	tx, err := m.db.BeginTx(ctx, nil)
-	if err != nil {
+	return m.save(ctx, "swarm_workflows", func(tx *sql.Tx) error {
+		// The first statement writes (see save): a SQLite transaction
+		// that read first could not take the write lock another holds.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_workflows WHERE name = $1`, t.Name); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_workflows (name, spec, seq)
+			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`, t.Name, string(b))
 		return err
-	}
-	defer tx.Rollback()
-	if err := m.lockTable(ctx, tx, "swarm_workflows"); err != nil {
-		return err
-	}
-	// The first statement writes (see lockTable): a SQLite transaction
-	// that read first could not take the write lock another holds.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_workflows WHERE name = $1`, t.Name); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_workflows (name, spec, seq)
-		SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`, t.Name, string(b)); err != nil {
-		return err
-	}
-	return tx.Commit()
+	})
 }
 
 // Teams implements WorkflowStore.

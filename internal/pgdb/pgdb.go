@@ -1,8 +1,8 @@
 // Package pgdb holds the plumbing that the PostgreSQL stores of this module
-// (memory/postgres, document/postgres, cognition/postgres) share: using a
-// caller's pool or opening one from a DSN, schema-qualified table names,
-// and versioned migrations, recorded in a table of their own, that several
-// processes may run at once.
+// (memory/postgres, document/postgres, cognition/postgres and others)
+// share: using a caller's pool or opening one from a DSN, schema-qualified
+// table names, versioned migrations, recorded in a table of their own,
+// that several processes may run at once, and reading a column of text.
 package pgdb
 
 import (
@@ -68,6 +68,23 @@ func Table(schema, table string) string {
 		return pgx.Identifier{table}.Sanitize()
 	}
 	return pgx.Identifier{schema, table}.Sanitize()
+}
+
+// Querier is what a pool, a connection and a transaction share: running a
+// query.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Strings returns the values of the one text column that query selects,
+// run through q with args, in the order of its rows.
+func Strings(ctx context.Context, q Querier, query string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // Migrations are a store's versioned schema changes.

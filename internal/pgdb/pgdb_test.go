@@ -80,6 +80,28 @@ func count(t *testing.T, pool *pgxpool.Pool, query string) int {
 	return n
 }
 
+// TestStrings reads a text column in the query's order, through a pool
+// or a transaction, and returns the query's error.
+func TestStrings(t *testing.T) {
+	pool, _ := postgrestest.Schema(t, "pgdbtest_")
+	const q = `SELECT x FROM unnest($1::text[]) WITH ORDINALITY AS t(x, i) ORDER BY i DESC`
+	got, err := pgdb.Strings(t.Context(), pool, q, []string{"a", "b", "c"})
+	if err != nil || strings.Join(got, "") != "cba" {
+		t.Errorf("Strings = %q, %v; want [c b a]", got, err)
+	}
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(t.Context())
+	if got, err := pgdb.Strings(t.Context(), tx, q, []string{}); err != nil || len(got) != 0 {
+		t.Errorf("Strings of no rows in a transaction = %q, %v; want none", got, err)
+	}
+	if _, err := pgdb.Strings(t.Context(), pool, `SELECT nope`); err == nil {
+		t.Error("Strings of a broken query: no error")
+	}
+}
+
 func TestMigrateIdempotent(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "pgdbtest_")
 	core, logs := observer.New(zap.InfoLevel)

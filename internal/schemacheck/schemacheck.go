@@ -4,10 +4,16 @@
 // checks a tool call's arguments. Both compile a reflected JSON Schema,
 // flatten its violations to field paths, and run the validate tags of the
 // decoded value; each words the problems its own way, for its own reader.
+//
+// It also holds the shape of a tool's parameters schema ([ToolParameters]),
+// which package operator's tools and package mcptool's MCP tools give the
+// model alike.
 package schemacheck
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -155,4 +161,27 @@ func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
 		}
 	}
 	return false
+}
+
+// ToolParameters returns doc, a JSON Schema, as the parameters of a tool:
+// without $schema, of type "object" and with properties (empty when doc
+// has none), encoded without HTML escapes. It changes doc. A doc of
+// another type is an error, which names doc by subject (for example "the
+// JSON Schema").
+func ToolParameters(doc map[string]any, subject string) ([]byte, error) {
+	delete(doc, "$schema")
+	if typ, ok := doc["type"]; ok && typ != "object" {
+		return nil, fmt.Errorf("%s has type %v; a tool's arguments are an object", subject, typ)
+	}
+	doc["type"] = "object"
+	if _, ok := doc["properties"]; !ok {
+		doc["properties"] = map[string]any{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(buf.Bytes()), nil
 }

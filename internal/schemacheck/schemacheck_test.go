@@ -90,3 +90,27 @@ func TestTagPath(t *testing.T) {
 		t.Errorf("TagPath = %q, want steps[0].tool (JSON names, no root type)", got)
 	}
 }
+
+// TestToolParameters makes a schema the parameters of a tool: $schema
+// dropped, type object, properties present, "<" and ">" kept as they are;
+// and refuses a schema of another type, naming it by the subject given.
+func TestToolParameters(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  map[string]any
+		want string
+	}{
+		{"empty", map[string]any{}, `{"properties":{},"type":"object"}`},
+		{"kept", map[string]any{"$schema": "x", "type": "object", "description": "a <b>", "properties": map[string]any{"q": map[string]any{"type": "string"}}},
+			`{"description":"a <b>","properties":{"q":{"type":"string"}},"type":"object"}`},
+	} {
+		got, err := schemacheck.ToolParameters(tc.doc, "the schema")
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: ToolParameters = %s, %v; want %s", tc.name, got, err, tc.want)
+		}
+	}
+	_, err := schemacheck.ToolParameters(map[string]any{"type": "array"}, "its input schema")
+	if want := "its input schema has type array; a tool's arguments are an object"; err == nil || err.Error() != want {
+		t.Errorf("ToolParameters of an array schema: err = %v, want %q", err, want)
+	}
+}

@@ -1,7 +1,14 @@
 // Package sqlstore holds what the SQL stores of this module do the same
 // way whatever their driver, pgx (internal/pgdb) or database/sql
-// (internal/sqlitedb): reading a query's rows into a slice.
+// (internal/sqlitedb): reading a query's rows into a slice, and a value
+// stored as JSON.
 package sqlstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Row is a row to scan: a pgx.Row, an *sql.Row, or the current row of
 // [Rows].
@@ -31,4 +38,23 @@ func Collect[T any](rows Rows, scan func(Row) (T, error)) ([]T, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// JSON returns the value that the one column of row holds as JSON, or
+// zero when there is no row: when Scan returns noRows, the driver's
+// sql.ErrNoRows or pgx.ErrNoRows. what names the value in errors.
+func JSON[T any](row Row, noRows error, what string, zero T) (T, error) {
+	var data []byte
+	err := row.Scan(&data)
+	if errors.Is(err, noRows) {
+		return zero, nil
+	}
+	if err != nil {
+		return zero, err
+	}
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return zero, fmt.Errorf("decode stored %s: %w", what, err)
+	}
+	return v, nil
 }

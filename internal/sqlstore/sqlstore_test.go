@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/internal/sqlstore"
@@ -38,5 +39,40 @@ func TestCollect(t *testing.T) {
 	_, err = sqlstore.Collect(&rows{vals: []int{1, 2, 3}}, func(sqlstore.Row) (int, error) { n++; return 0, bad })
 	if err != bad || n != 1 {
 		t.Errorf("Collect with a failing scan = %v after %d rows, want its error after 1", err, n)
+	}
+}
+
+// row holds one column of raw bytes, or fails to scan with err.
+type row struct {
+	data []byte
+	err  error
+}
+
+func (r row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	*dest[0].(*[]byte) = r.data
+	return nil
+}
+
+// TestJSON decodes a row's JSON, gives zero for no row, and names the
+// value when it does not decode.
+func TestJSON(t *testing.T) {
+	type v struct{ N int }
+	noRows := errors.New("no rows")
+	if got, err := sqlstore.JSON(row{data: []byte(`{"N":2}`)}, noRows, "thing", v{N: -1}); err != nil || got.N != 2 {
+		t.Errorf("JSON = %+v, %v; want N 2", got, err)
+	}
+	if got, err := sqlstore.JSON(row{err: noRows}, noRows, "thing", v{N: -1}); err != nil || got.N != -1 {
+		t.Errorf("JSON of no row = %+v, %v; want the zero given", got, err)
+	}
+	broken := errors.New("connection lost")
+	if _, err := sqlstore.JSON(row{err: broken}, noRows, "thing", v{}); err != broken {
+		t.Errorf("JSON of a failed scan = %v, want its error", err)
+	}
+	_, err := sqlstore.JSON(row{data: []byte(`{`)}, noRows, "thing", v{})
+	if err == nil || !strings.HasPrefix(err.Error(), "decode stored thing: ") {
+		t.Errorf("JSON of bad data = %v, want decode stored thing: ...", err)
 	}
 }

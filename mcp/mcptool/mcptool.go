@@ -27,12 +27,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
+	"go.uber.org/zap"
 )
 
 // Tool is one MCP tool as an [operator.Tool], bound to the session it
@@ -65,17 +70,29 @@ func WithServer(server string) Option { return func(o *options) { o.server = ser
 // "<server><Separator><tool>" ([mcp.RegistryConfig].Separator, "__" by
 // default), or [WithServer] names the server and name the server's tool.
 // Its definition has the tool's description and input schema (without
-// $schema); its name is name with every byte providers refuse replaced by
-// '_' and cut to [operator.MaxToolNameLen] bytes. session may come from
-// [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls name the
-// tool's server.
+// $schema); its name is [ToolName](name). A name (listed, or the
+// server's) that is not valid UTF-8, has control or bidirectional-text
+// characters or is over [MaxServerToolNameLen] bytes is refused. session may
+// come from [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls
+// name the tool's server.
 func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, opts ...Option) (*Tool, error) {
-	if reg == nil || session == nil {
-		return nil, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
-	}
 	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	t, _, err := newTool(ctx, reg, session, name, o)
+	return t, err
+}
+
+// newTool is New; invalid reports that the error is about the tool itself
+// (its name, its schema, or a server that does not describe it), not about
+// reaching the server.
+func newTool(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, o options) (_ *Tool, invalid bool, _ error) {
+	if reg == nil || session == nil {
+		return nil, false, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
+	}
+	if err := checkName(name); err != nil {
+		return nil, true, err
 	}
 	t, err := reg.Tool(ctx, name)
 	if o.server != "" && (err != nil || t.Server != o.server || t.Tool != name) {
@@ -83,16 +100,20 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 		// several: look the server's tool up by where it lives.
 		var listed string
 		if listed, err = listedName(ctx, reg, o.server, name); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		t, err = reg.Tool(ctx, listed)
 	}
 	if err != nil {
-		return nil, err
+		var notFound *mcp.ToolNotFoundError
+		return nil, errors.As(err, &notFound), err
+	}
+	if err := checkName(t.Tool); err != nil {
+		return nil, true, fmt.Errorf("%w (server %q)", err, t.Server)
 	}
 	params, err := parameters(t.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("mcptool: tool %q of server %q: %w", t.Tool, t.Server, err)
+		return nil, true, fmt.Errorf("mcptool: tool %q of server %q: %w", t.Tool, t.Server, err)
 	}
 	desc := t.Description
 	if desc == "" {
@@ -103,7 +124,7 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 		server:  t.Server,
 		name:    t.Tool,
 		session: session,
-	}, nil
+	}, false, nil
 }
 
 // listedName returns the name reg lists server's tool by.
@@ -135,11 +156,28 @@ func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (st
 
 // Tools returns the named tools (every tool reg lists when names is empty,
 // in its order) as [operator.Tool]s calling through session; see [New].
+//
+// Named tools must all be found and valid. With no names, a tool that
+// cannot be made (its name has control or bidirectional-text characters or
+// is over [MaxServerToolNameLen] bytes, its input schema is not an object,
+// its server does not describe it) is left out with a warning through
+// reg's logger ([mcp.Registry.Logger]), so that one server's bad tool does
+// not cost the others theirs. Failing to reach a server (its tools/list
+// failing, a disconnection, a timeout) is an error: its tools would be
+// missing without one.
+//
+// A tool's name is [ToolName] of its listed name, which depends on that
+// name only, not on the order or on the other tools: a name changed to be
+// valid for providers has a suffix from its listed name, so "a.b" and
+// "a_b" stay apart. A tool whose name another tool already has (a second
+// listing of a name, or a listed name equal to another's suffixed one) is
+// left out with a warning (or is an error, when named).
 func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names ...string) ([]operator.Tool, error) {
 	if reg == nil {
 		return nil, errors.New("mcptool: Tools needs a registry")
 	}
-	if len(names) == 0 {
+	all := len(names) == 0
+	if all {
 		sums, err := reg.Tools(ctx)
 		if err != nil {
 			return nil, err
@@ -148,31 +186,111 @@ func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names .
 			names = append(names, s.Name)
 		}
 	}
-	out := make([]operator.Tool, 0, len(names))
+	log := reg.Logger()
+	tools := make([]*Tool, 0, len(names))
+	listed := make([]string, 0, len(names))
+	seen := make(map[string]bool, len(names))
 	for _, n := range names {
-		t, err := New(ctx, reg, session, n)
-		if err != nil {
-			return nil, err
+		if seen[n] {
+			if !all {
+				return nil, fmt.Errorf("mcptool: Tools names %q twice; name each tool once", n)
+			}
+			log.Warn("mcptool: a tool is listed twice; left out its second listing", zap.String("tool", n))
+			continue
 		}
+		seen[n] = true
+		t, invalid, err := newTool(ctx, reg, session, n, options{})
+		if err != nil {
+			if !all || !invalid || ctx.Err() != nil {
+				return nil, err
+			}
+			log.Warn("mcptool: left out a tool that cannot be made", zap.String("tool", n), zap.Error(err))
+			continue
+		}
+		tools = append(tools, t)
+		listed = append(listed, n)
+	}
+	tools, err := uniqueNames(tools, listed, all, log)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]operator.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = t
+	}
+	return out, nil
+}
+
+// uniqueNames checks that the tools' definition names are unique (see
+// [Tools]); listed holds each tool's name as listed. A name taken by an
+// earlier tool leaves its tool out when all is set, and is an error
+// otherwise.
+func uniqueNames(tools []*Tool, listed []string, all bool, log *zap.Logger) ([]*Tool, error) {
+	taken := make(map[string]string, len(tools))
+	out := tools[:0]
+	for i, t := range tools {
+		if first, dup := taken[t.def.Name]; dup {
+			if !all {
+				return nil, fmt.Errorf("mcptool: tools %q and %q are both named %q for the model; name one of them only", first, listed[i], t.def.Name)
+			}
+			log.Warn("mcptool: left out a tool whose name for the model another tool has", zap.String("tool", listed[i]), zap.String("other", first), zap.String("name", t.def.Name))
+			continue
+		}
+		taken[t.def.Name] = listed[i]
 		out = append(out, t)
 	}
 	return out, nil
 }
 
-// ToolName returns name as a tool name providers accept: each byte other
-// than a letter, digit, '_' or '-' becomes '_', and the name is cut to
-// [operator.MaxToolNameLen] bytes.
+// MaxServerToolNameLen is the longest name of a server's tool, in bytes,
+// that [New] accepts.
+const MaxServerToolNameLen = 256
+
+// checkName refuses a tool name that is not valid UTF-8, has control or
+// bidirectional-text characters (which would show other text than the
+// name in logs and interfaces), or is over MaxServerToolNameLen bytes. The
+// error quotes the name cut and escaped.
+func checkName(name string) error {
+	shown := name
+	if len(shown) > 64 {
+		shown = shown[:64]
+	}
+	if len(name) > MaxServerToolNameLen {
+		return fmt.Errorf("mcptool: the tool name %+q... is %d bytes, over %d (MaxServerToolNameLen); the server must name it shorter", shown, len(name), MaxServerToolNameLen)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("mcptool: the tool name %+q is not valid UTF-8; the server must rename it", shown)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return fmt.Errorf("mcptool: the tool name %+q has the character %U; the server must rename it", shown, r)
+		}
+	}
+	return nil
+}
+
+// ToolName returns name as a tool name providers accept: a name of only
+// letters, digits, '_' and '-', of at most [operator.MaxToolNameLen] bytes,
+// is kept; in any other, each other byte becomes '_', and the name is cut
+// to leave room for a suffix of "_" and the 8 hexadecimal digits of the
+// 32-bit FNV-1a hash of name. The suffix depends on name only, and keeps
+// apart names that the replacing would make one ("a.b" and "a_b").
 func ToolName(name string) string {
 	b := []byte(name)
+	changed := len(b) > operator.MaxToolNameLen
 	for i, c := range b {
 		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			b[i] = '_'
+			changed = true
 		}
 	}
-	if len(b) > operator.MaxToolNameLen {
-		b = b[:operator.MaxToolNameLen]
+	if !changed {
+		return name
 	}
-	return string(b)
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	suffix := fmt.Sprintf("_%08x", h.Sum32())
+	return string(b[:min(len(b), operator.MaxToolNameLen-len(suffix))]) + suffix
 }
 
 // parameters cleans an MCP input schema for a model: no $schema, an object
@@ -185,21 +303,7 @@ func parameters(schema json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(schema, &doc); err != nil {
 		return nil, fmt.Errorf("its input schema is not a JSON object: %w", err)
 	}
-	delete(doc, "$schema")
-	if typ, ok := doc["type"]; ok && typ != "object" {
-		return nil, fmt.Errorf("its input schema has type %v; tool arguments are an object", typ)
-	}
-	doc["type"] = "object"
-	if _, ok := doc["properties"]; !ok {
-		doc["properties"] = map[string]any{}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(buf.Bytes()), nil
+	return schemacheck.ToolParameters(doc, "its input schema")
 }
 
 // Definition returns the tool's definition.

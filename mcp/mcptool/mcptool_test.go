@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -238,17 +239,31 @@ func TestCalculatorServer(t *testing.T) {
 	}
 }
 
+// A valid name is kept; a changed one gets the suffix of its own name, so
+// names that the replacing makes one stay apart.
 func TestToolName(t *testing.T) {
 	for in, want := range map[string]string{
 		"echo":                  "echo",
-		"files.read":            "files_read",
-		"a/b c":                 "a_b_c",
-		strings.Repeat("x", 70): strings.Repeat("x", 64),
+		"a_b":                   "a_b",
+		"a.b":                   "a_b_" + fnvHex("a.b"),
+		"a b":                   "a_b_" + fnvHex("a b"),
+		"a/b c":                 "a_b_c_" + fnvHex("a/b c"),
+		strings.Repeat("x", 64): strings.Repeat("x", 64),
+		strings.Repeat("x", 70): strings.Repeat("x", 55) + "_" + fnvHex(strings.Repeat("x", 70)),
 	} {
 		if got := mcptool.ToolName(in); got != want {
 			t.Errorf("ToolName(%q) = %q, want %q", in, got, want)
 		}
+		if err := operator.CheckToolName(mcptool.ToolName(in)); err != nil {
+			t.Errorf("ToolName(%q): %v", in, err)
+		}
 	}
+}
+
+func fnvHex(s string) string {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 func TestModelResultOfMCPResult(t *testing.T) {

@@ -93,6 +93,16 @@ func search(t *testing.T, s memory.Items, q memory.ItemQuery) []memory.Record {
 	return rs
 }
 
+// searchKeys returns the keys of the records q finds, in order.
+func searchKeys(t *testing.T, s memory.Items, q memory.ItemQuery) []string {
+	t.Helper()
+	var keys []string
+	for _, r := range search(t, s, q) {
+		keys = append(keys, r.Key)
+	}
+	return keys
+}
+
 // ids renders records as "ns/ns:key".
 func ids(rs []memory.Record) []string {
 	out := make([]string, len(rs))
@@ -435,11 +445,7 @@ func testSearchFilter(t *testing.T, s items) {
 		{map[string]any{"score": map[string]any{"$gt": "1"}}, []string{"c"}},
 		{map[string]any{}, []string{"a", "b", "c", "d"}},
 	} {
-		got := search(t, s, memory.ItemQuery{Prefix: ns, Filter: c.filter})
-		keys := make([]string, len(got))
-		for i, r := range got {
-			keys[i] = r.Key
-		}
+		keys := searchKeys(t, s, memory.ItemQuery{Prefix: ns, Filter: c.filter})
 		if !slices.Equal(keys, c.want) {
 			t.Errorf("Search(Filter %v) = %q, want %q", c.filter, keys, c.want)
 		}
@@ -514,11 +520,7 @@ func testSearchQuery(t *testing.T, s items) {
 		{"lang", []string{"b"}},
 		{"", []string{"a", "b", "c"}},
 	} {
-		got := search(t, s, memory.ItemQuery{Prefix: ns, Query: c.query})
-		keys := make([]string, len(got))
-		for i, r := range got {
-			keys[i] = r.Key
-		}
+		keys := searchKeys(t, s, memory.ItemQuery{Prefix: ns, Query: c.query})
 		if !slices.Equal(keys, c.want) {
 			t.Errorf("Search(Query %q) = %q, want %q", c.query, keys, c.want)
 		}

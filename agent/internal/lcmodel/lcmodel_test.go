@@ -195,3 +195,51 @@ func TestUsage(t *testing.T) {
 		t.Errorf("UsageKey usage = %+v", got)
 	}
 }
+
+// Pieces whose ids carry the wire's index are assembled by it, however
+// they interleave, and Complete puts the calls so assembled in the
+// response; an unmarked piece among them continues the last call.
+func TestSplitterAssemblesByIndex(t *testing.T) {
+	var got []model.ToolCallDelta
+	s := NewSplitter(func(c model.Chunk) error { got = append(got, *c.ToolCall); return nil })
+	piece := func(index int, id, typ, name, args string) string {
+		b, _ := json.Marshal([]map[string]any{{"id": MarkToolCallID(index, id), "type": typ,
+			"function": map[string]any{"name": name, "arguments": args}}})
+		return string(b)
+	}
+	for _, b := range []string{
+		piece(5, "call_a", "function", "fa", ""),
+		piece(2, "call_b", "function", "fb", `{"y"`),
+		piece(5, "", "", "", `{"x":1`),
+		piece(2, "", "", "", `:2}`),
+		`[{"type":"","function":{"name":"","arguments":"}"}}]`,
+	} {
+		if err := s.text([]byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []model.ToolCallDelta{
+		{Index: 0, ID: "call_a", Name: "fa"},
+		{Index: 1, ID: "call_b", Name: "fb", Arguments: `{"y"`},
+		{Index: 0, Arguments: `{"x":1`},
+		{Index: 1, Arguments: `:2}`},
+		{Index: 1, Arguments: `}`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("deltas (-want +got):\n%s", diff)
+	}
+	resp := &model.Response{Message: model.Message{Parts: []model.Part{model.TextPart("hi"),
+		model.ToolCallPart(model.ToolCall{ID: "wrong", Name: "fa", Arguments: json.RawMessage(`{}`)})}}}
+	s.Complete(resp)
+	wantCalls := []model.ToolCall{{ID: "call_a", Name: "fa", Arguments: json.RawMessage(`{"x":1`)},
+		{ID: "call_b", Name: "fb", Arguments: json.RawMessage(`{"y":2}}`)}}
+	if diff := cmp.Diff(wantCalls, resp.ToolCalls()); diff != "" || resp.Text() != "hi" {
+		t.Fatalf("response calls (-want +got):\n%s; text %q", diff, resp.Text())
+	}
+	s.Reset()
+	resp = &model.Response{Message: model.Message{Parts: []model.Part{model.ToolCallPart(model.ToolCall{ID: "keep"})}}}
+	s.Complete(resp)
+	if calls := resp.ToolCalls(); len(calls) != 1 || calls[0].ID != "keep" {
+		t.Fatalf("a stream without marked pieces changed the response: %+v", calls)
+	}
+}

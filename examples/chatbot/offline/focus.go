@@ -59,10 +59,14 @@ func focusWords(q string, words []string) []string {
 			}
 		}
 	}
+	// "When was Acme founded?": the verb of the beginning says that a
+	// year is asked (kindBegin), which any verb of a beginning gives.
+	begin := askedKind(toks) == kindBegin
 	var focus []string
 	for _, w := range words {
 		switch {
 		case frameWords[w] || degree[w] || questionForms[w] || plainVerbs[w] || companyWord(w):
+		case begin && beginVerb(w):
 		case strings.Trim(w, "0123456789.,$%") == "":
 		default:
 			focus = append(focus, w)

@@ -735,6 +735,9 @@ func topicAt(q string, words []string) (topic, toks []string, at int) {
 		if !topicPrepositions[t] || i == 0 {
 			continue
 		}
+		if t == "for" && i+1 < len(toks) && hasAny(toks[i+1:i+2], "free", "nothing") {
+			continue // "for free" says how, not of what: "can I test it for free?"
+		}
 		// The words on each side as contentWords reads them, so that a
 		// word it rewrites ("crm" of "customer relationship management")
 		// is found on its side.
@@ -778,6 +781,28 @@ func ownerWords(q string, words []string) []string {
 	}
 	// The preposition that ends the topic must be "of".
 	if toks[i] != "of" {
+		return nil
+	}
+	var out []string
+	for _, x := range toks[i+1:] {
+		if topicPrepositions[x] {
+			break
+		}
+		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" && !ownerModifier(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// placeQualifiers returns the words of where the question's topic is,
+// after "in" or "at" up to the next preposition: "Singapore office" of
+// "how many staff work in the Singapore office?". Like ownerWords, the
+// sources must name them somewhere, or they are about the topic
+// elsewhere; nil when the topic is not followed by "in" or "at".
+func placeQualifiers(q string, words []string) []string {
+	topic, toks, i := topicAt(q, words)
+	if len(topic) == 0 || toks[i] != "in" && toks[i] != "at" {
 		return nil
 	}
 	var out []string
@@ -885,31 +910,52 @@ func passageCover(q string, rs []result) (float64, float64) {
 	// use the platform?" is "customers", but "looker" alone is no
 	// "viewer", nor "overcast" a "cloud". A synonym ranks passages; it
 	// does not make a subject the sources lack covered.
-	var syn expanded
-	if slices.ContainsFunc(words, func(w string) bool { return guards().Anchors(w) && matches(w, all) }) {
-		syn = expandWords(q, words, all)
+	// A synonym in everyday use ("staff" is "employees") holds one
+	// sense, and counts without such a word.
+	syn := expandWords(q, words, all)
+	if !slices.ContainsFunc(words, func(w string) bool { return guards().Anchors(w) && matches(w, all) }) {
+		syn = expanded{usage: syn.usage}
 	}
 	if len(topic) > 0 {
 		// A topic word that no result holds anywhere ("maternity" in
 		// "maternity policy for Business customers") is a subject the
 		// sources do not cover, whatever else they match.
-		for _, w := range append(slices.Clip(topic), ownerWords(q, words)...) {
+		for _, w := range append(append(slices.Clip(topic), ownerWords(q, words)...), placeQualifiers(q, words)...) {
 			if !matches(w, all) && !syn.sure(w, all) {
 				return 0, 0
 			}
 		}
 	}
+	// A value of the kind asked ("how many": a count, "how long": a
+	// duration, "what year": a year) beside the question's focus counts
+	// as one of the question's words: "Demos last 45 minutes" answers
+	// "how long is a product demo?" without the word "product".
+	// Only where the results hold every word of the question's focus
+	// somewhere:
+	// a value beside "customers" does not answer how many customers are
+	// in Japan when no result names Japan.
+	toksQ := tokens(q)
+	valueKind, duration := askedKind(toksQ), asksDuration(toksQ)
+	focus := focusWords(q, contentWords(q))
+	if slices.ContainsFunc(focus, func(w string) bool { return !matches(w, all) && syn.credit(w, all) == 0 }) {
+		valueKind, duration = kindNone, false
+	}
 	best, bestN := 0.0, 0.0
 	for _, r := range rs {
 		groups := map[string][]string{}
+		kinds := map[string]bool{} // the passages with a sentence that gives the kind asked about the focus
 		for _, s := range sentencesOf(r.text) {
 			key := s.where
 			if s.quoted {
 				key = "" // a synthesis or write-up: one passage
 			}
 			groups[key] = append(groups[key], s.words...)
+			if (valueKind != kindNone && givesKind(valueKind, s.text, focus) || duration && namesDuration(s.text)) &&
+				len(focus) > 0 && coversFocus(focus, expanded{}, s.toks, s.heading) {
+				kinds[key] = true
+			}
 		}
-		for _, toks := range groups {
+		for key, toks := range groups {
 			n, t := 0.0, 0
 			for _, w := range words {
 				if matches(w, toks) {
@@ -917,6 +963,9 @@ func passageCover(q string, rs []result) (float64, float64) {
 				} else {
 					n += syn.credit(w, toks) // a related word counts less
 				}
+			}
+			if kinds[key] {
+				n = min(n+1, float64(len(words)))
 			}
 			for _, w := range topic {
 				if matches(w, toks) || syn.sure(w, toks) { // a related word says no subject

@@ -171,6 +171,8 @@ func TestSupervisorAnswersFromProfile(t *testing.T) {
 		{"What do you know about me?", profile, []string{"your name is Ada", "you like concise answers"}},
 		{"What's my job?", profile + "\n- Prefers role: data engineer\n- Prefers organization: Globex", []string{"You are a data engineer at Globex."}},
 		{"Who am I?", "User profile:\n- Prefers name: Linus\n- Prefers role: SRE", []string{"your name is Linus", "you are an SRE"}},
+		// As cognition renders it: learned text quoted.
+		{"Who am I?", "User profile:\n- Interests: \"etl\", \"go\"\n- Prefers \"name\": \"Linus\"\n- Prefers \"role\": \"SRE\"", []string{"your name is Linus", "you are an SRE"}},
 		{"Hello!", profile, []string{"Hello Ada!"}},
 		// Said earlier in the conversation, without cognition.
 		{"what's my name", "user: Hi, I'm Linus and I'm a data engineer.\nassistant: Nice to meet you, Linus!", []string{"Your name is Linus."}},

@@ -191,6 +191,12 @@ func decide(p prompt) supervisor.Decision {
 			return call("The question asks what seats cost on a plan; the knowledge base has its price.", internal, map[string]any{"query": query, "top_k": 10})
 		}
 	}
+	if k := askedKind(tokens(q)); k != kindNone && (internal == "search_knowledge" || strings.HasSuffix(internal, "__search_knowledge")) && !isWebby(words) {
+		if k == kindBegin {
+			query = beginQuery(query)
+		}
+		return call("The question asks a count or a year; the knowledge base has the passages that give one.", internal, map[string]any{"query": query, "top_k": valueTopK})
+	}
 	switch {
 	case isWebby(words) && web != "":
 		return call("The question asks for recent or external information, which the web search has.", web, map[string]any{"query": query})
@@ -1105,6 +1111,7 @@ func composeFor(q string, rs []result, u about) string {
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
 	companyPlace := place && asksCompanyPlace(q)
+	valueKind := askedKind(tokens(q)) // a count or a year asked
 	var thingsOnce map[string]bool
 	things := func() map[string]bool { // thingNames, once asked
 		if thingsOnce == nil {
@@ -1169,7 +1176,8 @@ func composeFor(q string, rs []result, u about) string {
 			// question's nouns ("data" of "where is my data stored?").
 			kind := duration && namesDuration(s.text) ||
 				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
-				companyPlace && namesPlace(s.text, things())
+				companyPlace && namesPlace(s.text, things()) ||
+				valueKind != kindNone && givesKind(valueKind, s.text, focus)
 			heading := s.heading
 			// A passage whose heading is a place ("Data residency") is
 			// where a place asked is: its sentences come before those
@@ -1600,6 +1608,9 @@ func contentWordsOf(q string, connecting func() bool) []string {
 	if containsFold(q, "back") {
 		q = replaceAll(getBackRE, q, "reply")
 	}
+	if containsFold(q, "work") || containsFold(q, "employed") {
+		q = replaceAll(workingRE, q, "employees")
+	}
 	return withCategories(wordsOf(q), connecting)
 }
 
@@ -1607,6 +1618,11 @@ func contentWordsOf(q string, connecting func() bool) []string {
 // Acme on our own servers?", "run it on my own hardware"), which is
 // self-hosting it: the words alone ("host", "server") say nothing of it.
 var ownServersRE = regexp.MustCompile(`(?i)\b(?:host|run|install|deploy)(?:s|ing|ed)?((?:\s+[^\s.?!]+){0,3}?)\s+on\s+(?:our|my|its|their|your)\s+own\s+(?:servers?|hardware|infrastructure|machines?)\b`)
+
+// workingRE is the people who work at a place ("how many people work at
+// Acme?", "folks working for you"), its employees: the words alone
+// ("people", "work") say nothing of them.
+var workingRE = regexp.MustCompile(`(?i)\b(?:people|persons|folks|individuals)\s+(?:who\s+|that\s+)?(?:work|works|working|are\s+employed|employed)\b`)
 
 // getBackRE is "get back to" someone or "hear back", said for a reply,
 // whose words alone ("back") mean nothing of it; "get back a deleted
@@ -1677,6 +1693,9 @@ func searchQuery(q string) string {
 	}
 	if asksResponseTime(q) && !slices.Contains(w, "response") {
 		w = append(w, "response") // "how fast is support?" asks its response target
+	}
+	if workingRE.MatchString(q) && !slices.Contains(w, "employees") {
+		w = append(w, "employees") // "how many people work at Acme?" asks of its employees
 	}
 	if place := asksPlace(q); place && asksCompanyPlace(q) {
 		// "Where r ur offices?" finds where the company was founded,

@@ -33,7 +33,7 @@ func userOf(conversation, current string) about {
 			in = false
 			continue
 		}
-		key, val, ok := strings.Cut(strings.TrimPrefix(line, "- "), ": ")
+		key, val, ok := profileFact(strings.TrimPrefix(line, "- "))
 		if !ok {
 			continue
 		}
@@ -43,7 +43,7 @@ func userOf(conversation, current string) about {
 		case "Style preference":
 			a.style = cognition.Style(val)
 		case "Interests":
-			a.interests = strings.Split(val, ", ")
+			a.interests = unquoteAll(strings.Split(val, ", "))
 		case "Prefers name":
 			a.name = val
 		case "Prefers role":
@@ -63,6 +63,34 @@ func userOf(conversation, current string) about {
 		msgs = append(msgs, current)
 	}
 	return a.merge(readAbout(msgs))
+}
+
+// profileFact splits one fact of cognition's profile ("Expertise:
+// expert", "Prefers \"name\": \"Ada\"", where learned text is quoted)
+// into its key ("Prefers name") and value, unquoted.
+func profileFact(fact string) (key, val string, ok bool) {
+	if rest, pref := strings.CutPrefix(fact, "Prefers "); pref && strings.HasPrefix(rest, `"`) {
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return "", "", false
+		}
+		if val, ok = strings.CutPrefix(rest[len(q):], ": "); !ok {
+			return "", "", false
+		}
+		k, _ := strconv.Unquote(q)
+		return "Prefers " + k, unquoteAll([]string{val})[0], true
+	}
+	return strings.Cut(fact, ": ")
+}
+
+// unquoteAll returns vals with each quoted one unquoted.
+func unquoteAll(vals []string) []string {
+	for i, v := range vals {
+		if u, err := strconv.Unquote(v); err == nil {
+			vals[i] = u
+		}
+	}
+	return vals
 }
 
 // asksAboutUser reports whether the question asks what the assistant

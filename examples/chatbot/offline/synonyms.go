@@ -38,6 +38,10 @@ import (
 // itself is not matched.
 type expanded struct {
 	syn, phrase, related map[string][][]string
+	// usage are the synonyms in everyday use (lexicon.Usage: "staff" is
+	// "employees"), which hold one sense: they count as syn does, and
+	// also where the results hold no other word of the question.
+	usage map[string][][]string
 }
 
 // relatedCredit is how much of a question word a related word counts
@@ -74,6 +78,14 @@ func expandWords(q string, words, toks []string) expanded {
 	for _, w := range words {
 		if !expandable(w) {
 			continue
+		}
+		// A synonym in everyday use, of a word WordNet may not know
+		// ("staff" is "employees").
+		if u := guards().Usage(w, words, func(parts []string) bool { return holdsStems(toks, parts) }); len(u) > 0 {
+			if e.usage == nil {
+				e.usage = map[string][][]string{}
+			}
+			e.usage[w] = u
 		}
 		if !lexicon.Known(w) && !matches(w, toks) {
 			// A chat abbreviation ("acct", "yrs") is the results' word
@@ -177,7 +189,7 @@ func (e expanded) match(w string, toks []string) bool {
 // expanded to: what says that a passage is about w, as a related word
 // ("level" of "floors", "structure" of "building") does not.
 func (e expanded) sure(w string, toks []string) bool {
-	for _, m := range []map[string][][]string{e.syn, e.phrase} {
+	for _, m := range []map[string][][]string{e.usage, e.syn, e.phrase} {
 		for _, parts := range m[w] {
 			if holdsStems(toks, parts) {
 				return true
@@ -191,6 +203,11 @@ func (e expanded) sure(w string, toks []string) bool {
 // to: 1 by a synonym, phraseCredit by the one word of a phrase w makes
 // with its neighbour, relatedCredit by a related word only, 0 by none.
 func (e expanded) credit(w string, toks []string) float64 {
+	for _, parts := range e.usage[w] {
+		if holdsStems(toks, parts) {
+			return 1
+		}
+	}
 	for _, parts := range e.syn[w] {
 		if holdsStems(toks, parts) {
 			return 1

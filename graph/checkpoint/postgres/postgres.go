@@ -14,7 +14,9 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/prune"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/record"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
 // Config configures a Saver. Set Pool or DSN.
@@ -154,25 +156,11 @@ func (s *Saver) Sync(ctx context.Context) error {
 var _ checkpoint.Syncer = (*Saver)(nil)
 
 func (s *Saver) put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write, lazy bool) error {
-	if err := checkpoint.ValidatePut(expect, cp, blobs, writes); err != nil {
-		return err
-	}
-	body, err := record.EncodeBody(cp)
+	p, err := record.EncodePut(expect, cp, blobs, writes)
 	if err != nil {
 		return err
 	}
-	md, err := record.EncodeMetadata(cp.Metadata)
-	if err != nil {
-		return err
-	}
-	pieces := make([]chain.Piece, len(blobs))
-	for i, b := range blobs {
-		pieces[i] = chain.Piece{Channel: b.Channel, Delta: b.Kind == checkpoint.Delta}
-	}
-	id, created := cp.ID, micro(cp.CreatedAt)
-	if id == "" {
-		id = checkpoint.NewID()
-	}
+	body, md, pieces, id, created := p.Body, p.Metadata, p.Pieces, p.ID, micro(cp.CreatedAt)
 	now := micro(time.Now())
 	if created.IsZero() {
 		created = now
@@ -596,15 +584,9 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 			writes[i] = checkpoint.Write{TaskID: wTasks[i], Node: wNodes[i], Channel: wChans[i], Value: wValues[i]}
 		}
 	}
-	snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes}
-	err = chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
-		bl, ok := blobs[k]
-		return bl, ok
-	}, func(ch string, base []byte, deltas [][]byte) {
-		snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
-	})
+	snap, err := record.Snapshot(ctx, threadID, r.cp, r.seq, r.refs, blobs, writes)
 	if err != nil {
-		return nil, record.Corrupt(threadID, r.cp.ID, err)
+		return nil, err
 	}
 	if checkpointID == "" {
 		s.recent.put(threadID, latestRef{id: r.cp.ID, seq: r.seq, raw: rawRefs, refs: r.refs})
@@ -658,21 +640,29 @@ func unmatchable(threadID string, opts checkpoint.ListOptions) (done bool, err e
 	return false, nil
 }
 
-// List implements checkpoint.Saver.
-func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+// listArgs returns the metadata filter (nil for none) and the limit (nil
+// for none) of a List or ListSnapshots, or done when nothing can match
+// (see unmatchable).
+func listArgs(threadID string, opts checkpoint.ListOptions) (done bool, filter []byte, limit *int, err error) {
 	if done, err := unmatchable(threadID, opts); done {
-		return nil, err
+		return true, nil, nil, err
 	}
-	var filter []byte
 	if len(opts.Metadata) > 0 {
-		var err error
 		if filter, err = record.EncodeMetadata(opts.Metadata); err != nil {
-			return nil, err
+			return false, nil, nil, err
 		}
 	}
-	var limit *int
 	if opts.Limit > 0 {
 		limit = &opts.Limit
+	}
+	return false, filter, limit, nil
+}
+
+// List implements checkpoint.Saver.
+func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	done, filter, limit, err := listArgs(threadID, opts)
+	if done || err != nil {
+		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.q.list, threadID, opts.Before, nullString(filter), limit)
 	if err != nil {
@@ -712,19 +702,9 @@ func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListO
 // chains (each blob once, however many checkpoints share it) and their
 // pending writes from one snapshot of the database.
 func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]*checkpoint.Snapshot, error) {
-	if done, err := unmatchable(threadID, opts); done {
+	done, filter, limit, err := listArgs(threadID, opts)
+	if done || err != nil {
 		return nil, err
-	}
-	var filter []byte
-	if len(opts.Metadata) > 0 {
-		var err error
-		if filter, err = record.EncodeMetadata(opts.Metadata); err != nil {
-			return nil, err
-		}
-	}
-	var limit *int
-	if opts.Limit > 0 {
-		limit = &opts.Limit
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -797,15 +777,9 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 	}
 	out := make([]*checkpoint.Snapshot, len(page))
 	for i, r := range page {
-		snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
-		err := chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
-			bl, ok := blobs[k]
-			return bl, ok
-		}, func(ch string, base []byte, deltas [][]byte) {
-			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
-		})
+		snap, err := record.Snapshot(ctx, threadID, r.cp, r.seq, r.refs, blobs, writes[r.seq])
 		if err != nil {
-			return nil, record.Corrupt(threadID, r.cp.ID, err)
+			return nil, err
 		}
 		out[i] = snap
 	}
@@ -951,64 +925,40 @@ func (s *Saver) deleteThreadData(ctx context.Context, tx pgx.Tx, threads []strin
 // entries), and with KeepLatest, the thread ids of
 // agentgraph_checkpoints. Call it periodically, not per run.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
-	if err := checkpoint.ValidateRetention(r); err != nil {
-		return checkpoint.Pruned{}, err
-	}
-	now := r.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	var total checkpoint.Pruned
-	if r.MaxIdle > 0 {
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, s.q.deleteIdle, now.Add(-r.MaxIdle), r.ThreadID)
+	return prune.Run(r, s.log, prune.Steps{
+		Idle: func(before time.Time) (checkpoint.Pruned, error) {
+			var p checkpoint.Pruned
+			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				threads, err := pgdb.Strings(ctx, tx, s.q.deleteIdle, before, r.ThreadID)
+				if err != nil {
+					return fmt.Errorf("postgres: prune: %w", err)
+				}
+				if len(threads) == 0 {
+					return nil
+				}
+				p, err = s.deleteThreadData(ctx, tx, threads)
+				p.Threads = len(threads)
+				return err
+			})
+			return p, err
+		},
+		Long: func() ([]string, error) {
+			threads, err := pgdb.Strings(ctx, s.pool, s.q.longThreads, r.KeepLatest, r.ThreadID)
 			if err != nil {
-				return fmt.Errorf("postgres: prune: %w", err)
+				return nil, fmt.Errorf("postgres: prune: %w", err)
 			}
-			threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return fmt.Errorf("postgres: prune: %w", err)
-			}
-			if len(threads) == 0 {
-				return nil
-			}
-			p, err := s.deleteThreadData(ctx, tx, threads)
-			p.Threads = len(threads)
-			total = p
-			return err
-		})
-		if err != nil {
-			return checkpoint.Pruned{}, err
-		}
-		if total.Threads > 0 {
-			s.log.Info("pruned idle threads", zap.Int("threads", total.Threads), zap.Duration("max_idle", r.MaxIdle))
-		}
-	}
-	if r.KeepLatest <= 0 {
-		return total, nil
-	}
-	rows, err := s.pool.Query(ctx, s.q.longThreads, r.KeepLatest, r.ThreadID)
-	if err != nil {
-		return total, fmt.Errorf("postgres: prune: %w", err)
-	}
-	threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return total, fmt.Errorf("postgres: prune: %w", err)
-	}
-	for _, id := range threads {
-		var p checkpoint.Pruned
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var err error
-			p, err = s.keepLatest(ctx, tx, id, r.KeepLatest)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		total.Checkpoints += p.Checkpoints
-		total.Blobs += p.Blobs
-	}
-	return total, nil
+			return threads, nil
+		},
+		KeepLatest: func(threadID string) (checkpoint.Pruned, error) {
+			var p checkpoint.Pruned
+			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				var err error
+				p, err = s.keepLatest(ctx, tx, threadID, r.KeepLatest)
+				return err
+			})
+			return p, err
+		},
+	})
 }
 
 // keepLatest deletes the checkpoints of a thread beyond its newest keep, and

@@ -17,7 +17,9 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/prune"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/record"
+	"github.com/agentgraph/agentgraph/internal/sqlstore"
 )
 
 // Config configures a Saver.
@@ -216,25 +218,11 @@ func (s *Saver) read(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // Put implements checkpoint.Saver.
 func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
-	if err := checkpoint.ValidatePut(expect, cp, blobs, writes); err != nil {
-		return err
-	}
-	body, err := record.EncodeBody(cp)
+	p, err := record.EncodePut(expect, cp, blobs, writes)
 	if err != nil {
 		return err
 	}
-	md, err := record.EncodeMetadata(cp.Metadata)
-	if err != nil {
-		return err
-	}
-	pieces := make([]chain.Piece, len(blobs))
-	for i, b := range blobs {
-		pieces[i] = chain.Piece{Channel: b.Channel, Delta: b.Kind == checkpoint.Delta}
-	}
-	id, created := cp.ID, cp.CreatedAt
-	if id == "" {
-		id = checkpoint.NewID()
-	}
+	body, md, pieces, id, created := p.Body, p.Metadata, p.Pieces, p.ID, cp.CreatedAt
 	now := time.Now()
 	if created.IsZero() {
 		created = now
@@ -441,15 +429,8 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 		if err != nil {
 			return err
 		}
-		snap = &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs))}
-		err = chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
-			b, ok := blobs[k]
-			return b, ok
-		}, func(ch string, base []byte, deltas [][]byte) {
-			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
-		})
-		if err != nil {
-			return record.Corrupt(threadID, r.cp.ID, err)
+		if snap, err = record.Snapshot(ctx, threadID, r.cp, r.seq, r.refs, blobs, nil); err != nil {
+			return err
 		}
 		rows, err := s.stmt(ctx, tx, qWrites).QueryContext(ctx, threadID, r.seq)
 		if err != nil {
@@ -485,24 +466,7 @@ func (s *Saver) loadChains(ctx context.Context, tx *sql.Tx, threadID string, ref
 	// As in loadPageChains, the references are unpacked once and drive
 	// primary-key look-ups.
 	rows, err := s.stmt(ctx, tx, qChains).QueryContext(ctx, string(raw), threadID, threadID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			k chain.Key
-			b chain.Blob
-		)
-		if err := rows.Scan(&k.Channel, &k.Writer, &b.Kind, &b.Base, &b.Data); err != nil {
-			return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-		}
-		out[k] = b
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-	}
-	return out, nil
+	return readBlobs(rows, err, out)
 }
 
 // List implements checkpoint.Saver.
@@ -590,15 +554,9 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 		}
 		out = make([]*checkpoint.Snapshot, len(page))
 		for i, r := range page {
-			snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
-			err := chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
-				b, ok := blobs[k]
-				return b, ok
-			}, func(ch string, base []byte, deltas [][]byte) {
-				snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
-			})
+			snap, err := record.Snapshot(ctx, threadID, r.cp, r.seq, r.refs, blobs, writes[r.seq])
 			if err != nil {
-				return record.Corrupt(threadID, r.cp.ID, err)
+				return err
 			}
 			out[i] = snap
 		}
@@ -606,6 +564,30 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// readBlobs adds to out the blobs of rows, the result of a query that
+// selects channel, writer, kind, base and data (or failed with err), and
+// returns out.
+func readBlobs(rows *sql.Rows, err error, out map[chain.Key]chain.Blob) (map[chain.Key]chain.Blob, error) {
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			k chain.Key
+			b chain.Blob
+		)
+		if err := rows.Scan(&k.Channel, &k.Writer, &b.Kind, &b.Base, &b.Data); err != nil {
+			return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+		}
+		out[k] = b
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
 	}
 	return out, nil
 }
@@ -658,24 +640,7 @@ func loadPageChains(ctx context.Context, tx *sql.Tx, threadID string, page []row
 		SELECT w.channel, w.writer, w.kind, w.base, b.data
 		FROM walk AS w
 		JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = w.channel AND b.writer = w.writer`, string(starts), threadID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			k chain.Key
-			b chain.Blob
-		)
-		if err := rows.Scan(&k.Channel, &k.Writer, &b.Kind, &b.Base, &b.Data); err != nil {
-			return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-		}
-		out[k] = b
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-	}
-	return out, nil
+	return readBlobs(rows, err, out)
 }
 
 // loadPageWrites reads the pending writes of the checkpoints of page in one
@@ -786,73 +751,53 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, where string, args ...any) (
 
 // Prune implements checkpoint.Pruner.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
-	if err := checkpoint.ValidateRetention(r); err != nil {
-		return checkpoint.Pruned{}, err
-	}
-	now := r.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	var total checkpoint.Pruned
-	if r.MaxIdle > 0 {
-		err := s.write(ctx, func(tx *sql.Tx) error {
-			where, args := `touched < ?`, []any{now.Add(-r.MaxIdle).UnixNano()}
-			if r.ThreadID != "" {
-				where += ` AND thread_id = ?`
-				args = append(args, r.ThreadID)
+	return prune.Run(r, s.log, prune.Steps{
+		Idle: func(before time.Time) (checkpoint.Pruned, error) {
+			var p checkpoint.Pruned
+			err := s.write(ctx, func(tx *sql.Tx) error {
+				where, args := `touched < ?`, []any{before.UnixNano()}
+				if r.ThreadID != "" {
+					where += ` AND thread_id = ?`
+					args = append(args, r.ThreadID)
+				}
+				var err error
+				p, err = deleteThreads(ctx, tx, where, args...)
+				return err
+			})
+			return p, err
+		},
+		Long: func() ([]string, error) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
-			p, err := deleteThreads(ctx, tx, where, args...)
-			total = p
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		if total.Threads > 0 {
-			s.log.Info("pruned idle threads", zap.Int("threads", total.Threads), zap.Duration("max_idle", r.MaxIdle))
-		}
-	}
-	if r.KeepLatest <= 0 {
-		return total, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return total, err
-	}
-	query, args := `SELECT thread_id FROM agentgraph_checkpoints GROUP BY thread_id HAVING count(*) > ?`, []any{r.KeepLatest}
-	if r.ThreadID != "" {
-		query, args = `SELECT thread_id FROM agentgraph_checkpoints WHERE thread_id = ? GROUP BY thread_id HAVING count(*) > ?`, []any{r.ThreadID, r.KeepLatest}
-	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return total, fmt.Errorf("sqlite: prune: %w", err)
-	}
-	var threads []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return total, fmt.Errorf("sqlite: prune: %w", err)
-		}
-		threads = append(threads, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return total, fmt.Errorf("sqlite: prune: %w", err)
-	}
-	for _, id := range threads {
-		var p checkpoint.Pruned
-		err := s.write(ctx, func(tx *sql.Tx) error {
-			var err error
-			p, err = keepLatest(ctx, tx, id, r.KeepLatest)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		total.Checkpoints += p.Checkpoints
-		total.Blobs += p.Blobs
-	}
-	return total, nil
+			query, args := `SELECT thread_id FROM agentgraph_checkpoints GROUP BY thread_id HAVING count(*) > ?`, []any{r.KeepLatest}
+			if r.ThreadID != "" {
+				query, args = `SELECT thread_id FROM agentgraph_checkpoints WHERE thread_id = ? GROUP BY thread_id HAVING count(*) > ?`, []any{r.ThreadID, r.KeepLatest}
+			}
+			rows, err := s.db.QueryContext(ctx, query, args...)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: prune: %w", err)
+			}
+			defer rows.Close()
+			threads, err := sqlstore.Collect(rows, func(row sqlstore.Row) (id string, err error) {
+				err = row.Scan(&id)
+				return id, err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: prune: %w", err)
+			}
+			return threads, nil
+		},
+		KeepLatest: func(threadID string) (checkpoint.Pruned, error) {
+			var p checkpoint.Pruned
+			err := s.write(ctx, func(tx *sql.Tx) error {
+				var err error
+				p, err = keepLatest(ctx, tx, threadID, r.KeepLatest)
+				return err
+			})
+			return p, err
+		},
+	})
 }
 
 // keepLatest deletes the checkpoints of a thread beyond its newest keep, and

@@ -76,6 +76,9 @@ func run(ctx context.Context, log *zap.Logger, scenario, serverURL string) error
 		server.OAuth = &mcp.OAuth{
 			ClientID: cred.ClientID, ClientSecret: cred.ClientSecret, PrivateKey: cred.PrivateKey,
 			ClientMetadataURL: clientMetadataURL, Authorize: headlessAuthorize,
+			// The suite's authorization servers listen on ports not
+			// known in advance.
+			AnyAuthorizationServer: true,
 		}
 		if strings.HasPrefix(scenario, "auth/client-credentials") {
 			server.OAuth.GrantType = "client_credentials"

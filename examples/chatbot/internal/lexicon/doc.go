@@ -12,12 +12,17 @@
 // reduction" is "discount"). The offline model and the knowledge server
 // expand a question by one set of rules, [Guards]: which words may stand
 // for synonyms or related words, which of those count, and beside which
-// words; both count a related word below a synonym.
+// words; both count a related word below a synonym. A fourth table,
+// [Usage], holds synonyms in everyday use that WordNet lacks or ranks
+// behind rarer senses ("staff" for "employees", "charity" for
+// "non-profit"): each holds one sense, so a search counts it even where
+// no other word of the question is.
 //
 // The stemmer is the Snowball English (Porter2) algorithm of
 // github.com/kljensen/snowball. The tables are wordnet.txt, related.txt
 // and phrases.txt, written by "go generate" (see internal/wordnetgen)
-// from WordNet 3.0, whose licence is in WORDNET-LICENSE beside them.
+// from WordNet 3.0, whose licence is in WORDNET-LICENSE beside them;
+// usage.txt is written by hand.
 package lexicon
 
 //go:generate go run ./internal/wordnetgen -dict /usr/share/wordnet -o wordnet.txt -related related.txt -phrases phrases.txt

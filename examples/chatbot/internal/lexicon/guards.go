@@ -131,6 +131,18 @@ func (g *Guards) Related(w string, asked []string, held func(stems []string) boo
 	return g.pass(w, Related(w), asked, held)
 }
 
+// Usage returns the synonyms in everyday use of w, a lower-case question
+// word (see [Usage]), that it may stand for, each as its terms, at most
+// MaxExpanded, by the rules and with the arguments of [Guards.Synonyms]:
+// but for the last, as they hold one sense, they may count where no other
+// word of the question is.
+func (g *Guards) Usage(w string, asked []string, held func(stems []string) bool) [][]string {
+	if !g.Expandable(w) {
+		return nil
+	}
+	return g.pass(w, Usage(w), asked, held)
+}
+
 // Phrase returns the one-word synonyms of the phrase of the question's
 // consecutive words a and b (see [PhraseSynonyms]: "price reduction" is
 // "discount") that it may stand for, each as its terms, at most

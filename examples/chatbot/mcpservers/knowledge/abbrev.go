@@ -19,6 +19,13 @@ const synonymWeight = 0.5
 // derived form) counts: less than a synonym, which means the same.
 const relatedWeight = 0.3
 
+// heldSynonymWeight is how much a synonym counts of a query word that the
+// passages hold themselves, perhaps in another sense ("test changes" for
+// the "test" of "how long can I test it for free?", whose synonym is
+// "trial"): less than a synonym of a word they lack, as the word itself
+// may be what is meant.
+const heldSynonymWeight = 0.35
+
 // searchTerms returns the terms of a search for query: own, the terms of
 // its words (with the words of the passages its abbreviations stand for,
 // see expandQuery) that are no name of the documents' own, and extra,
@@ -39,7 +46,10 @@ func (k *kb) searchTerms(query string) (own []string, extra []bm25.Term) {
 	return own, append(extra, k.synonymTerms(query)...)
 }
 
-// synonymTerms returns the WordNet synonyms (see lexicon.Synonyms) of the
+// synonymTerms returns the synonyms in everyday use (lexicon.Usage) of the
+// query's words that the passages hold, weighted below the query's own
+// words and counted wherever they are, and the WordNet synonyms (see
+// lexicon.Synonyms) of the
 // query's words that no passage holds, those the passages hold, weighted
 // below the query's own words: "clients" searches "customer", "permit"
 // "allow". They pass the guards the offline model's synonyms pass (see
@@ -62,7 +72,26 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 	for i, typed := range fields {
 		f := asked[i]
 		terms := bm25.Tokenize(f)
-		if len(terms) != 1 || k.index.Contains(terms[0]) || !k.guards.Expandable(f) {
+		if len(terms) != 1 || !k.guards.Expandable(f) {
+			continue
+		}
+		// A synonym in everyday use ("staff" is "employees") holds one
+		// sense: it counts where no other word of the query is.
+		for _, parts := range k.guards.Usage(f, asked, held) {
+			for _, t := range parts {
+				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight})
+			}
+		}
+		if k.index.Contains(terms[0]) {
+			// A word the passages hold may be meant in another sense
+			// than theirs: its synonyms count too, below the word.
+			// A synonym of several words ("back up" of "support") is
+			// left out: its words alone mean what they mean.
+			for _, parts := range k.guards.Synonyms(f, asked, held) {
+				if len(parts) == 1 {
+					extra = append(extra, bm25.Term{Text: parts[0], Weight: heldSynonymWeight, Beside: true})
+				}
+			}
 			continue
 		}
 		if !lexicon.Known(f) {

@@ -3,6 +3,7 @@
 package record
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,6 +84,45 @@ func DecodeBody(data []byte, cp *checkpoint.Checkpoint) error {
 	return nil
 }
 
+// Put is what a backend's Put stores of a checkpoint besides its blobs
+// and writes, encoded.
+type Put struct {
+	// ID is the checkpoint's ID: Checkpoint.ID, or a new one when empty.
+	ID string
+	// Body is the nodes that ran, the next tasks and the interrupts
+	// ([EncodeBody]).
+	Body []byte
+	// Metadata is the metadata ([EncodeMetadata]).
+	Metadata []byte
+	// Pieces are the blobs' channels, and whether each is a delta, for
+	// [chain.Next].
+	Pieces []chain.Piece
+}
+
+// EncodePut checks the arguments of a Put (checkpoint.ValidatePut) and
+// returns what it stores of cp.
+func EncodePut(expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) (Put, error) {
+	if err := checkpoint.ValidatePut(expect, cp, blobs, writes); err != nil {
+		return Put{}, err
+	}
+	body, err := EncodeBody(cp)
+	if err != nil {
+		return Put{}, err
+	}
+	md, err := EncodeMetadata(cp.Metadata)
+	if err != nil {
+		return Put{}, err
+	}
+	p := Put{ID: cp.ID, Body: body, Metadata: md, Pieces: make([]chain.Piece, len(blobs))}
+	for i, b := range blobs {
+		p.Pieces[i] = chain.Piece{Channel: b.Channel, Delta: b.Kind == checkpoint.Delta}
+	}
+	if p.ID == "" {
+		p.ID = checkpoint.NewID()
+	}
+	return p, nil
+}
+
 // EncodeMetadata encodes metadata as a JSON object ({} when empty).
 func EncodeMetadata(md map[string]string) ([]byte, error) {
 	if len(md) == 0 {
@@ -103,4 +143,22 @@ func DecodeMetadata(data []byte, threadID, checkpointID string) (map[string]stri
 		return nil, nil
 	}
 	return md, nil
+}
+
+// Snapshot returns the snapshot of cp, of sequence number seq in thread
+// threadID, with writes and the channels refs names, their delta chains
+// resolved from blobs (chain.Resolve). A chain that does not resolve is a
+// *checkpoint.CorruptError of cp.
+func Snapshot(ctx context.Context, threadID string, cp checkpoint.Checkpoint, seq int64, refs chain.Refs, blobs map[chain.Key]chain.Blob, writes []checkpoint.Write) (*checkpoint.Snapshot, error) {
+	snap := &checkpoint.Snapshot{Checkpoint: cp, Channels: make(map[string]checkpoint.Channel, len(refs)), Writes: writes}
+	err := chain.Resolve(ctx, seq, refs, func(k chain.Key) (chain.Blob, bool) {
+		b, ok := blobs[k]
+		return b, ok
+	}, func(ch string, base []byte, deltas [][]byte) {
+		snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
+	})
+	if err != nil {
+		return nil, Corrupt(threadID, cp.ID, err)
+	}
+	return snap, nil
 }

@@ -87,7 +87,7 @@ func main() {
 }
 
 // relatedSize bounds the words related to one word.
-const relatedSize = 8
+const relatedSize = 12
 
 // sense is one synset a word belongs to, by the word's rank of it.
 type sense struct {

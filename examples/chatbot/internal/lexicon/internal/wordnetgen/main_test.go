@@ -137,3 +137,39 @@ func TestBuildLeavesOutWhatNoQuestionFinds(t *testing.T) {
 		t.Errorf("buildPhrases = %q, want no line", got)
 	}
 }
+
+// TestBuildRelatedKeepsClosestFirst checks that the cap on a word's
+// related words keeps its derived forms, of any part of speech, before
+// the more specific nouns of its noun senses: the verb "try" relates to
+// "trial" though its noun has more hyponyms than the cap.
+func TestBuildRelatedKeepsClosestFirst(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"index.noun": "try n 1 1 ~ 1 1 00000010\n" +
+			"bid n 1 1 @ 1 1 00000020\n" +
+			"stab n 1 1 @ 1 1 00000030\n" +
+			"trial n 1 1 + 1 1 00000050\n",
+		"index.verb": "try v 1 1 + 1 1 00000040\n",
+		"index.adj":  "",
+		"index.adv":  "",
+		"data.noun": "00000010 04 n 01 try 0 002 ~ 00000020 n 0000 ~ 00000030 n 0000 | an attempt\n" +
+			"00000020 04 n 01 bid 0 001 @ 00000010 n 0000 | an attempt to get something\n" +
+			"00000030 04 n 01 stab 0 001 @ 00000010 n 0000 | a quick try\n" +
+			"00000050 04 n 01 trial 0 001 + 00000040 v 0101 | trying something out\n",
+		"data.verb": "00000040 41 v 01 try 0 001 + 00000050 n 0101 01 + 02 00 | put to the test\n",
+		"data.adj":  "",
+		"data.adv":  "",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := buildRelated(dir, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "bid try\nstab try\ntrial try\ntry trial bid\n"; got != want {
+		t.Errorf("buildRelated = %q, want %q", got, want)
+	}
+}

@@ -174,21 +174,30 @@ func buildRelated(dict string, senses, size int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	related := map[string][]string{}
+	// The closest relations first, so that the cap keeps them: the
+	// word's derived forms in every part of speech ("trial" of the verb
+	// "try"), then the more general nouns, then the more specific ones,
+	// of which a word may have dozens.
+	type candidate struct {
+		word     string
+		priority int // 0 a derived form, 1 a more general noun, 2 a more specific one
+	}
+	priorities := map[string]int{"+": 0, "@": 1, "~": 2}
+	cands := map[string][]candidate{}
 	var order []string
 	for _, e := range entries {
 		if !e.common || !plain(e.word) || strings.Contains(e.word, "_") {
 			continue // a phrase is never looked up
 		}
-		add := func(w string) {
+		add := func(w string, priority int) {
 			w = strings.ToLower(w)
-			if w == e.word || !common[w] || !plain(w) || len(related[e.word]) >= size || slices.Contains(related[e.word], w) {
+			if w == e.word || !common[w] || !plain(w) {
 				return
 			}
-			if related[e.word] == nil {
+			if cands[e.word] == nil {
 				order = append(order, e.word)
 			}
-			related[e.word] = append(related[e.word], w)
+			cands[e.word] = append(cands[e.word], candidate{w, priority})
 		}
 		for rank, key := range e.synsets {
 			if rank >= senses {
@@ -206,12 +215,22 @@ func buildRelated(dict string, senses, size int) (string, error) {
 				}
 				switch {
 				case p.symbol == "+" && (p.source == self || p.source == 0) && p.toWord > 0 && p.toWord <= len(t.words):
-					add(t.words[p.toWord-1])
+					add(t.words[p.toWord-1], priorities[p.symbol])
 				case key[0] == 'n' && (p.symbol == "@" || p.symbol == "~") && p.source == 0:
 					for _, w := range t.words[:min(2, len(t.words))] {
-						add(w)
+						add(w, priorities[p.symbol])
 					}
 				}
+			}
+		}
+	}
+	related := map[string][]string{}
+	for _, w := range order {
+		cs := cands[w]
+		slices.SortStableFunc(cs, func(a, b candidate) int { return a.priority - b.priority })
+		for _, c := range cs {
+			if len(related[w]) < size && !slices.Contains(related[w], c.word) {
+				related[w] = append(related[w], c.word)
 			}
 		}
 	}

@@ -1,0 +1,99 @@
+package offline
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestAskedValueKind checks which questions ask a count or a year: "how many"
+// of things but not of hours, "what year", "how old", and "when" of a
+// beginning but not of anything else.
+func TestAskedValueKind(t *testing.T) {
+	for _, tt := range []struct {
+		q    string
+		want answerKind
+	}{
+		{"How many businesses use Acme?", kindCount},
+		{"How big is Acme's staff?", kindCount},
+		{"What's the size of your customer base?", kindCount},
+		{"What is the number of employees?", kindCount},
+		{"How many hours does support take to reply?", kindNone}, // a duration
+		{"How big is the Business plan's query limit?", kindNone},
+		{"In what year was Acme established?", kindYear},
+		{"How old is the company?", kindYear},
+		{"When did Acme get started?", kindBegin},
+		{"When was the business founded?", kindBegin},
+		{"When does a downgrade take effect?", kindNone},
+		{"What does Team cost?", kindNone},
+	} {
+		if got := askedKind(tokens(tt.q)); got != tt.want {
+			t.Errorf("askedKind(%q) = %d, want %d", tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestGivesKind checks which sentences give the kind of value asked: a
+// count of things, not a price, a share, a duration or a year; a year,
+// not a version; and the year of a beginning only of what the
+// sentence's subject names.
+func TestGivesKind(t *testing.T) {
+	founded := "Acme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore."
+	for _, tt := range []struct {
+		k     answerKind
+		s     string
+		focus string
+		want  bool
+	}{
+		{kindCount, "Around 2,300 customers use the platform.", "", true},
+		{kindCount, founded, "", true},
+		{kindCount, "Team costs $49 per editor per month.", "", false},
+		{kindCount, "Non-profits get 40% off.", "", false},
+		{kindCount, "First-response targets are 4 hours on Business.", "", false},
+		{kindYear, founded, "", true},
+		{kindYear, "Forecast explanations arrived in 2026.10.", "", false},
+		{kindBegin, founded, "", true},
+		{kindBegin, founded, "acme", true},
+		{kindBegin, founded, "toronto office", false}, // Acme's founding, not the office's
+		{kindBegin, "Enterprise pricing usually starts at $30,000 per year.", "", false},
+	} {
+		if got := givesKind(tt.k, tt.s, strings.Fields(tt.focus)); got != tt.want {
+			t.Errorf("givesKind(%d, %q, %q) = %v, want %v", tt.k, tt.s, tt.focus, got, tt.want)
+		}
+	}
+}
+
+// TestPeopleWorking checks that the people who work at a place are its
+// employees, in the question's words and in its search, and that people
+// who do anything else are not.
+func TestPeopleWorking(t *testing.T) {
+	for _, tt := range []struct {
+		q    string
+		want bool
+	}{
+		{"How many people work at Acme?", true},
+		{"How many folks are employed by you?", true},
+		{"how many people working for acme", true},
+		{"How many people can attend a live training?", false},
+		{"Does the workflow work for people in Europe?", false},
+	} {
+		words, query := contentWords(tt.q), searchQuery(tt.q)
+		if got := slices.Contains(words, "employees") && strings.Contains(query, "employees"); got != tt.want {
+			t.Errorf("%q: content words %q, query %q; employees in both = %v, want %v", tt.q, words, query, got, tt.want)
+		}
+	}
+}
+
+// TestForFreeIsNoQualifier checks that "for free" says how a thing is
+// had, not what the question's topic is of: the question's words are all
+// its topic, while "for annual plans" still qualifies one.
+func TestForFreeIsNoQualifier(t *testing.T) {
+	q := "How long can I test the product for free?"
+	if got := topicWords(q, relevanceWords(q)); got != nil {
+		t.Errorf("topicWords(%q) = %q, want none", q, got)
+	}
+	q = "What is the refund policy for annual plans?"
+	if got := topicWords(q, relevanceWords(q)); !slices.Contains(got, "refund") {
+		t.Errorf("topicWords(%q) = %q, want refund among them", q, got)
+	}
+}

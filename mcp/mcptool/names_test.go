@@ -1,0 +1,186 @@
+package mcptool_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/resilience"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// hostileServer serves tools with a schema that is not an object, names
+// that are one name once made valid, and names with bidirectional-text and
+// control characters or too long.
+func hostileServer() *mcpserver.MCPServer {
+	srv := mcpserver.NewMCPServer("weird", "1.0.0", mcpserver.WithToolCapabilities(false))
+	obj := json.RawMessage(`{"type":"object","properties":{}}`)
+	handler := func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return mcpgo.NewToolResultText("ok"), nil
+	}
+	for _, tool := range []mcpgo.Tool{
+		mcpgo.NewToolWithRawSchema("good", "fine", obj),
+		mcpgo.NewToolWithRawSchema("badschema", "schema is a string", json.RawMessage(`{"type":"string"}`)),
+		mcpgo.NewToolWithRawSchema("a.b", "dotted", obj),
+		mcpgo.NewToolWithRawSchema("a_b", "underscored", obj),
+		mcpgo.NewToolWithRawSchema("a b", "spaced", obj),
+		mcpgo.NewToolWithRawSchema("evil\u202egnp.exe", "bidi", obj),
+		mcpgo.NewToolWithRawSchema("bell\x07", "control", obj),
+		mcpgo.NewToolWithRawSchema(strings.Repeat("L", 300), "long", obj),
+	} {
+		srv.AddTool(tool, handler)
+	}
+	return srv
+}
+
+// One server's bad tools are left out with a warning, the others' tools
+// all made, under unique names that depend only on each tool's listed
+// name.
+func TestToolsLeaveOutBadToolsAndNameUniquely(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := resilience.MCP()
+	m, err := mcp.NewManager(mcp.ManagerConfig{Resilience: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = m.Shutdown(ctx)
+	})
+	healthy := testserver.New("healthy")
+	if err := m.Add(mcp.Server{Name: "weird", InProcess: hostileServer()}, mcp.Server{Name: "healthy", InProcess: healthy.MCP}); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.WarnLevel)
+	reg, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m, Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := reg.NewSession(mcp.Callbacks{})
+	defer s.Close()
+
+	tools, err := mcptool.Tools(ctx, reg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, tl := range tools {
+		got[tl.Definition().Name] = true
+	}
+	for _, want := range []string{"good", "a_b", "echo"} {
+		if !got[want] {
+			t.Errorf("no tool %q among %v", want, got)
+		}
+	}
+	suffixed := 0
+	for n := range got {
+		if strings.HasPrefix(n, "a_b_") && len(n) == len("a_b_")+8 {
+			suffixed++
+		}
+		if strings.Contains(n, "badschema") || strings.Contains(n, "evil") || strings.Contains(n, "bell") || strings.HasPrefix(n, "LLL") {
+			t.Errorf("the bad tool %q was made", n)
+		}
+	}
+	if suffixed != 2 {
+		t.Errorf("%d tools named a_b_<hash>, want 2 (a.b and a b): %v", suffixed, got)
+	}
+	if _, err := operator.NewToolset(tools...); err != nil {
+		t.Fatalf("the tools' names are not unique: %v", err)
+	}
+	if n := logs.FilterMessage("mcptool: left out a tool that cannot be made").Len(); n != 4 {
+		t.Errorf("%d warnings about tools left out, want 4: %v", n, logs.All())
+	}
+
+	// A tool's name depends on its listed name only, not on which other
+	// tools are made: named with a_b, alone, or listed with all.
+	only, err := mcptool.Tools(ctx, reg, s, "a.b", "a_b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := mcptool.Tools(ctx, reg, s, "a.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dotted := only[0].Definition().Name
+	if dotted == "a_b" || !got[dotted] || alone[0].Definition().Name != dotted || only[1].Definition().Name != "a_b" {
+		t.Errorf("a.b named with a_b: %q, alone: %q, a_b: %q; want a.b's name as when listing all, and a_b",
+			dotted, alone[0].Definition().Name, only[1].Definition().Name)
+	}
+	single, err := mcptool.New(ctx, reg, s, "a.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Definition().Name != dotted {
+		t.Errorf("New(a.b) is named %q, Tools %q", single.Definition().Name, dotted)
+	}
+	// Named, a bad tool is an error naming the problem.
+	if _, err := mcptool.Tools(ctx, reg, s, "good", "evil\u202egnp.exe"); err == nil || !strings.Contains(err.Error(), "U+202E") {
+		t.Errorf("naming the bidi tool: %v", err)
+	}
+}
+
+// A server whose tools/list fails after the registry listed its tools: the
+// failure is an error of Tools, not a server's tools silently missing.
+func TestToolsReportsUnreachableServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h := mcpserver.NewStreamableHTTPServer(testserver.New("remote").MCP)
+	var failList atomic.Bool
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && failList.Load() {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/list"`)) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"the tool index is down"}}`)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	r := resilience.MCP()
+	r.Retry.MaxAttempts = 1
+	m, err := mcp.NewManager(mcp.ManagerConfig{Resilience: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = m.Shutdown(ctx)
+	})
+	if err := m.Add(mcp.Server{Name: "remote", URL: hs.URL, NoListen: true}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := reg.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if sums, err := reg.Tools(ctx); err != nil || len(sums) == 0 {
+		t.Fatalf("listing: %d tools, %v", len(sums), err)
+	}
+	failList.Store(true)
+	tools, err := mcptool.Tools(ctx, reg, s)
+	if err == nil || !strings.Contains(err.Error(), "the tool index is down") {
+		t.Fatalf("Tools = %d tools, %v; want the server's error", len(tools), err)
+	}
+}
