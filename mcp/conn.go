@@ -130,6 +130,18 @@ type Health struct {
 	// Callbacks.Progress). Servers that write a call's progress before its
 	// result over one ordered stream never cause any.
 	LateProgress int64
+	// DroppedProgress counts progress notifications dropped because the
+	// Progress callback of the call's session was behind by
+	// ManagerConfig.MaxQueuedProgress notifications already, or because
+	// the caller gave up before they were delivered (see
+	// Callbacks.Progress).
+	DroppedProgress int64
+	// RejectedRequests counts the requests the server sent the client
+	// (elicitations, pings, roots and sampling requests) that were answered
+	// at once with a JSON-RPC error, a [*LimitError] for MaxServerRequests,
+	// because ManagerConfig.MaxServerRequests of its requests were being
+	// answered already.
+	RejectedRequests int64
 }
 
 // Available reports whether calls to the server are expected to work: it is
@@ -164,6 +176,11 @@ type conn struct {
 	lastOKAt time.Time
 	closers sync.WaitGroup
 	late    atomic.Int64 // progress dropped because its call had returned
+	// progress dropped because the session's callback was behind or the
+	// caller gave up
+	droppedProgress atomic.Int64
+	requests        chan struct{} // one token per server request being answered (MaxServerRequests)
+	rejected        atomic.Int64  // server requests refused over the limit
 
 	auth *authorizer // nil without OAuth
 }
@@ -196,6 +213,7 @@ func newConnNoPolicy(m *Manager, s Server) *conn {
 	}
 	return &conn{
 		m: m, spec: s, sem: make(chan struct{}, n), dialing: make(chan struct{}, 1),
+		requests: make(chan struct{}, cmp.Or(max(m.cfg.MaxServerRequests, 0), DefaultMaxServerRequests)),
 		log:      m.log.With(zap.String("mcp_server", s.Name)),
 		inflight: map[*call]struct{}{}, hints: map[string]bool{}, ids: newRequestIDs(),
 	}
@@ -207,7 +225,7 @@ func (c *conn) health() Health {
 	h := Health{
 		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.w != nil,
 		Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
-		LateProgress: c.late.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
+		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
 		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
 		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
 	}
@@ -753,7 +771,7 @@ func (c *conn) dialWithin(ctx context.Context) (*wire, error) {
 		if err != nil {
 			return nil, err
 		}
-		cli = client.NewClient(tr, opts...)
+		cli = client.NewClient(limitedHTTP{tr, c}, opts...)
 	case TransportSSE:
 		topts := []transport.ClientOption{transport.WithHTTPClient(c.httpClient(w)), transport.WithSSELogger(slogger(c.log))}
 		if len(s.Headers) > 0 {
@@ -767,7 +785,7 @@ func (c *conn) dialWithin(ctx context.Context) (*wire, error) {
 	case TransportInProcess:
 		// Our own transport: mcp-go's may return a result before the
 		// progress the server sent during the call (see inProcess).
-		cli = client.NewClient(newInProcess(s.InProcess, elicitor{c}), opts...)
+		cli = client.NewClient(newInProcess(s.InProcess, limitedElicitor{elicitor{c}}), opts...)
 	}
 	w.cli = cli
 	ictx, cancel := context.WithCancelCause(ctx)
@@ -864,7 +882,72 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 	w.cmd = cmd
 	out := &limitReader{r: stdout, framing: frameLine, max: c.m.cfg.MaxMessageBytes, server: s.Name, eof: true,
 		onLimit: func(le *LimitError) { c.cutWire(w, le) }}
-	return transport.NewIO(out, stdin, nil), nil
+	return newPipe(c, out, stdin), nil
+}
+
+// admit takes one of the server's slots for requests it sends the client
+// (elicitations, pings, roots and sampling requests), reporting false when
+// MaxServerRequests of them are being answered already.
+func (c *conn) admit(method string) bool {
+	select {
+	case c.requests <- struct{}{}:
+		return true
+	default:
+	}
+	n := c.rejected.Add(1)
+	if n&(n-1) == 0 { // the 1st, 2nd, 4th, 8th...: a flood does not flood the log
+		c.log.Warn("mcp server request refused: too many in flight", zap.String("method", method),
+			zap.Int("limit", cap(c.requests)), zap.Int64("refused", n))
+	} else {
+		c.log.Debug("mcp server request refused: too many in flight", zap.String("method", method))
+	}
+	return false
+}
+
+// release gives back a slot taken by admit.
+func (c *conn) release() { <-c.requests }
+
+// busy is the answer to a request that admit refused.
+func (c *conn) busy(req transport.JSONRPCRequest) *transport.JSONRPCResponse {
+	le := &LimitError{Server: c.spec.Name, Limit: "MaxServerRequests", Max: int64(cap(c.requests)), Size: int64(cap(c.requests)) + 1}
+	return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, le.Error(), nil)
+}
+
+// limitRequests wraps the handler of the server's requests in the
+// server's limit: a request over it is answered at once with a JSON-RPC
+// error.
+func (c *conn) limitRequests(h transport.RequestHandler) transport.RequestHandler {
+	return func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		if !c.admit(req.Method) {
+			return c.busy(req), nil
+		}
+		defer c.release()
+		return h(ctx, req)
+	}
+}
+
+// limitedHTTP is mcp-go's streamable HTTP transport with the server's
+// requests handled within the server's limit (MaxServerRequests).
+type limitedHTTP struct {
+	*transport.StreamableHTTP
+	c *conn
+}
+
+func (t limitedHTTP) SetRequestHandler(h transport.RequestHandler) {
+	t.StreamableHTTP.SetRequestHandler(t.c.limitRequests(h))
+}
+
+// limitedElicitor answers an in-process server's elicitations within the
+// server's limit on requests in flight (MaxServerRequests).
+type limitedElicitor struct{ elicitor }
+
+func (e limitedElicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
+	c := e.c
+	if !c.admit(string(mcpgo.MethodElicitationCreate)) {
+		return nil, &LimitError{Server: c.spec.Name, Limit: "MaxServerRequests", Max: int64(cap(c.requests)), Size: int64(cap(c.requests)) + 1}
+	}
+	defer c.release()
+	return e.elicitor.Elicit(ctx, req)
 }
 
 // notify handles a server notification on the transport's reader goroutine:
@@ -879,13 +962,27 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 			c.log.Debug("mcp progress for an unknown or finished call", zap.String("token", token))
 			return
 		}
+		if cl.conn != c {
+			// Tokens are unique within the manager, so a server can only
+			// name another server's call on purpose (or by guessing):
+			// its progress must not reach that call's session.
+			c.log.Debug("mcp progress for a call to another server; dropped", zap.String("token", token), zap.String("call_server", cl.server))
+			return
+		}
 		p := Progress{Server: cl.server, Tool: cl.tool, Call: cl.name, Progress: number(f["progress"]), Total: number(f["total"])}
 		p.Message, _ = f["message"].(string)
-		if !cl.progress(p) {
+		switch cl.progress(p) {
+		case progressLate:
 			// Delivering it would put a call's progress after its end.
 			c.late.Add(1)
 			c.log.Debug("mcp progress after its call returned; dropped", zap.String("tool", cl.tool),
 				zap.String("token", token), zap.Float64("progress", p.Progress), zap.String("message", p.Message))
+		case progressDropped:
+			// The session's Progress callback is behind by
+			// MaxQueuedProgress notifications already.
+			c.droppedProgress.Add(1)
+			c.log.Debug("mcp progress dropped: the session's Progress callback is behind (ManagerConfig.MaxQueuedProgress)",
+				zap.String("tool", cl.tool), zap.String("token", token), zap.Float64("progress", p.Progress))
 		}
 	case string(mcpgo.MethodNotificationToolsListChanged):
 		c.log.Debug("mcp tools list changed")

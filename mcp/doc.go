@@ -74,6 +74,16 @@
 // server's metadata named the issuer it was fetched for (RFC 8414 §3.3).
 // Error responses are read up to 64 KiB.
 //
+// A server cannot make the client do unbounded work either. At most
+// ManagerConfig.MaxServerRequests of its requests (elicitations, pings,
+// roots and sampling requests) are answered at once; one over the limit
+// is answered at once with a JSON-RPC error (a [*LimitError]'s text) and
+// counted in Health.RejectedRequests. At most
+// ManagerConfig.MaxQueuedProgress progress notifications wait for a
+// session's Progress callback; more are dropped and counted in
+// Health.DroppedProgress. Progress reaches only calls made to the server
+// that sent it, whose tokens are random.
+//
 // # Protocol choices
 //
 // Servers are spoken to with protocol revision 2025-11-25 unless
@@ -91,7 +101,9 @@
 // when the tool is marked read-only or idempotent.
 //
 // Servers' logging notifications and subprocess stderr go to the injected
-// *zap.Logger.
+// *zap.Logger, and so do the transports' own logs (stdio servers are
+// reached through this package's transport; mcp-go's HTTP and SSE
+// transports are given a slog adapter).
 //
 // # Order of a call's messages
 //
@@ -117,10 +129,13 @@
 //     them while the GET stream is open, see Server.NoListen), and then it
 //     can arrive out of order or after the result.
 //
-// Nothing on the client side drops a call's progress before its result,
-// but an mcp-go server does when a tool sends notifications faster than its
-// session's queue (100 messages) drains: SendNotificationToClient then
-// returns server.ErrNotificationChannelBlocked to the tool.
+// The client drops a call's progress before its result only when the
+// session's Progress callback is behind by ManagerConfig.MaxQueuedProgress
+// notifications, or the caller gave up on the call (both counted in
+// [Health].DroppedProgress); an mcp-go server drops it when a tool sends
+// notifications faster than its session's queue (100 messages) drains:
+// SendNotificationToClient then returns server.ErrNotificationChannelBlocked
+// to the tool.
 //
 // Progress that arrives after its call returned is dropped rather than
 // delivered after the call's end: it is logged at debug level and counted

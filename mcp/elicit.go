@@ -70,8 +70,13 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (res
 	}
 	if s != nil {
 		// The call's progress received before the question is delivered
-		// before it.
-		s.flush()
+		// before it (unless the question is withdrawn meanwhile).
+		if done := s.flushed(); done != nil {
+			select {
+			case <-done:
+			case <-ctx.Done():
+			}
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.m.cfg.ElicitTimeout)
 	defer cancel()

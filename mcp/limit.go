@@ -15,6 +15,13 @@ const (
 	DefaultMaxResultBytes = 8 << 20
 	// DefaultMaxTools bounds the tools listed per server.
 	DefaultMaxTools = 10000
+	// DefaultMaxQueuedProgress bounds the progress notifications waiting
+	// for one session's Progress callback.
+	DefaultMaxQueuedProgress = 256
+	// DefaultMaxServerRequests bounds the requests of one server
+	// (elicitations, pings, roots and sampling requests) being answered at
+	// once.
+	DefaultMaxServerRequests = 16
 )
 
 // LimitError reports a server that exceeded one of the manager's limits.
@@ -22,10 +29,11 @@ type LimitError struct {
 	// Server is the server's name.
 	Server string
 	// Limit names the ManagerConfig field: "MaxMessageBytes",
-	// "MaxResultBytes" or "MaxTools".
+	// "MaxResultBytes", "MaxTools" or "MaxServerRequests".
 	Limit string
-	// Max is the limit (in bytes, or in tools for MaxTools); Size is what
-	// the server sent, at least Max+1 (nothing is read past the limit).
+	// Max is the limit (in bytes, in tools for MaxTools, in requests for
+	// MaxServerRequests); Size is what the server sent, at least Max+1
+	// (nothing is read past the limit).
 	Max, Size int64
 
 	list bool // the bytes of a tool list, over MaxMessageBytes
@@ -33,6 +41,9 @@ type LimitError struct {
 
 // Error names the server, the limit and the field that sets it.
 func (e *LimitError) Error() string {
+	if e.Limit == "MaxServerRequests" {
+		return fmt.Sprintf("mcp: server %q sent a request while %d of its requests were being answered, the limit (ManagerConfig.MaxServerRequests); it is refused", e.Server, e.Max)
+	}
 	if e.Limit == "MaxTools" {
 		return fmt.Sprintf("mcp: server %q listed %d tools or more (a page without tools counts as one), over the limit of %d (ManagerConfig.MaxTools)", e.Server, e.Size, e.Max)
 	}

@@ -2,12 +2,12 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +106,22 @@ type ManagerConfig struct {
 	// fails the call with a [*LimitError]. Zero means
 	// [DefaultMaxResultBytes] (8 MiB).
 	MaxResultBytes int64
+	// MaxQueuedProgress bounds the progress notifications waiting for one
+	// session's Progress callback. A server that sends progress faster
+	// than the callback takes it has the notifications over the limit
+	// dropped (logged at debug level, counted in Health.DroppedProgress)
+	// until the callback catches up, so that neither memory nor the time a
+	// call takes to deliver its progress grows with the flood. Zero means
+	// [DefaultMaxQueuedProgress] (256).
+	MaxQueuedProgress int
+	// MaxServerRequests bounds the requests one server sends the client
+	// (elicitations, pings, roots and sampling requests) that are being
+	// answered at once. A request over the limit is answered at once with
+	// a JSON-RPC error (the text of a [*LimitError]) and counted in
+	// Health.RejectedRequests, so that a server flooding requests costs
+	// neither a goroutine nor a callback each. An elicitation counts until
+	// its answer went back. Zero means [DefaultMaxServerRequests] (16).
+	MaxServerRequests int
 	// Resilience is the retry and circuit-breaker policy, one per server.
 	// Nil means [resilience.MCP]: 3 attempts with backoff from 1 s to 30 s,
 	// a breaker that opens after 5 failures in a row for 30 s. Only
@@ -127,7 +143,6 @@ type Manager struct {
 
 	base     context.Context // ends when Shutdown gives up waiting
 	abort    context.CancelFunc
-	tokens   atomic.Uint64
 	routesMu sync.RWMutex
 	routes   map[string]*call // progress token -> call, while progress may arrive
 	bg       sync.WaitGroup
@@ -239,6 +254,12 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if cfg.MaxServerRequests <= 0 {
+		cfg.MaxServerRequests = DefaultMaxServerRequests
+	}
+	if cfg.MaxQueuedProgress <= 0 {
+		cfg.MaxQueuedProgress = DefaultMaxQueuedProgress
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
@@ -480,9 +501,11 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// newToken returns a progress token unique within the manager.
-func (m *Manager) newToken() string {
-	return "ag-" + strconv.FormatUint(m.tokens.Add(1), 36)
+// newToken returns a progress token unique within the manager and
+// unpredictable (128 random bits), so that a server cannot guess the
+// tokens of calls made to other servers.
+func newToken() string {
+	return "ag-" + rand.Text()
 }
 
 // callKey keys the *call in a call's context, for elicitation routing.
@@ -491,6 +514,7 @@ type callKey struct{}
 // call is one tool call in flight.
 type call struct {
 	session *Session
+	conn    *conn  // the server's connection bookkeeping: only its progress reaches the call
 	name    string // the name the call was made with (ToolCall.Name)
 	server  string
 	tool    string
@@ -502,6 +526,9 @@ type call struct {
 	mu       sync.Mutex
 	finished bool
 	timer    *attemptTimer // the running attempt's time limit, if any
+	// abandoned is set when the caller returned without waiting for the
+	// call's callbacks still queued.
+	abandoned atomic.Bool
 
 	// The call's share of its server's concurrency limit (conn.sem): held
 	// while the call runs, given up while the server waits for a person to
@@ -615,15 +642,38 @@ func (cl *call) attemptTimer() *attemptTimer {
 }
 
 // progress queues p for the call's session unless the call has finished,
-// and reports whether it did.
-func (cl *call) progress(p Progress) bool {
+// and says what became of it.
+func (cl *call) progress(p Progress) progressOutcome {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if cl.finished {
+		return progressLate
+	}
+	return cl.session.reportProgress(p, cl.deliverProgress)
+}
+
+// deliver reports, on the session's callback goroutine, whether a callback
+// of the call queued earlier is still to run: not once the caller gave up
+// waiting for them (see abandon).
+func (cl *call) deliver() bool {
+	return !cl.abandoned.Load()
+}
+
+// deliverProgress is deliver for a progress notification, which it counts
+// as dropped when it is not delivered.
+func (cl *call) deliverProgress() bool {
+	if cl.abandoned.Load() {
+		cl.conn.droppedProgress.Add(1)
 		return false
 	}
-	cl.session.reportProgress(p)
 	return true
+}
+
+// abandon drops the call's progress and content callbacks still queued:
+// its caller returned without waiting for them, and they must not follow
+// the call's end.
+func (cl *call) abandon() {
+	cl.abandoned.Store(true)
 }
 
 // finish marks the call finished: progress that has not been queued yet is
@@ -634,13 +684,57 @@ func (cl *call) finish() {
 	cl.mu.Unlock()
 }
 
-// callTool runs one call for session s.
+// callTool runs one call for session s. Every callback of the call,
+// including progress received before its result, has run when it returns.
+// When ctx ends (or the session closes) while they are still being
+// delivered, the call's own progress and content callbacks still queued are
+// dropped, so that it waits only for the rest (at most MaxQueuedProgress
+// notifications of the session's other calls and the callback running
+// now), and a call that had its result returns the context's error.
 func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool string, args any) (*toolresult.Result, error) {
 	start := time.Now()
+	var cl *call
+	res, err := m.runCall(ctx, s, name, server, tool, args, start, &cl)
+	done := s.flushed()
+	if done == nil {
+		return res, err
+	}
+	select {
+	case <-done:
+		return res, err
+	case <-ctx.Done():
+	case <-s.ctx.Done():
+	}
+	select {
+	case <-done:
+		return res, err
+	default:
+	}
+	if cl != nil {
+		cl.abandon()
+	}
+	if err == nil {
+		// The result came, but the caller gave up while the callbacks
+		// before it were still running.
+		kind, cause := KindCancelled, error(context.Canceled)
+		if ctx.Err() != nil {
+			kind, cause = ctxKind(ctx), ctx.Err()
+		}
+		res = &toolresult.Result{Server: server, Tool: tool, IsError: true, Error: cause.Error(), Duration: time.Since(start)}
+		ce := &CallError{Server: server, Tool: tool, Kind: kind, Err: resilience.Mark(cause, resilience.Canceled)}
+		if kind != KindCancelled {
+			s.reportError(ce)
+		}
+		err = ce
+	}
+	s.flush()
+	return res, err
+}
+
+// runCall runs one call for session s, setting *called to the call once
+// it has one.
+func (m *Manager) runCall(ctx context.Context, s *Session, name, server, tool string, args any, start time.Time, called **call) (*toolresult.Result, error) {
 	res := &toolresult.Result{Server: server, Tool: tool}
-	// Every callback of the call, including progress received before its
-	// result, has run when it returns.
-	defer s.flush()
 	fail := func(kind ErrorKind, err error) (*toolresult.Result, error) {
 		res.Duration = time.Since(start)
 		res.IsError = true
@@ -674,8 +768,9 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 		return fail(ctxKind(ctx), ctx.Err())
 	}
 
-	cl := &call{session: s, name: name, server: server, tool: tool, token: m.newToken(), cancel: cancelCause,
+	cl := &call{session: s, conn: c, name: name, server: server, tool: tool, token: newToken(), cancel: cancelCause,
 		sem: c.sem, held: true}
+	*called = cl
 	defer cl.endSlot()
 	ctx = context.WithValue(ctx, callKey{}, cl)
 	cl.ctx = ctx
@@ -731,7 +826,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 		}
 		s.reportError(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)})
 	}
-	s.reportContents(name, res)
+	s.reportContents(name, res, cl.deliver)
 	return res, nil
 }
 

@@ -32,9 +32,11 @@ const badServerEnv = "AGENTGRAPH_MCP_BAD_SERVER"
 
 // badServer is a stdio MCP server that misbehaves on demand. Tools: ok
 // (answers "ok"), wait (answers "ok" too; the test gives it no time
-// limit), flood (starts an answer and sends 400 MB without a newline), and
-// huge (answers a text of "bytes" bytes). After hangAfter calls it stops
-// reading and answering, as a frozen server does.
+// limit), flood (starts an answer and sends 400 MB without a newline),
+// huge (answers a text of "bytes" bytes), requests (sends "n" requests of
+// "method" to the client, then answers) and refused (answers how many of
+// those requests were refused for MaxServerRequests). After hangAfter
+// calls it stops reading and answering, as a frozen server does.
 func badServer(hangAfter int) {
 	in := bufio.NewReader(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
@@ -43,7 +45,7 @@ func badServer(hangAfter int) {
 		out.Write(append(b, '\n'))
 		out.Flush()
 	}
-	calls := 0
+	calls, refused := 0, 0
 	for {
 		line, err := in.ReadBytes('\n')
 		if err != nil {
@@ -58,9 +60,19 @@ func badServer(hangAfter int) {
 				Name            string         `json:"name"`
 				Arguments       map[string]any `json:"arguments"`
 			} `json:"params"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
 		}
 		if json.Unmarshal(line, &req) != nil || req.ID == nil {
 			continue // a notification
+		}
+		if req.Method == "" {
+			// An answer to one of our requests.
+			if req.Error != nil && strings.Contains(req.Error.Message, "MaxServerRequests") {
+				refused++
+			}
+			continue
 		}
 		switch mode := os.Getenv(badModeEnv); {
 		case req.Method == "initialize" && mode == "noinit":
@@ -102,6 +114,24 @@ func badServer(hangAfter int) {
 				select {} // frozen: reads nothing more, answers nothing
 			}
 			switch req.Params.Name {
+			case "requests":
+				// Sends n requests of the given method without reading
+				// the answers, then answers the call.
+				n, _ := req.Params.Arguments["n"].(float64)
+				method, _ := req.Params.Arguments["method"].(string)
+				params := map[string]any{}
+				if method == "elicitation/create" {
+					params = map[string]any{"message": "hi", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}}}
+				}
+				for i := range int(n) {
+					b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "srv-" + strconv.Itoa(i), "method": method, "params": params})
+					out.Write(append(b, '\n'))
+				}
+				send(req.ID, map[string]any{"content": []map[string]any{{"type": "text", "text": "sent"}}})
+			case "refused":
+				// Answers the number of its requests refused so far for
+				// the MaxServerRequests limit.
+				send(req.ID, map[string]any{"content": []map[string]any{{"type": "text", "text": strconv.Itoa(refused)}}})
 			case "flood":
 				out.WriteString(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"content":[{"type":"text","text":"`)
 				chunk := strings.Repeat("a", 1<<20)

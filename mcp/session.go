@@ -57,6 +57,13 @@ type Callbacks struct {
 	// server sends progress and result on different streams, or writes
 	// them out of order) is dropped, logged at debug level and counted in
 	// [Health].LateProgress, so a call's progress never follows its end.
+	// Two exceptions bound what a server can make a call wait for: while
+	// ManagerConfig.MaxQueuedProgress notifications of the session wait
+	// for this callback, more are dropped; and a call whose context ends
+	// (or whose session closes) before its notifications were delivered
+	// drops those still waiting rather than waits for them (it waits for
+	// the callback running, which should return quickly). Both are counted
+	// in [Health].DroppedProgress.
 	Progress func(Progress)
 	// Elicit answers a server's request for user input during a call: the
 	// request's Server and Tool name the call, its Mode is "form" or
@@ -66,7 +73,9 @@ type Callbacks struct {
 	// before it goes back. Nil means the manager's ManagerConfig.Elicit,
 	// else the request is declined.
 	Elicit elicit.Func
-	// Content receives each item of every result, before CallTool returns.
+	// Content receives each item of every result, before CallTool returns
+	// (a call whose context ends before they were delivered returns the
+	// context's error and drops them).
 	Content func(ContentEvent)
 	// Error receives every failed call, classified; a call the caller
 	// cancelled is not reported.
@@ -101,10 +110,11 @@ type Session struct {
 	calls  sync.WaitGroup
 	runner sync.WaitGroup
 
-	mu      sync.Mutex
-	closed  bool
-	running bool
-	queue   []func()
+	mu             sync.Mutex
+	closed         bool
+	running        bool
+	queue          []queued
+	queuedProgress int // progress callbacks in queue
 }
 
 // NewSession returns a session whose calls name their server explicitly.
@@ -118,7 +128,11 @@ func (m *Manager) NewSession(cb Callbacks) *Session {
 // that fail otherwise return a *CallError, whose Kind says how the call
 // ended (KindTimeout, KindCancelled, ...), with a result that has IsError
 // set. The result's Tool is the server's name for the tool. Cancelling ctx
-// stops the call promptly and tells the server.
+// stops the call promptly and tells the server; a call whose result came
+// but whose context ends while the session's callbacks before it are still
+// being delivered returns the context's error then, dropping the call's
+// own progress and content callbacks still queued rather than waiting for
+// them.
 func (s *Session) CallTool(ctx context.Context, call ToolCall) (*toolresult.Result, error) {
 	s.mu.Lock()
 	closed := s.closed
@@ -185,76 +199,128 @@ func (s *Session) Close() error {
 
 func (s *Session) hasProgress() bool { return s.cb.Progress != nil }
 
+// queued is one callback waiting on the session's callback goroutine.
+type queued struct {
+	f        func()
+	progress bool
+}
+
 // enqueue runs f on the session's callback goroutine, starting it if idle.
 // It never blocks on a callback.
-// Progress (droppable) is dropped once the session is closed.
-func (s *Session) enqueue(f func(), droppable bool) bool {
+func (s *Session) enqueue(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if droppable && s.closed {
-		return false
+	s.push(queued{f: f})
+}
+
+// push queues e and starts the callback goroutine if idle; s.mu is held.
+func (s *Session) push(e queued) {
+	s.queue = append(s.queue, e)
+	if e.progress {
+		s.queuedProgress++
 	}
-	s.queue = append(s.queue, f)
 	if !s.running {
 		s.running = true
 		s.runner.Add(1)
 		go s.run()
 	}
-	return true
 }
 
 func (s *Session) run() {
 	defer s.runner.Done()
 	for {
 		s.mu.Lock()
-		q := s.queue
-		s.queue = nil
-		if len(q) == 0 {
+		if len(s.queue) == 0 {
+			s.queue = nil
 			s.running = false
 			s.mu.Unlock()
 			return
 		}
-		s.mu.Unlock()
-		for _, f := range q {
-			f()
+		e := s.queue[0]
+		s.queue[0] = queued{}
+		s.queue = s.queue[1:]
+		if e.progress {
+			s.queuedProgress--
 		}
+		s.mu.Unlock()
+		e.f()
 	}
+}
+
+// flushed returns a channel closed once every callback queued so far has
+// run, nil when none is queued or running.
+func (s *Session) flushed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running && len(s.queue) == 0 {
+		return nil
+	}
+	done := make(chan struct{})
+	s.push(queued{f: func() { close(done) }})
+	return done
 }
 
 // flush waits until every callback queued so far has run.
 func (s *Session) flush() {
-	s.mu.Lock()
-	idle := !s.running && len(s.queue) == 0
-	s.mu.Unlock()
-	if idle {
-		return
-	}
-	done := make(chan struct{})
-	if s.enqueue(func() { close(done) }, false) {
+	if done := s.flushed(); done != nil {
 		<-done
 	}
 }
 
-func (s *Session) reportProgress(p Progress) {
+// progressOutcome says what became of a progress notification.
+type progressOutcome int
+
+const (
+	progressQueued  progressOutcome = iota // queued for the Progress callback
+	progressLate                           // its call had returned
+	progressDropped                        // MaxQueuedProgress were waiting already, or the session is closed
+)
+
+// reportProgress queues p for the Progress callback of the session, unless
+// the session is closed or MaxQueuedProgress notifications wait already.
+// deliver runs on the callback goroutine and reports whether p is still to
+// be delivered (its call may have given up meanwhile).
+func (s *Session) reportProgress(p Progress, deliver func() bool) progressOutcome {
 	if s.cb.Progress == nil {
-		return
+		return progressQueued
 	}
-	s.enqueue(func() { s.cb.Progress(p) }, true)
+	max := s.m.cfg.MaxQueuedProgress
+	if max <= 0 {
+		max = DefaultMaxQueuedProgress
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.queuedProgress >= max {
+		return progressDropped
+	}
+	s.push(queued{progress: true, f: func() {
+		if deliver() {
+			s.cb.Progress(p)
+		}
+	}})
+	return progressQueued
 }
 
 func (s *Session) reportError(e *CallError) {
 	if s.cb.Error == nil {
 		return
 	}
-	s.enqueue(func() { s.cb.Error(e) }, false)
+	s.enqueue(func() { s.cb.Error(e) })
 }
 
-func (s *Session) reportContents(name string, r *toolresult.Result) {
+// reportContents queues the Content callback of each item of r; deliver
+// reports, on the callback goroutine, whether they are still to be
+// delivered.
+func (s *Session) reportContents(name string, r *toolresult.Result, deliver func() bool) {
 	if s.cb.Content == nil {
 		return
 	}
 	for i, item := range r.Contents {
 		ev := ContentEvent{Server: r.Server, Tool: r.Tool, Call: name, Index: i, Item: item}
-		s.enqueue(func() { s.cb.Content(ev) }, false)
+		s.enqueue(func() {
+			if deliver() {
+				s.cb.Content(ev)
+			}
+		})
 	}
 }
