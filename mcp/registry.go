@@ -74,8 +74,11 @@ type Registry struct {
 	unhook    func() // removes invalidate from the manager's hooks
 	closeOnce sync.Once
 
-	mu         sync.Mutex
-	refreshed  time.Time
+	mu        sync.Mutex
+	refreshed time.Time
+	// staleHook, when set by a test, runs after a caller found the
+	// index old and before it refreshes.
+	staleHook  func()
 	servers    map[string]*serverTools
 	discovered map[string]bool // servers added by discovery
 	schemas    map[string]map[string]*Tool
@@ -189,7 +192,19 @@ func (r *Registry) ensureFresh(ctx context.Context) error {
 	known := len(r.servers) == r.m.count()
 	r.mu.Unlock()
 	if expired || !known {
-		return r.Refresh(ctx)
+		if r.staleHook != nil {
+			r.staleHook()
+		}
+		// A caller that found the index old may reach here after another
+		// caller's refresh ended: the refresh it joins (or starts) looks
+		// again, so that concurrent first loads list each server once.
+		_, err, _ := r.sf.Do("all", func() (any, error) {
+			if r.fresh() {
+				return nil, nil
+			}
+			return nil, r.refreshAll(ctx)
+		})
+		return err
 	}
 	if len(stale) == 0 {
 		return nil // the index is as the last refresh left it
@@ -203,6 +218,14 @@ func (r *Registry) ensureFresh(ctx context.Context) error {
 	wg.Wait()
 	r.rebuild()
 	return nil
+}
+
+// fresh reports whether the last full refresh is within the TTL and
+// knew every server of the manager.
+func (r *Registry) fresh() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.refreshed.IsZero() && time.Since(r.refreshed) <= r.cfg.TTL && len(r.servers) == r.m.count()
 }
 
 func (r *Registry) refreshAll(ctx context.Context) error {
