@@ -1560,16 +1560,18 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
 
-	// The run as it starts from its input, for a run that starts again
-	// after a lost save (lostSave).
-	initial := *rc
-	resume, st, asked, err := s.takeover(bg, run, g, start, meta, kw.log)
+	rc.hasHead = headSet
+	resume, st, asked, err := s.takeover(bg, run, g, start, kw.checkpointID(), meta, kw.log)
 	if err != nil {
 		return true, s.finish(run, kw, RunError, s.internalMessage("run failed taking over its thread", err, zapString("run", run.ID)))
 	}
 	if run.Started {
 		start = run.Start
 	}
+	rc.start = start
+	// The run as it starts from its input, for a run that starts again
+	// after a lost save (lostSave).
+	initial := *rc
 	if resume && headSet {
 		// The thread's head is cleared before the graph runs: the run
 		// taken over had not run it (the checkpoint after its start is
@@ -1632,7 +1634,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 			break
 		}
 		var st *threadState
-		if resume, st, err = progress(bg, g, t.ID, start); err != nil {
+		if resume, st, err = progress(bg, g, t.ID, start, kw.checkpointID()); err != nil {
 			err = storeError{fmt.Errorf("reading the state of a run whose save was lost: %w", err)}
 			break
 		}
