@@ -357,6 +357,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if len(rc.after) > 0 {
 		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
 	}
+	copied := false // the run goes on from a copy of its start (copyStart)
 	if rc.hasHead && !rc.head && rc.checkpointID != "" {
 		// A run from a checkpoint the request names, on a thread a
 		// rollback left at its head, goes on from a copy of that
@@ -365,9 +366,22 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// before the run's first checkpoint finds the run's copy
 		// (droppedFrom knows it by its parent, the run's checkpoint), not
 		// the latest checkpoint of the run rolled back, which it would
-		// resume, ignoring the run's checkpoint, input and resume.
-		if err := a.copyStart(ctx, th, rc); err != nil {
-			return nil, err
+		// resume, ignoring the run's checkpoint, input and resume. Input
+		// on a paused checkpoint is refused by the graph, as without a
+		// head: no copy is made then.
+		paused := false
+		if hasInput {
+			snap, err := a.startOf(ctx, th, rc)
+			if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+				return nil, fmt.Errorf("reading the state the run starts from: %w", err)
+			}
+			paused = err == nil && len(snap.Next) > 0
+		}
+		if !paused {
+			if err := a.copyStart(ctx, th, rc); err != nil {
+				return nil, err
+			}
+			copied = true
 		}
 	}
 	if !hasInput && rc.head {
@@ -383,8 +397,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		if err := a.copyStart(ctx, th, rc); err != nil {
 			return nil, err
 		}
+		copied = true
 	}
-	if !hasInput && rc.start != "" && (rc.checkpointID == "" || rc.checkpointID == rc.start) {
+	if !hasInput && !copied && rc.start != "" && (rc.checkpointID == "" || rc.checkpointID == rc.start) {
 		// A run that resumes a step of several tasks saves each task's
 		// writes as it finishes against the checkpoint it resumes. When
 		// that is the run's start, where a rollback of the run returns
