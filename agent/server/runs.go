@@ -1687,13 +1687,13 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 // dropOrphan deletes the checkpoints of thread tid (its durable
 // subgraphs' included) when the thread's record is gone, once a run of it
 // executing here found its own record gone (it stopped for that, or its
-// end found no record to record itself on). A thread's
-// deletion waits for its runs on other instances, but only so long: about
-// a lease for an instance that seems dead, less at Close (see
-// removeThreadWithin). A run still running then saves checkpoints after
-// the deletion, until it finds its record gone; they would stay, with no
-// thread to delete them with. A thread created again with the same id
-// meanwhile keeps its checkpoints. A failure is logged.
+// end found no record to record itself on). A thread's deletion waits
+// for its runs on other instances, but only so long: about a lease for
+// an instance that seems dead, less at Close (see removeThreadWithin). A
+// run still running then saves checkpoints after the deletion, until it
+// finds its record gone; they would stay, with no thread to delete them
+// with. A thread created again with the same id meanwhile keeps its
+// checkpoints. A failure is logged.
 func (s *Server) dropOrphan(tid string) {
 	bg := s.bg
 	unlock, err := s.locks.Lock(bg, tid)
