@@ -310,6 +310,31 @@ func TestParallelInterrupts(t *testing.T) {
 			t.Fatalf("c, which finished in the paused step, ran %d times", runs["c"].Load())
 		}
 	})
+	// KeepWrites refuses an update that writes a field (a kept write
+	// would be applied over it on resume), naming the field, and saves
+	// nothing; with AsNode it has no effect, and the update is saved.
+	t.Run("keep writes with fields", func(t *testing.T) {
+		c := parallelAsk(t, checkpoint.NewMemory(), map[string]*atomic.Int32{})
+		ctx := onThread("p4")
+		if _, err := c.Invoke(ctx, approval{}); !errors.Is(err, graph.ErrInterrupted) {
+			t.Fatalf("err = %v", err)
+		}
+		th := c.Thread("p4")
+		paused, err := th.State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = th.Update(ctx, apLog.Set([]string{"x"}), graph.UpdateFrom(paused.CheckpointID), graph.KeepWrites())
+		if err == nil || !strings.Contains(err.Error(), "KeepWrites writes fields [Log]") {
+			t.Fatalf("Update with a field and KeepWrites: err = %v; want a refusal naming [Log]", err)
+		}
+		if st, err := th.State(ctx); err != nil || st.CheckpointID != paused.CheckpointID {
+			t.Fatalf("latest after the refused update: %s, %v; want the paused %s", st.CheckpointID, err, paused.CheckpointID)
+		}
+		if _, err := th.Update(ctx, apLog.Set([]string{"x"}), graph.AsNode("c"), graph.KeepWrites()); err != nil {
+			t.Fatalf("Update with a field, AsNode and KeepWrites: %v", err)
+		}
+	})
 	// A copy of the paused checkpoint made with KeepWrites (an empty
 	// update, as a new branch from it) resumes as the checkpoint itself
 	// does: c, which finished in the paused step, does not run again, and

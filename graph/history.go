@@ -162,8 +162,11 @@ func UpdateFrom(id string) UpdateOption {
 // resume values given to its interrupts stay given. With an empty update
 // it copies the checkpoint as the thread's latest (with [UpdateFrom], a
 // new branch from it), from which a run goes on as it would from the
-// checkpoint itself. It is for an update that changes nothing those tasks
-// read; with [AsNode] it has no effect.
+// checkpoint itself. The update must be empty: a kept write of a task
+// that finished would be applied over it when the step is resumed (a
+// replace reducer's field would lose the update's value), so
+// [Thread.Update] refuses an update that writes a field with KeepWrites.
+// With [AsNode] it has no effect (and the update is not refused).
 func KeepWrites() UpdateOption {
 	return func(o *updateOptions) { o.keepWrites = true }
 }
@@ -183,6 +186,11 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		}
 	}
 	c, thread, asNode := t.c, t.id, o.asNode
+	if o.keepWrites && asNode == "" {
+		if f := u.Fields(); len(f) > 0 {
+			return "", fmt.Errorf("graph: Thread.Update of thread %q with KeepWrites writes fields %v: the kept writes of the paused step's finished tasks would be applied over them on resume; give an empty update to copy the checkpoint, or update without KeepWrites (those tasks then run again)", thread, f)
+		}
+	}
 	dur, err := t.durable()
 	if err != nil {
 		return "", err

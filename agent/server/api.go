@@ -567,8 +567,10 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 // removeThreadWithin is removeThread whose wait for the runs of other
 // instances also ends when patience (if not nil) is done: the thread is
 // then deleted without waiting for them any longer, as it is after a
-// lease (should such a run still run, it stops when it finds its record
-// gone). ctx bounds the whole deletion, its store calls included.
+// lease for a run whose instance seems dead. Should such a run still
+// run, it stops when it finds its record gone, and its instance then
+// deletes the checkpoints it saved since (dropOrphan). ctx bounds the
+// whole deletion, its store calls included.
 func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) error {
 	waited := map[string]bool{} // runs of other instances waited for once
 	for {
@@ -591,7 +593,8 @@ func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) er
 			// A run of another instance ends when that instance acts on
 			// the cancellation; one whose instance died is waited for
 			// about a lease, then deleted anyway (should it still run, it
-			// stops when it finds its record gone).
+			// stops when it finds its record gone, and its checkpoints
+			// saved since go then: dropOrphan).
 			for _, runID := range remote {
 				waited[runID] = true
 				wctx, cancel := context.WithTimeout(ctx, s.cfg.Lease)

@@ -45,7 +45,15 @@
 // validation errors are 422 with a JSON body {"detail": ...} naming the
 // field; streams send a Location header, heartbeats and a final end (or
 // error) event; rollback deletes the run and returns the thread to the
-// checkpoint the run started from.
+// checkpoint the run started from. A run that resumes a paused step of
+// several tasks first copies the checkpoint it resumes (an update
+// checkpoint in the thread's history), so that the writes of the tasks it
+// finishes are not saved against a checkpoint a rollback returns to. A
+// rollback does not return a durable subgraph's own checkpoints
+// (graph.SubgraphThread names them by the parent thread, the step and
+// the task, not by the parent's checkpoint): a run that resumes, after a
+// rollback, a step whose task was inside a subgraph the rolled-back run
+// went on with finds the subgraph where that run left it.
 //
 // # Run requests
 //

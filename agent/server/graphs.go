@@ -145,6 +145,14 @@ type runCall struct {
 	// thread's current state, which new input continues as it would
 	// continue the latest.
 	head bool
+	// hasHead says that the thread has a rollback's head (Thread.Head or
+	// Thread.Rolled), which the run clears (begin), whether or not the
+	// run starts from it.
+	hasHead bool
+	// start is the checkpoint the run started from, where a rollback
+	// returns the thread ("" for none): the run saves nothing against it
+	// (see adapter.copyStart).
+	start string
 	// begin, when set, is called once the run knows where it starts
 	// (after it dropped a pending step, if it did), before the graph
 	// runs. It clears the thread's head; an error ends the run before
@@ -349,6 +357,33 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if len(rc.after) > 0 {
 		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
 	}
+	copied := false // the run goes on from a copy of its start (copyStart)
+	if rc.hasHead && !rc.head && rc.checkpointID != "" {
+		// A run from a checkpoint the request names, on a thread a
+		// rollback left at its head, goes on from a copy of that
+		// checkpoint, with or without input: the copy is the thread's
+		// latest before the head is cleared below, so that a takeover
+		// before the run's first checkpoint finds the run's copy
+		// (droppedFrom knows it by its parent, the run's checkpoint), not
+		// the latest checkpoint of the run rolled back, which it would
+		// resume, ignoring the run's checkpoint, input and resume. Input
+		// on a paused checkpoint is refused by the graph, as without a
+		// head: no copy is made then.
+		paused := false
+		if hasInput {
+			snap, err := a.startOf(ctx, th, rc)
+			if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+				return nil, fmt.Errorf("reading the state the run starts from: %w", err)
+			}
+			paused = err == nil && len(snap.Next) > 0
+		}
+		if !paused {
+			if err := a.copyStart(ctx, th, rc); err != nil {
+				return nil, err
+			}
+			copied = true
+		}
+	}
 	if !hasInput && rc.head {
 		// A run from a rollback's head without input (a resume, or
 		// none) goes on from the head's state as it is: it copies the
@@ -359,18 +394,29 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// must find the run's copy, not the latest checkpoint of the run
 		// rolled back, which it would resume (issue #21). The copy is
 		// read, and resumed, as the head itself (droppedFrom knows it).
-		if len(rc.resume) > 0 {
-			// A strict resume is checked, and an object read by
-			// interrupt id, against the head, before anything is saved.
-			if _, err := a.resumeOption(ctx, th, rc, rc.resume); err != nil {
+		if err := a.copyStart(ctx, th, rc); err != nil {
+			return nil, err
+		}
+		copied = true
+	}
+	if !hasInput && !copied && rc.start != "" && (rc.checkpointID == "" || rc.checkpointID == rc.start) {
+		// A run that resumes a step of several tasks saves each task's
+		// writes as it finishes against the checkpoint it resumes. When
+		// that is the run's start, where a rollback of the run returns
+		// the thread, the run goes on from a copy of it instead, so that
+		// the writes go to the copy: a run from the rollback's head must
+		// not find the tasks done with the answers of the run rolled
+		// back. The copy is the run's own, as a head's (droppedFrom).
+		snap, err := a.startOf(ctx, th, rc)
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, fmt.Errorf("reading the state the run starts from: %w", err)
+		}
+		if err == nil && snap.CheckpointID == rc.start && len(snap.Next) > 1 {
+			rc.checkpointID = rc.start
+			if err := a.copyStart(ctx, th, rc); err != nil {
 				return nil, err
 			}
 		}
-		if _, err := th.Update(ctx, graph.Update[S]{}, graph.UpdateFrom(rc.checkpointID), graph.KeepWrites()); err != nil {
-			return nil, err
-		}
-		rc.latest, rc.latestKnown = nil, false
-		rc.checkpointID, rc.head = "", false
 	}
 	if len(rc.resume) > 0 {
 		o, err := a.resumeOption(ctx, th, rc, rc.resume)
@@ -392,10 +438,10 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// pending step: the head is cleared below, and the thread's
 		// latest must then be a checkpoint of this run, not one of the
 		// run rolled back, which a takeover would take for this run's
-		// (issue #21). The drop is the only checkpoint of source update
-		// a run makes, on the checkpoint it starts from, with no next
-		// task: a takeover knows it by that (droppedFrom), whether or
-		// not the run recorded anything since.
+		// (issue #21). The drop, like the copies of copyStart, is an
+		// update a run makes before its graph runs, its parent the
+		// checkpoint the run starts from: a takeover knows it by that
+		// (droppedFrom), whether or not the run recorded anything since.
 		snap, err := a.startOf(ctx, th, rc)
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 			return nil, fmt.Errorf("reading the state the run starts from: %w", err)
@@ -558,6 +604,26 @@ func (a *adapter[S]) startOf(ctx context.Context, th graph.Thread[S], rc *runCal
 		return th.StateAt(ctx, rc.checkpointID)
 	}
 	return a.latestOf(ctx, th, rc)
+}
+
+// copyStart copies the checkpoint the run starts from, rc.checkpointID,
+// as the thread's latest (an empty update keeping its next tasks,
+// interrupts and pending writes, on a new branch from it), and makes the
+// run go on from the copy as from the latest. A resume is checked first
+// (strict, or an object read by interrupt id) against the checkpoint,
+// before anything is saved.
+func (a *adapter[S]) copyStart(ctx context.Context, th graph.Thread[S], rc *runCall) error {
+	if len(rc.resume) > 0 {
+		if _, err := a.resumeOption(ctx, th, rc, rc.resume); err != nil {
+			return err
+		}
+	}
+	if _, err := th.Update(ctx, graph.Update[S]{}, graph.UpdateFrom(rc.checkpointID), graph.KeepWrites()); err != nil {
+		return err
+	}
+	rc.latest, rc.latestKnown = nil, false
+	rc.checkpointID, rc.head = "", false
+	return nil
 }
 
 func (a *adapter[S]) nodesFor(names []string) []string {

@@ -47,6 +47,20 @@ func registerAskGate(t *testing.T, ts *testServer) {
 // thread's latest checkpoint, left by the run rolled back from the head,
 // and resumed that run's work with that run's answer instead (issue #21).
 func TestTakeoverOfResumeFromHead(t *testing.T) {
+	testTakeoverOfResumeFromHead(t, false)
+}
+
+// TestTakeoverOfResumeFromNamedCheckpoint: as TestTakeoverOfResumeFromHead,
+// R2 naming the checkpoint it resumes (checkpoint_id, the paused one) on
+// the thread a rollback left at its head. R2 did not start from the head
+// then, and made no copy of it: its takeover found R1's latest checkpoint
+// and resumed R1's work with R1's answer, ignoring R2's checkpoint and
+// resume value.
+func TestTakeoverOfResumeFromNamedCheckpoint(t *testing.T) {
+	testTakeoverOfResumeFromHead(t, true)
+}
+
+func testTakeoverOfResumeFromHead(t *testing.T, named bool) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			cfg := open(t)
@@ -95,7 +109,11 @@ func TestTakeoverOfResumeFromHead(t *testing.T) {
 			var r2 struct {
 				RunID string `json:"run_id"`
 			}
-			if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "askgate", "command": map[string]any{"resume": "two"}, "durability": "exit"}, nil, &r2); code != 200 {
+			body := map[string]any{"assistant_id": "askgate", "command": map[string]any{"resume": "two"}, "durability": "exit"}
+			if named {
+				body["checkpoint_id"] = paused
+			}
+			if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs", body, nil, &r2); code != 200 {
 				t.Fatalf("R2: %d", code)
 			}
 			waitUntil(t, "R2 to wait in work", func() bool { return ts1.gates.waiting(tid) })

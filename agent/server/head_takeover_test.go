@@ -18,6 +18,18 @@ import (
 // instance that stalls (R1's worker claimed it now and then: the test
 // timed out waiting for it there).
 func TestTakeoverOfRunFromHead(t *testing.T) {
+	testTakeoverOfRunFromHead(t, false)
+}
+
+// TestTakeoverOfRunFromNamedCheckpoint: as TestTakeoverOfRunFromHead, R2
+// naming the checkpoint it runs from (checkpoint_id, the head's). R2
+// made no copy of it before it cleared the head: its takeover resumed
+// the run rolled back and ended without running R2's input.
+func TestTakeoverOfRunFromNamedCheckpoint(t *testing.T) {
+	testTakeoverOfRunFromHead(t, true)
+}
+
+func testTakeoverOfRunFromHead(t *testing.T, named bool) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			cfg := open(t)
@@ -35,6 +47,7 @@ func TestTakeoverOfRunFromHead(t *testing.T) {
 			if code := do(t, "POST", ts0.URL+"/threads/"+tid+"/state", map[string]any{"values": map[string]any{"messages": []msg{{Type: "human", Content: "s"}}}}, nil, nil); code != 200 {
 				t.Fatalf("update_state: %d", code)
 			}
+			head := readHeadState(t, ts0.URL, tid).Checkpoint.CheckpointID
 			// R1 runs from S, saves its input checkpoint, waits in its
 			// node and is rolled back: the head is S, R1's checkpoints stay.
 			var r1 struct {
@@ -61,7 +74,11 @@ func TestTakeoverOfRunFromHead(t *testing.T) {
 				RunID string `json:"run_id"`
 			}
 			in2 := map[string]any{"messages": []msg{{Type: "human", Content: "two"}}}
-			if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": in2, "durability": "exit"}, nil, &r2); code != 200 {
+			body := map[string]any{"assistant_id": "slow", "input": in2, "durability": "exit"}
+			if named {
+				body["checkpoint_id"] = head
+			}
+			if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs", body, nil, &r2); code != 200 {
 				t.Fatalf("R2: %d", code)
 			}
 			waitUntil(t, "R2 to wait in its node", func() bool { return ts1.gates.waiting(tid) })

@@ -269,11 +269,12 @@ func (s *Server) askCancel(ctx context.Context, runID, action string) (bool, err
 // checkpoint start. A run started before, by an instance that died,
 // resumes (true) when its graph saved steps of it: the thread's latest
 // checkpoint st is then past the recorded start, and is not only the
-// run's drop of a pending step made from it (droppedFrom). It also reports a
+// run's drop or copy made from it or from own, the checkpoint the run's
+// request names (droppedFrom). It also reports a
 // cancellation asked of the run before this instance registered it. With
 // a RunStarter it appends the run's metadata event meta in the same call
 // (execute left it to takeover).
-func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string, meta metadataEvent, rl *runLog) (resume bool, st *threadState, cancel string, err error) {
+func (s *Server) takeover(ctx context.Context, run *Run, g runner, start, own string, meta metadataEvent, rl *runLog) (resume bool, st *threadState, cancel string, err error) {
 	var cur *Run
 	if rs, ok := s.store.(RunStarter); ok {
 		var data json.RawMessage
@@ -305,7 +306,7 @@ func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string,
 	if !run.Started {
 		return false, nil, cur.Cancel, nil
 	}
-	resume, st, err = progress(ctx, g, run.ThreadID, run.Start)
+	resume, st, err = progress(ctx, g, run.ThreadID, run.Start, own)
 	if err != nil {
 		return false, nil, "", fmt.Errorf("reading the state of a run taken over: %w", err)
 	}
@@ -314,12 +315,13 @@ func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string,
 
 // progress reads the latest checkpoint st of thread threadID and reports
 // whether the graph saved steps of a run that started at checkpoint
-// start: st is past start, and is not only the run's drop of a pending
-// step made from it (droppedFrom). A run resumes from st then, and starts
+// start: st is past start, and is not only the run's drop or copy made
+// from it or from own, the checkpoint the run's request names ("" for
+// none; droppedFrom). A run resumes from st then, and starts
 // again from its input otherwise (a thread with no checkpoint left
 // included): after a takeover, and after a save of the run that its
 // checkpoint database lost (Server.execute).
-func progress(ctx context.Context, g runner, threadID, start string) (bool, *threadState, error) {
+func progress(ctx context.Context, g runner, threadID, start, own string) (bool, *threadState, error) {
 	st, err := g.state(ctx, threadID, "")
 	if err != nil {
 		return false, nil, err
@@ -329,24 +331,30 @@ func progress(ctx context.Context, g runner, threadID, start string) (bool, *thr
 		// is nothing to resume from.
 		return false, st, nil
 	}
-	return st.Checkpoint.CheckpointID != start && !droppedFrom(st, start), st, nil
+	return st.Checkpoint.CheckpointID != start && !droppedFrom(st, start, own), st, nil
 }
 
 // droppedFrom reports whether st, a thread's latest checkpoint, is a run's
-// drop or copy made from checkpoint start (see adapter.execute): an
-// update whose parent is start. A run with input drops start's pending
-// step (an update with no next task) when start has one, and always when
-// start is a rollback's head (an empty update then); a run from a head
-// without input (a resume, or none) copies the head (an empty update
-// that keeps its next tasks, interrupts and pending writes). Both are
-// made before the run clears the head. No one else updates a thread
+// drop or copy made from checkpoint start, or from own, the checkpoint
+// the run's request names (see adapter.execute): an update whose parent
+// is start or own. A run with input drops start's pending step (an
+// update with no next task) when start has one, and always when start
+// is a rollback's head (an empty update then); a run from a head without
+// input (a resume, or none) copies the head (an empty update that keeps
+// its next tasks, interrupts and pending writes); a run from own on a
+// thread with a head copies own; a run resuming a step of several tasks
+// at start copies start (adapter.copyStart). The head's are made before
+// the run clears the head. No one else updates a thread
 // while it has a run (POST /threads/{id}/state is refused then), so a
 // run taken over finds one only when its first attempt made it and saved
 // no step of its graph since; the run then starts again from its input
 // (or resume), on the drop or copy, as if it had not started.
-func droppedFrom(st *threadState, start string) bool {
-	return start != "" && st != nil && st.ParentCheckpoint != nil && st.ParentCheckpoint.CheckpointID == start &&
-		st.Metadata[graph.MetaSource] == "update"
+func droppedFrom(st *threadState, start, own string) bool {
+	if st == nil || st.ParentCheckpoint == nil || st.Metadata[graph.MetaSource] != "update" {
+		return false
+	}
+	parent := st.ParentCheckpoint.CheckpointID
+	return (start != "" && parent == start) || (own != "" && parent == own)
 }
 
 // checkQueue refuses to enqueue a run behind Config.MaxQueuedRuns

@@ -29,8 +29,35 @@ func TestProgressWithoutCheckpoint(t *testing.T) {
 	if err := Register(s, "one", app); err != nil {
 		t.Fatal(err)
 	}
-	resume, st, err := progress(context.Background(), s.graph("one"), "no-such-thread", "a-start-since-lost")
+	resume, st, err := progress(context.Background(), s.graph("one"), "no-such-thread", "a-start-since-lost", "")
 	if err != nil || resume {
 		t.Fatalf("progress on a thread without checkpoints: resume %v, state %+v, %v; want no resume, no error", resume, st, err)
+	}
+}
+
+// droppedFrom knows a run's drop or copy by its parent: the checkpoint the
+// run started from, or the one its request names (own), and only an
+// update: a step of the run's graph from either is progress.
+func TestDroppedFrom(t *testing.T) {
+	state := func(parent, source string) *threadState {
+		return &threadState{ParentCheckpoint: &checkpointRef{CheckpointID: parent}, Metadata: map[string]any{graph.MetaSource: source}}
+	}
+	for _, c := range []struct {
+		st         *threadState
+		start, own string
+		want       bool
+	}{
+		{state("s", "update"), "s", "", true},
+		{state("x", "update"), "s", "x", true},
+		{state("x", "update"), "s", "", false},
+		{state("x", "loop"), "s", "x", false},
+		{state("s", "loop"), "s", "", false},
+		{state("", "update"), "", "", false},
+		{&threadState{Metadata: map[string]any{graph.MetaSource: "update"}}, "s", "x", false},
+		{nil, "s", "x", false},
+	} {
+		if got := droppedFrom(c.st, c.start, c.own); got != c.want {
+			t.Errorf("droppedFrom(%+v, start %q, own %q) = %v; want %v", c.st, c.start, c.own, got, c.want)
+		}
 	}
 }

@@ -1560,16 +1560,18 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
 
-	// The run as it starts from its input, for a run that starts again
-	// after a lost save (lostSave).
-	initial := *rc
-	resume, st, asked, err := s.takeover(bg, run, g, start, meta, kw.log)
+	rc.hasHead = headSet
+	resume, st, asked, err := s.takeover(bg, run, g, start, kw.checkpointID(), meta, kw.log)
 	if err != nil {
 		return true, s.finish(run, kw, RunError, s.internalMessage("run failed taking over its thread", err, zapString("run", run.ID)))
 	}
 	if run.Started {
 		start = run.Start
 	}
+	rc.start = start
+	// The run as it starts from its input, for a run that starts again
+	// after a lost save (lostSave).
+	initial := *rc
 	if resume && headSet {
 		// The thread's head is cleared before the graph runs: the run
 		// taken over had not run it (the checkpoint after its start is
@@ -1632,7 +1634,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 			break
 		}
 		var st *threadState
-		if resume, st, err = progress(bg, g, t.ID, start); err != nil {
+		if resume, st, err = progress(bg, g, t.ID, start, kw.checkpointID()); err != nil {
 			err = storeError{fmt.Errorf("reading the state of a run whose save was lost: %w", err)}
 			break
 		}
@@ -1649,12 +1651,17 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	var cancelled errCancelled
 	switch {
 	case errors.Is(cause, errLeaseLost):
-		// Another instance owns the run now: leave it the run's end.
+		// Another instance owns the run now: leave it the run's end. Or
+		// the run's record is gone with its thread, deleted without
+		// waiting for the run: see dropOrphan.
 		s.log.Warn("run lost its lease and was stopped here", zapString("run", run.ID))
+		s.dropOrphan(t.ID)
 		s.hub.notify(run.ID)
 		return true, false
 	case errors.Is(cause, errRunDeleted):
-		// Its thread was deleted: there is nothing left to record.
+		// Its thread was deleted: there is nothing left to record but
+		// the checkpoints the run saved since (dropOrphan).
+		s.dropOrphan(t.ID)
 		s.hub.notify(run.ID)
 		return true, false
 	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
@@ -1675,6 +1682,41 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		idle = s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
 	}
 	return true, idle
+}
+
+// dropOrphan deletes the checkpoints of thread tid (its durable
+// subgraphs' included) when the thread's record is gone, once a run of it
+// executing here found its own record gone (it stopped for that, or its
+// end found no record to record itself on). A thread's deletion waits
+// for its runs on other instances, but only so long: about a lease for
+// an instance that seems dead, less at Close (see removeThreadWithin). A
+// run still running then saves checkpoints after the deletion, until it
+// finds its record gone; they would stay, with no thread to delete them
+// with. A thread created again with the same id meanwhile keeps its
+// checkpoints. A failure is logged.
+func (s *Server) dropOrphan(tid string) {
+	bg := s.bg
+	unlock, err := s.locks.Lock(bg, tid)
+	if err != nil {
+		s.log.Error("deleting the checkpoints a run saved after its thread was deleted", zapString("thread_id", tid), zapError(err))
+		return
+	}
+	defer unlock()
+	if _, err := s.store.Thread(bg, tid); !errors.Is(err, ErrNotFound) {
+		if err != nil {
+			s.log.Error("deleting the checkpoints a run saved after its thread was deleted", zapString("thread_id", tid), zapError(err))
+		}
+		return
+	}
+	plan, _, err := s.checkpointThreads(bg, tid)
+	for _, sub := range plan {
+		if err == nil {
+			err = s.saver.DeleteThread(bg, tid+sub)
+		}
+	}
+	if err != nil {
+		s.log.Error("deleting the checkpoints a run saved after its thread was deleted", zapString("thread_id", tid), zapError(err))
+	}
 }
 
 // storeError marks an error of a run's store or checkpointer (not of its
@@ -1936,6 +1978,11 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		if r, rerr := s.store.Run(bg, run.ID); rerr == nil && endedAs(run, r, status, msg, at) {
 			ended, err = r, nil
 		}
+	}
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) {
+		// The run's record may be gone with its thread, deleted without
+		// waiting for the run, which saved its end since.
+		s.dropOrphan(run.ThreadID)
 	}
 	if errors.Is(err, ErrLeaseLost) {
 		// The new owner sends the run's webhook and deletes its thread.
