@@ -532,6 +532,9 @@ func (c *conn) failed(ctx context.Context, w *wire, err error, retrySafe bool) e
 		c.drop(w)
 		c.log.Warn("mcp transport failure; reconnecting on next use", zap.Error(err))
 	}
+	if isOriginError(err) {
+		return resilience.MarkPermanent(err) // trying again is refused again
+	}
 	if retrySafe {
 		return markTransient(err)
 	}
@@ -600,6 +603,8 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 			// A server that did not connect within ConnectTimeout is not
 			// tried again at once.
 			err = &noRetry{te}
+		case isOriginError(err):
+			err = resilience.MarkPermanent(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
 		default:
 			err = markTransient(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
 		}
