@@ -64,7 +64,8 @@ type OAuth struct {
 	RedirectURI string
 	// Authorize sends the user to authURL and returns the URL the
 	// authorization server redirected back to (with code and state).
-	// Required for the authorization code grant.
+	// Required for the authorization code grant. Its time does not count
+	// against ManagerConfig.ConnectTimeout; ctx (the caller's) ends it.
 	Authorize func(ctx context.Context, authURL string) (redirected *url.URL, err error)
 	// AuthorizationServers are the issuer identifiers (RFC 8414) of the
 	// authorization servers that may receive this client's credentials
@@ -660,7 +661,9 @@ func (a *authorizer) authorizationCode(ctx context.Context) error {
 	} else {
 		authURL += "?" + q.Encode()
 	}
+	resume := pauseConnectClock(ctx) // a person's time is not the connect's
 	back, err := a.o.Authorize(ctx, authURL)
+	resume()
 	if err != nil {
 		return fmt.Errorf("authorize: %w", err)
 	}

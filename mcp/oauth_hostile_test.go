@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,5 +172,26 @@ func TestOAuthRefreshTokenStaysWithIssuer(t *testing.T) {
 		if strings.Contains(f, "r-a1") {
 			t.Errorf("AS2 received AS1's refresh token: %q", seen2.forms)
 		}
+	}
+}
+
+// The time a person takes to authorize the client (OAuth.Authorize) does
+// not count against ConnectTimeout; the caller's context bounds it.
+func TestOAuthAuthorizeOutsideConnectTimeout(t *testing.T) {
+	a := newAuthServer(t)
+	const limit = 200 * time.Millisecond
+	slow := func(ctx context.Context, authURL string) (*url.URL, error) {
+		select {
+		case <-ctx.Done(): // the connect's limit ran out while the person was busy
+			return nil, context.Cause(ctx)
+		case <-time.After(3 * limit):
+		}
+		return headless(ctx, authURL)
+	}
+	m := newManager(t, mcp.ManagerConfig{ConnectTimeout: limit}, mcp.Server{Name: "guarded", URL: a.rs.URL + "/mcp", NoListen: true, OAuth: &mcp.OAuth{Authorize: slow}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := m.Check(ctx, "guarded"); err != nil {
+		t.Fatalf("Check: %v", err)
 	}
 }
