@@ -30,8 +30,8 @@ type TimeoutError struct {
 	// Request is what ran out of time: "" for a tool call (Tool names
 	// it), "initialize" for connecting (starting the transport and the
 	// initialize handshake, bounded by ManagerConfig.ConnectTimeout) and
-	// "tools/list" for listing the server's tools (bounded by its
-	// CallTimeout).
+	// "tools/list" for listing the server's tools and "ping" for
+	// [Manager.Check]'s probe (both bounded by its CallTimeout).
 	Request string
 }
 
@@ -40,8 +40,8 @@ func (e *TimeoutError) Error() string {
 	switch e.Request {
 	case "initialize":
 		return fmt.Sprintf("mcp: server %q: connecting (start and initialize) did not finish within %s (raise ManagerConfig.ConnectTimeout)", e.Server, e.Limit)
-	case "tools/list":
-		return fmt.Sprintf("mcp: server %q: tools/list did not finish within %s (raise Server.CallTimeout or ManagerConfig.CallTimeout)", e.Server, e.Limit)
+	case "tools/list", "ping":
+		return fmt.Sprintf("mcp: server %q: "+e.Request+" did not finish within %s (raise Server.CallTimeout or ManagerConfig.CallTimeout)", e.Server, e.Limit)
 	}
 	return fmt.Sprintf("mcp: server %q: tool %q did not answer within %s (raise Server.ToolTimeouts[%q], Server.CallTimeout or ManagerConfig.CallTimeout)",
 		e.Server, e.Tool, e.Limit, e.Tool)
@@ -109,8 +109,10 @@ type Health struct {
 	LastError   string
 	LastErrorAt time.Time
 	LastOKAt    time.Time
-	// Timeouts counts the call attempts that ran out of their time limit
-	// (CallTimeout) since the server was added.
+	// Timeouts counts the requests that ran out of their time limit since
+	// the server was added: call attempts, tool listings and Check probes
+	// (CallTimeout) and connects (ConnectTimeout). Each also counts in
+	// Failures.
 	Timeouts int
 	// Restarts counts the connections the manager cut since the server was
 	// added because the server stopped answering ([*StallError]) or sent a
@@ -121,7 +123,12 @@ type Health struct {
 	// limit); ToolTimeouts are the tools' own limits.
 	CallTimeout  time.Duration
 	ToolTimeouts map[string]time.Duration
-	// MaxMessageBytes and MaxResultBytes are the size limits in force.
+	// ConnectTimeout is the manager's limit on connecting (zero: no
+	// limit).
+	ConnectTimeout time.Duration
+	// MaxTools, MaxMessageBytes and MaxResultBytes are the size limits in
+	// force.
+	MaxTools                        int
 	MaxMessageBytes, MaxResultBytes int64
 	// Protocol is the negotiated MCP revision of the connected client.
 	Protocol string
@@ -227,6 +234,7 @@ func (c *conn) health() Health {
 		Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
 		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
 		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
+		ConnectTimeout: max(c.m.cfg.ConnectTimeout, 0), MaxTools: c.m.cfg.MaxTools,
 		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
 	}
 	for cl := range c.inflight {
@@ -550,6 +558,9 @@ func (c *conn) failed(ctx context.Context, w *wire, err error, retrySafe bool) e
 		c.drop(w)
 		c.log.Warn("mcp transport failure; reconnecting on next use", zap.Error(err))
 	}
+	if isOriginError(err) {
+		return resilience.MarkPermanent(err) // trying again is refused again
+	}
 	if retrySafe {
 		return markTransient(err)
 	}
@@ -618,11 +629,16 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 			// A server that did not connect within ConnectTimeout is not
 			// tried again at once.
 			err = &noRetry{te}
+		case isOriginError(err):
+			err = resilience.MarkPermanent(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
 		default:
 			err = markTransient(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
 		}
 		c.mu.Lock()
 		c.failures++
+		if te != nil {
+			c.timeouts++
+		}
 		c.lastErr, c.lastErrAt = cause, time.Now()
 		c.dials++
 		c.dialErr = err
@@ -725,13 +741,67 @@ func (c *conn) dial(ctx context.Context) (*wire, error) {
 	if limit <= 0 {
 		return c.dialWithin(ctx)
 	}
-	cctx, cancel := context.WithTimeoutCause(ctx, limit, errConnectTimeout)
-	defer cancel()
-	w, err := c.dialWithin(cctx)
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	clock := &connectClock{left: limit, stop: func() { cancel(errConnectTimeout) }}
+	clock.resume()
+	defer clock.pause()
+	w, err := c.dialWithin(context.WithValue(cctx, connectClockKey{}, clock))
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errConnectTimeout) {
 		return nil, &TimeoutError{Server: c.spec.Name, Limit: limit, Request: "initialize"}
 	}
 	return w, err
+}
+
+// connectClockKey keys the *connectClock of a connect's context.
+type connectClockKey struct{}
+
+// connectClock is a connect's ConnectTimeout, paused while a person
+// authorizes the client (OAuth.Authorize): the caller's context bounds
+// that time, not ConnectTimeout.
+type connectClock struct {
+	mu     sync.Mutex
+	left   time.Duration
+	since  time.Time
+	t      *time.Timer
+	paused int
+	stop   func()
+}
+
+// pause stops the clock, keeping the time left.
+func (k *connectClock) pause() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.paused++; k.paused == 1 && k.t != nil {
+		k.t.Stop()
+		k.left -= time.Since(k.since)
+		k.t = nil
+	}
+}
+
+// resume starts the clock again with the time left (the first call starts
+// it; every other one undoes a pause).
+func (k *connectClock) resume() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.since.IsZero() {
+		k.paused = 1 // not started yet
+	}
+	if k.paused--; k.paused == 0 {
+		k.since = time.Now()
+		k.t = time.AfterFunc(max(k.left, 0), k.stop)
+	}
+}
+
+// pauseConnectClock pauses the ConnectTimeout of the connect ctx belongs
+// to, if any, and returns the function that resumes it.
+func pauseConnectClock(ctx context.Context) (resume func()) {
+	k, _ := ctx.Value(connectClockKey{}).(*connectClock)
+	if k == nil {
+		return func() {}
+	}
+	k.pause()
+	return k.resume
 }
 
 // dialWithin creates, starts and initializes a client for the server, until

@@ -60,9 +60,11 @@
 // naming the server and the limit. Connecting (starting the transport and
 // the initialize handshake) is bounded by ManagerConfig.ConnectTimeout and
 // listing a server's tools by its CallTimeout, both [*TimeoutError]s that
-// count as failures of the server; a tool list may hold at most
+// count as failures of the server (and as Timeouts in [Health]), as is
+// [Manager.Check]'s probe by the CallTimeout; a tool list may hold at most
 // ManagerConfig.MaxTools tools over all its pages. [Health] reports
-// timeouts, restarts and the limits in force.
+// timeouts, restarts and the limits in force (CallTimeout, ToolTimeouts,
+// ConnectTimeout, MaxTools, MaxMessageBytes, MaxResultBytes).
 //
 // # Remote servers' credentials
 //

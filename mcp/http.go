@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -55,7 +56,7 @@ const maxRedirects = 10
 func sameOriginRedirects(server, origin string, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if o := originOf(req.URL.String()); o != origin {
-			return &transport.Error{Err: fmt.Errorf("mcp: server %q redirected to %s, another origin than its URL's (%s); not followed, so that its credentials stay with it (set Server.URL to the address that answers)", server, o, origin)}
+			return &transport.Error{Err: &originError{fmt.Sprintf("mcp: server %q redirected to %s, another origin than its URL's (%s); not followed, so that its credentials stay with it (set Server.URL to the address that answers)", server, o, origin)}}
 		}
 		if next != nil {
 			return next(req, via)
@@ -65,6 +66,19 @@ func sameOriginRedirects(server, origin string, next func(*http.Request, []*http
 		}
 		return nil
 	}
+}
+
+// originError is the cause of a request or redirect to another origin than
+// the server URL's that was refused: the server's configuration or its
+// answer has to change, so it is not retried.
+type originError struct{ msg string }
+
+func (e *originError) Error() string { return e.msg }
+
+// isOriginError reports whether err is, or wraps, an [originError].
+func isOriginError(err error) bool {
+	var oe *originError
+	return errors.As(err, &oe)
 }
 
 // originOf returns the origin (scheme://host:port, lowercased, with the
@@ -115,15 +129,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if o := originOf(req.URL.String()); o != rt.origin {
 		// Only Server.URL's origin gets the server's credentials (an SSE
 		// endpoint event may name another scheme on the same host).
-		return nil, &transport.Error{Err: fmt.Errorf("mcp: server %q: request to %s refused: only its URL's origin (%s) is sent requests", rt.c.spec.Name, o, rt.origin)}
+		return nil, &transport.Error{Err: &originError{fmt.Sprintf("mcp: server %q: request to %s refused: only its URL's origin (%s) is sent requests", rt.c.spec.Name, o, rt.origin)}}
 	}
 	req = withTraceContext(req)
 	if rt.streamable && req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/event-stream") && req.Header.Get("Last-Event-ID") == "" {
-		resp, err := rt.listen(req)
-		if err == nil {
-			err = rt.bound(resp)
-		}
-		return resp, err
+		return rt.listen(req)
 	}
 	if req.Method == http.MethodPost && req.GetBody != nil && req.ContentLength > 0 && req.ContentLength < 1<<20 {
 		if body, err := req.GetBody(); err == nil {
@@ -224,7 +234,9 @@ func (rt *roundTripper) send(req *http.Request) (*http.Response, error) {
 
 // listen opens the standalone GET stream. After listenLimit failures in a
 // row it answers 405 itself, which tells mcp-go to stop listening instead of
-// retrying every second forever.
+// retrying every second forever. A response its bounds refuse (an
+// Mcp-Session-Id over the limit) counts as a failure, and only its error
+// is returned.
 func (rt *roundTripper) listen(req *http.Request) (*http.Response, error) {
 	rt.mu.Lock()
 	exhausted := rt.listenFails >= rt.listenLimit
@@ -233,6 +245,11 @@ func (rt *roundTripper) listen(req *http.Request) (*http.Response, error) {
 		return stopListening(req), nil
 	}
 	resp, err := rt.send(req)
+	if err == nil {
+		if err = rt.bound(resp); err != nil {
+			resp = nil
+		}
+	}
 	ok := err == nil && (resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotFound)
 	rt.mu.Lock()
 	if ok {

@@ -44,3 +44,40 @@ func TestListenRetriesAreBounded(t *testing.T) {
 		t.Errorf("server saw %d GETs, want 2", gets.Load())
 	}
 }
+
+// A GET stream whose response the bounds refuse (a bad Mcp-Session-Id)
+// fails with an error and no response, and counts towards ListenRetries.
+func TestListenRefusedResponseIsAFailure(t *testing.T) {
+	var gets atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		w.Header().Set("Mcp-Session-Id", "bad id")
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	m, err := NewManager(ManagerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newConn(m, Server{Name: "s", URL: srv.URL, ListenRetries: 2})
+	rt := c.httpClient(nil).Transport
+	for i := range 2 {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := rt.RoundTrip(req)
+		if err == nil || resp != nil {
+			t.Fatalf("GET %d = %v, %v; want no response and an error", i, resp, err)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := rt.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("third GET = %v, %v; want 405 (stop listening)", resp, err)
+	}
+	resp.Body.Close()
+	if gets.Load() != 2 {
+		t.Errorf("server saw %d GETs, want 2", gets.Load())
+	}
+}

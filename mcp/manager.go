@@ -81,14 +81,19 @@ type ManagerConfig struct {
 	// connect with a [*TimeoutError] naming this field, which counts as a
 	// failure of the server (for Health and the circuit breaker) and is
 	// not retried. A connect that fails fails the calls that waited for it
-	// too, rather than each connecting in turn. Zero means 1 minute (room
-	// for npx to fetch a package); negative means no limit.
+	// too, rather than each connecting in turn. The time a person takes to
+	// authorize the client during a connect (OAuth.Authorize) does not
+	// count: the clock stops meanwhile and the caller's context bounds it.
+	// Zero means 1 minute (room for npx to fetch a package); negative
+	// means no limit.
 	ConnectTimeout time.Duration
 	// MaxTools bounds the tools listed per server: listing follows the
 	// server's pages until it has them all, and fails with a [*LimitError]
 	// naming this field once the server lists more tools (a page without
 	// tools counts as one). The tool list as a whole is also held to
-	// MaxMessageBytes. Zero means [DefaultMaxTools] (10,000).
+	// MaxMessageBytes. Zero means [DefaultMaxTools] (10,000). Unlike the
+	// time limits, it has no "no limit": a negative value fails
+	// [NewManager].
 	MaxTools int
 	// PingTimeout is how long the manager waits for the answer to the ping
 	// it sends after a call ran out of time (its own limit or the caller's
@@ -217,8 +222,11 @@ func (m *Manager) routed(token string) *call {
 }
 
 // NewManager returns a manager with no servers; add them with Add. It fails
-// only for an invalid Resilience config.
+// only for an invalid Resilience config or a negative MaxTools.
 func NewManager(cfg ManagerConfig) (*Manager, error) {
+	if cfg.MaxTools < 0 {
+		return nil, fmt.Errorf("mcp: ManagerConfig.MaxTools is %d; a tool list is always bounded: use 0 for the default (%d) or a positive bound", cfg.MaxTools, DefaultMaxTools)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -243,7 +251,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = time.Minute
 	}
-	if cfg.MaxTools <= 0 {
+	if cfg.MaxTools == 0 {
 		cfg.MaxTools = DefaultMaxTools
 	}
 	if cfg.PingTimeout <= 0 {
@@ -328,7 +336,8 @@ func (m *Manager) Servers() []Server {
 
 // Check probes a server now, connecting first if needed, and returns its
 // health: a ping on protocol 2025-11-25, a one-page tools/list on
-// 2026-07-28 (which has no ping). Use it for readiness probes; the health
+// 2026-07-28 (which has no ping), within the server's CallTimeout (running
+// out of it is a [*TimeoutError] and a failure of the server, like a call's). Use it for readiness probes; the health
 // that calls record is in [Manager.Health] without any request.
 func (m *Manager) Check(ctx context.Context, name string) (Health, error) {
 	if err := m.begin(); err != nil {
@@ -345,14 +354,28 @@ func (m *Manager) Check(ctx context.Context, name string) (Health, error) {
 	defer stop()
 	w, err := c.client(ctx)
 	if err == nil {
-		if w.cli.ProtocolVersion() == ProtocolModern {
-			_, err = w.cli.ListToolsByPage(ctx, mcpgo.ListToolsRequest{})
-		} else {
-			err = w.cli.Ping(ctx)
+		pctx, pcancel := ctx, context.CancelFunc(func() {})
+		limit := c.timeout("")
+		if limit > 0 {
+			pctx, pcancel = context.WithTimeoutCause(ctx, limit, errAttemptTimeout)
 		}
-		if err != nil {
-			err = c.failed(ctx, w, err, false)
+		request := "ping"
+		if w.cli.ProtocolVersion() == ProtocolModern {
+			request = "tools/list"
+			_, err = w.cli.ListToolsByPage(pctx, mcpgo.ListToolsRequest{})
 		} else {
+			err = w.cli.Ping(pctx)
+		}
+		timedOut := err != nil && ctx.Err() == nil && errors.Is(context.Cause(pctx), errAttemptTimeout)
+		pcancel()
+		switch {
+		case timedOut:
+			te := &TimeoutError{Server: c.spec.Name, Limit: limit, Request: request}
+			c.timedOut(w, te)
+			err = te
+		case err != nil:
+			err = c.failed(ctx, w, err, false)
+		default:
 			c.succeeded()
 		}
 	}

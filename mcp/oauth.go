@@ -64,16 +64,21 @@ type OAuth struct {
 	RedirectURI string
 	// Authorize sends the user to authURL and returns the URL the
 	// authorization server redirected back to (with code and state).
-	// Required for the authorization code grant.
+	// Required for the authorization code grant. Its time does not count
+	// against ManagerConfig.ConnectTimeout; ctx (the caller's) ends it.
 	Authorize func(ctx context.Context, authURL string) (redirected *url.URL, err error)
 	// AuthorizationServers are the issuer identifiers (RFC 8414) of the
 	// authorization servers that may receive this client's credentials
 	// (ClientSecret, a PrivateKey assertion, an Enterprise identity
 	// assertion), whichever the MCP server's protected resource metadata
-	// names. An entry without a path allows every issuer of its origin.
-	// Empty means the MCP server's own origin only: a client with
-	// credentials refuses an authorization server elsewhere (an
-	// [*AuthError] naming this field) rather than sending them there. A
+	// names (or, for a server without protected resource metadata, the
+	// MCP server's own origin, which then is the authorization server).
+	// An entry without a path allows every issuer of its origin. Empty
+	// means the MCP server's own origin only: a client with credentials
+	// refuses an authorization server elsewhere (an [*AuthError] naming
+	// this field) rather than sending them there, and so it does when the
+	// authorization server's metadata puts its token or registration
+	// endpoint on another origin than its issuer's that is not allowed. A
 	// client without credentials (dynamic registration, a Client ID
 	// Metadata Document) uses whichever server the metadata names. In
 	// every case the authorization server's metadata must name the issuer
@@ -244,6 +249,30 @@ func (a *authorizer) allowed(issuer string) bool {
 		}
 	}
 	return false
+}
+
+// restricted reports whether the client's credentials go only to the
+// authorization servers OAuth.AuthorizationServers allows.
+func (a *authorizer) restricted() bool {
+	return a.credentialed() && !a.o.AnyAuthorizationServer
+}
+
+// checkEndpoints refuses metadata (fetched at u for issuer) whose token or
+// registration endpoint is on another origin than the issuer's that is not
+// allowed either, when the client's credentials would be posted there.
+func (a *authorizer) checkEndpoints(u, issuer string, m *asMetadata) error {
+	if !a.restricted() {
+		return nil
+	}
+	for _, e := range []struct{ name, url string }{{"token_endpoint", m.TokenEndpoint}, {"registration_endpoint", m.RegistrationEndpoint}} {
+		if e.url == "" {
+			continue
+		}
+		if o := originOf(e.url); o == "" || o != originOf(issuer) && !a.allowed(e.url) {
+			return fmt.Errorf("authorization server metadata at %s puts its %s at %s, another origin than its issuer %s, which is not allowed to receive this client's credentials; add it to OAuth.AuthorizationServers if it is the authorization server's", u, e.name, e.url, issuer)
+		}
+	}
+	return nil
 }
 
 // sameIssuer compares issuer identifiers, ignoring a trailing slash.
@@ -431,7 +460,7 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 			a.resourceID = prm.Resource
 		}
 		issuer = prm.AuthorizationServers[0]
-		if a.credentialed() && !a.o.AnyAuthorizationServer {
+		if a.restricted() {
 			i := slices.IndexFunc(prm.AuthorizationServers, a.allowed)
 			if i < 0 {
 				return fmt.Errorf("the server names authorization servers %q, none of them allowed to receive this client's credentials; add the right one to OAuth.AuthorizationServers (empty allows only the MCP server's origin, %s)",
@@ -440,14 +469,20 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 			issuer = prm.AuthorizationServers[i]
 		}
 		a.prmScopes = prm.ScopesSupported
+	} else if a.restricted() && !a.allowed(issuer) {
+		// 2025-03-26: the MCP server's origin is the authorization server,
+		// and it too has to be allowed.
+		return fmt.Errorf("the server publishes no protected resource metadata, so its own origin %s is the authorization server, which is not allowed to receive this client's credentials; add it to OAuth.AuthorizationServers", origin)
 	}
 	if a.meta != nil && !sameIssuer(a.meta.Issuer, issuer) {
-		// Another authorization server: what the last one registered or
-		// chose does not carry over.
+		// Another authorization server: what the last one registered,
+		// chose or issued does not carry over (its refresh token must
+		// never be posted to the new one).
 		if a.o.ClientID == "" {
 			a.clientID, a.secret = "", ""
 		}
 		a.authMethod = ""
+		a.token = nil
 	}
 	iu, err := url.Parse(issuer)
 	if err != nil {
@@ -470,6 +505,9 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 			// metadata only has to stay on the MCP server's origin.
 			if found && !sameIssuer(m.Issuer, issuer) || !found && originOf(m.Issuer) != originOf(issuer) {
 				return fmt.Errorf("authorization server metadata at %s names issuer %q, not %q, the one it was fetched for; refusing it (RFC 8414 §3.3)", u, m.Issuer, issuer)
+			}
+			if err := a.checkEndpoints(u, issuer, &m); err != nil {
+				return err
 			}
 			a.meta = &m
 			return nil
@@ -623,7 +661,9 @@ func (a *authorizer) authorizationCode(ctx context.Context) error {
 	} else {
 		authURL += "?" + q.Encode()
 	}
+	resume := pauseConnectClock(ctx) // a person's time is not the connect's
 	back, err := a.o.Authorize(ctx, authURL)
+	resume()
 	if err != nil {
 		return fmt.Errorf("authorize: %w", err)
 	}

@@ -46,9 +46,12 @@ func newCallPolicy(server string, cfg resilience.Config, log *zap.Logger) (*call
 // classifyForPolicy classifies the errors the manager's attempts return.
 func classifyForPolicy(err error) resilience.Class {
 	var nr *noRetry
+	var marked *resilience.Error
 	switch {
 	case errors.As(err, &nr):
 		return resilience.Transient // counts against the breaker; Retry.If refuses it
+	case errors.As(err, &marked):
+		return marked.Class // the manager's own verdict, such as permanent for a refused origin
 	case errors.Is(err, context.Canceled):
 		return resilience.Canceled
 	case isTransportError(err):
