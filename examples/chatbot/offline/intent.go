@@ -964,7 +964,10 @@ func passageCover(q string, rs []result) (float64, float64) {
 					n += syn.credit(w, toks) // a related word counts less
 				}
 			}
-			if kinds[key] {
+			// The bonus stands for a word of the question the passage says
+			// in other words, never for a focus word it lacks: "about 140
+			// employees" does not answer how many employees are in support.
+			if kinds[key] && !slices.ContainsFunc(focus, func(w string) bool { return !matches(w, toks) && syn.credit(w, toks) == 0 }) {
 				n = min(n+1, float64(len(words)))
 			}
 			for _, w := range topic {
