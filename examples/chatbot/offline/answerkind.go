@@ -200,8 +200,8 @@ func beginQuery(query string) string {
 // what the sentence's subject names, before its verb of a beginning, or
 // else before the year: "Acme Analytics was founded in 2019 in Lisbon
 // and has ... employees in Toronto and Singapore" gives the year of Acme,
-// not of its Singapore team. With no focus (the question asks of the
-// company), the subject may be anything.
+// not of its Singapore team. With no focus, or one naming the company
+// (companyNouns), the subject may be anything.
 func givesKind(k answerKind, text string, focus []string) bool {
 	if !namesKind(k, text) {
 		return false
@@ -217,5 +217,10 @@ func givesKind(k answerKind, text string, focus []string) bool {
 	if i < 0 {
 		i = len(toks)
 	}
-	return slices.ContainsFunc(focus, func(w string) bool { return matches(w, toks[:i]) })
+	return slices.ContainsFunc(focus, func(w string) bool { return companyNouns[w] || matches(w, toks[:i]) })
 }
+
+// companyNouns are the words a question names the company by, whose
+// documents all are about it: "how old is the company?" asks the year of
+// whatever subject the documents give one of.
+var companyNouns = map[string]bool{"company": true, "business": true, "firm": true, "organisation": true, "organization": true}
