@@ -61,14 +61,32 @@ var recallPrecisionCases = []demoCase{
 	{kind: "precision", say: "How many staff work in the Singapore office?", want: []string{"find"}, notWant: []string{"Here is what I found", "140"}},
 }
 
+// recallCorpusPrecisionCases ask what the documents do not say in words
+// they all hold (unlike several recallPrecisionCases, whose "office",
+// "Japan" or "hire" no document holds, so that a missing word alone says
+// nothing was found): the value beside them is of something else.
+var recallCorpusPrecisionCases = []demoCase{
+	{kind: "precision", say: "How old is the Singapore team?", want: []string{"find"}, notWant: []string{"Here is what I found", "2019"}},
+	{kind: "precision", say: "Since when does Acme have customers in Toronto?", notWant: []string{"2019"}},
+	{kind: "precision", say: "How many employees are in support?", want: []string{"find"}, notWant: []string{"Here is what I found", "140"}},
+	{kind: "precision", say: "How do I get a refund?", notWant: []string{"Service credits", "credit of 10%"}},
+	{kind: "precision", say: "When does the Starter plan renew?", notWant: []string{"2019", "founded"}},
+}
+
 // recallPrecisionGaps are precision questions that main (16010a5)
 // already answered with a passage on another subject, and still does: a
 // year asked of a future event ("go public") finds "renewed every year",
-// and "the minimum age to use Acme" finds the company's description.
-// They are run and counted, not required.
+// and "the minimum age to use Acme" finds the company's description;
+// and one of corpus words whose passage holds two of its three words.
+// TestDemoRecallPrecision requires that they still fail
+// (recallPrecisionGapsPassing), so that a change that fixes one, or one
+// that breaks a case here, is seen and the count updated.
 var recallPrecisionGaps = []demoCase{
 	{kind: "precision", say: "What year will Acme go public?", want: []string{"find"}, notWant: []string{"Here is what I found", "2019"}},
 	{kind: "precision", say: "What is the minimum age to use Acme?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
+	// "Around 2,300 customers use the platform" holds two of the three
+	// words of "customers use Forecast", which is half and two.
+	{kind: "precision", say: "How many customers use Forecast?", notWant: []string{"2,300"}},
 }
 
 // TestDemoRecallTuning runs recallTuningCases and fails under its
@@ -76,18 +94,28 @@ var recallPrecisionGaps = []demoCase{
 // year asked picks a sentence that gives one, related words keep derived
 // forms first, and synonyms in everyday use (lexicon.Usage) count, 20
 // once the people who work at a place are its employees, and 21 once
-// "for free" qualifies no topic.
+// "for free" qualifies no topic; 20 once "compensate" no longer finds
+// service credits through the stem of "compensation" (a refund is no
+// service credit).
 func TestDemoRecallTuning(t *testing.T) {
-	const floor = 21.0 / 28
+	const floor = 20.0 / 28
 	if rate := runDemoCases(t, recallTuningCases, false); rate < floor {
 		t.Errorf("recall tuning pass rate %.0f%%, want at least %.0f%%", rate*100, floor*100)
 	}
 }
 
-// TestDemoRecallPrecision checks that every recallPrecisionCases question
-// is answered that the sources do not cover it, and counts
-// recallPrecisionGaps.
+// TestDemoRecallPrecision checks that every recallPrecisionCases and
+// recallCorpusPrecisionCases question is answered without the
+// neighbouring fact, and that recallPrecisionGaps still pass as many as
+// recorded.
 func TestDemoRecallPrecision(t *testing.T) {
 	runDemoCases(t, recallPrecisionCases, true)
-	runDemoCases(t, recallPrecisionGaps, false)
+	runDemoCases(t, recallCorpusPrecisionCases, true)
+	if got := runDemoCases(t, recallPrecisionGaps, false) * float64(len(recallPrecisionGaps)); int(got+0.5) != recallPrecisionGapsPassing {
+		t.Errorf("%d of %d recallPrecisionGaps pass, want %d: update recallPrecisionGapsPassing (and move a fixed case to recallPrecisionCases)",
+			int(got+0.5), len(recallPrecisionGaps), recallPrecisionGapsPassing)
+	}
 }
+
+// recallPrecisionGapsPassing is how many recallPrecisionGaps pass.
+const recallPrecisionGapsPassing = 0

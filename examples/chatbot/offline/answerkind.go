@@ -24,10 +24,46 @@ const (
 	kindBegin            // the year of a beginning: "when was it founded?", "when did it get started?"
 )
 
-// beginVerbs are the stems of verbs of a beginning, whose "when" asks a
+// beginVerbs are the forms of verbs of a beginning, whose "when" asks a
 // year ("when was Acme founded?", "when did it get started?"); "when
-// does a downgrade take effect?" asks no year.
-var beginVerbs = []string{"found", "start", "establish", "launch", "creat", "open", "began", "begin", "incorporat", "born", "formed"}
+// does a downgrade take effect?" asks no year. They are whole words: a
+// word they begin ("Starter", "openly") is no beginning.
+var beginVerbs = map[string]bool{
+	"founded": true, "founding": true, // "found" is also the past of "find"
+	"start": true, "started": true, "starting": true,
+	"establish": true, "established": true,
+	"launch": true, "launched": true,
+	"create": true, "created": true,
+	"opened": true, // "open" is also an adjective
+	"begin":  true, "began": true, "begun": true,
+	"incorporate": true, "incorporated": true,
+	"born": true, "formed": true,
+}
+
+// pastAuxiliaries are the words after "when" of a question about the
+// past, the only one whose verb of a beginning asks a year: "when was
+// Acme founded?", "when did it start?", but not "when does my trial
+// start?".
+var pastAuxiliaries = map[string]bool{"was": true, "were": true, "did": true, "had": true, "has": true, "have": true}
+
+// beginWindow is how many words after "when" and its auxiliary the verb
+// of a beginning may come: "when did the company get started?".
+const beginWindow = 4
+
+// asksBegin reports whether words, those after a "when", are a clause
+// about the past whose verb is one of a beginning (beginVerbs) within
+// beginWindow words of its auxiliary.
+func asksBegin(words []string) bool {
+	if len(words) == 0 || !pastAuxiliaries[words[0]] {
+		return false
+	}
+	for _, w := range words[1:min(len(words), 1+beginWindow)] {
+		if beginVerbs[w] {
+			return true
+		}
+	}
+	return false
+}
 
 // sizeNouns are the words of a body of people or things whose size is a
 // count: "how big is the staff?", "the size of the customer base".
@@ -46,7 +82,7 @@ func askedKind(qwords []string) answerKind {
 			return kindYear
 		case w == "how" && next == "old", w == "since" && next == "when":
 			return kindYear
-		case w == "when" && hasPrefix(qwords[i+1:], beginVerbs...):
+		case w == "when" && asksBegin(qwords[i+1:]):
 			return kindBegin
 		case w == "how" && next == "many" && !(i+2 < len(qwords) && timeUnits[unitOf(qwords[i+2])]):
 			return kindCount // "how many hours" asks a duration
@@ -86,9 +122,19 @@ func sizeOf(words []string, verb bool) bool {
 var yearRE = regexp.MustCompile(`(?:^|[^\d$.,])((?:19|20)\d\d)(?:[^\d.,]|[.,](?:\s|$)|$)`)
 
 // countRE matches a count: a number that is no price, share, version,
-// time of day or year, followed by a word ("2,300 customers", "about
-// 140 employees").
-var countRE = regexp.MustCompile(`(?:^|[^\d$.,:])(\d{1,3}(?:,\d{3})+|\d+)\s+([a-z]+)`)
+// time of day, part of a name or code ("24/7", "AES-256") or year,
+// followed by a word ("2,300 customers", "about 140 employees").
+var countRE = regexp.MustCompile(`(?:^|[^\d$.,:/-])(\d{1,3}(?:,\d{3})+|\d+)\s+([a-z]+)`)
+
+// afterIdentifier reports whether the number at s[i:] follows an
+// identifier in capitals ("SOC 2", "ISO 27001", "HTTP 429"), whose
+// number names a standard or a code, not a count.
+func afterIdentifier(s string, i int) bool {
+	before := strings.TrimRight(s[:i], " ")
+	j := strings.LastIndexByte(before, ' ') + 1
+	w := before[j:]
+	return len(w) >= 2 && strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
+}
 
 // namesKind reports whether a sentence holds a value of the kind.
 func namesKind(k answerKind, s string) bool {
@@ -99,14 +145,19 @@ func namesKind(k answerKind, s string) bool {
 		// The year of a beginning, in whatever verb of one: "founded in
 		// 2019" answers "when did Acme get started?", but "starts at
 		// $30,000 per year" names no year.
-		return yearRE.MatchString(s) && hasPrefix(tokens(s), beginVerbs...)
+		return yearRE.MatchString(s) && slices.ContainsFunc(tokens(s), beginVerb)
 	case kindCount:
-		for _, m := range countRE.FindAllStringSubmatch(strings.ToLower(s), -1) {
-			if yearRE.MatchString(m[1]) && !strings.Contains(m[1], ",") {
+		lower := strings.ToLower(s) // the same length: ASCII letters change case
+		for _, ix := range countRE.FindAllStringSubmatchIndex(lower, -1) {
+			num, word := lower[ix[2]:ix[3]], lower[ix[4]:ix[5]]
+			if yearRE.MatchString(num) && !strings.Contains(num, ",") {
 				continue
 			}
-			if u := unitOf(m[2]); timeUnits[u] || measureUnits[u] || stopwords[m[2]] {
+			if u := unitOf(word); timeUnits[u] || measureUnits[u] || stopwords[word] {
 				continue // a duration or a size: no count of things
+			}
+			if len(lower) == len(s) && afterIdentifier(s, ix[2]) {
+				continue
 			}
 			return true
 		}
@@ -118,7 +169,7 @@ func namesKind(k answerKind, s string) bool {
 // question asking kindBegin uses for the beginning it asks the year of:
 // the kind of answer, not its focus (see focusWords).
 func beginVerb(w string) bool {
-	return hasPrefix([]string{w}, beginVerbs...)
+	return beginVerbs[w] || beginVerbs[strings.TrimSuffix(w, "s")] || beginVerbs[strings.TrimSuffix(w, "es")]
 }
 
 // valueTopK is how many passages a search asks for when the question
@@ -145,19 +196,31 @@ func beginQuery(query string) string {
 }
 
 // givesKind reports whether a sentence gives the kind of value asked
-// about the question's focus. The year of a beginning is the beginning of
-// what the sentence's subject names, before the verb: "Acme Analytics was
-// founded in 2019 in Lisbon and has ... employees in Toronto" gives the
-// year of Acme, not of its Toronto office. With no focus (the question
-// asks of the company), the subject may be anything.
+// about the question's focus. A year (kindYear, kindBegin) is the year of
+// what the sentence's subject names, before its verb of a beginning, or
+// else before the year: "Acme Analytics was founded in 2019 in Lisbon
+// and has ... employees in Toronto and Singapore" gives the year of Acme,
+// not of its Singapore team. With no focus, or one naming the company
+// (companyNouns), the subject may be anything.
 func givesKind(k answerKind, text string, focus []string) bool {
 	if !namesKind(k, text) {
 		return false
 	}
-	if k != kindBegin || len(focus) == 0 {
+	if k != kindBegin && k != kindYear || len(focus) == 0 {
 		return true
 	}
 	toks := tokens(text)
 	i := slices.IndexFunc(toks, beginVerb)
-	return slices.ContainsFunc(focus, func(w string) bool { return matches(w, toks[:i]) })
+	if i < 0 {
+		i = slices.IndexFunc(toks, func(w string) bool { return yearRE.MatchString(w) })
+	}
+	if i < 0 {
+		i = len(toks)
+	}
+	return slices.ContainsFunc(focus, func(w string) bool { return companyNouns[w] || matches(w, toks[:i]) })
 }
+
+// companyNouns are the words a question names the company by, whose
+// documents all are about it: "how old is the company?" asks the year of
+// whatever subject the documents give one of.
+var companyNouns = map[string]bool{"company": true, "business": true, "firm": true, "organisation": true, "organization": true}

@@ -26,6 +26,13 @@ func TestAskedValueKind(t *testing.T) {
 		{"When was the business founded?", kindBegin},
 		{"When does a downgrade take effect?", kindNone},
 		{"What does Team cost?", kindNone},
+		// The verb of the when-clause itself, a whole word, of the past.
+		{"When does the Starter plan renew?", kindNone},
+		{"When does my trial start?", kindNone},
+		{"When was the open beta announced?", kindNone},
+		{"When can I see what was founded?", kindNone},
+		{"When did Acme start?", kindBegin},
+		{"When was the bug found?", kindNone},
 	} {
 		if got := askedKind(tokens(tt.q)); got != tt.want {
 			t.Errorf("askedKind(%q) = %d, want %d", tt.q, got, tt.want)
@@ -56,6 +63,15 @@ func TestGivesKind(t *testing.T) {
 		{kindBegin, founded, "acme", true},
 		{kindBegin, founded, "toronto office", false}, // Acme's founding, not the office's
 		{kindBegin, "Enterprise pricing usually starts at $30,000 per year.", "", false},
+		{kindYear, founded, "singapore team", false}, // Acme's year, not the team's
+		{kindYear, "The Singapore team grew to 20 people in 2023.", "singapore team", true},
+		// Numbers of names and codes are no counts.
+		{kindCount, "Enterprise customers get 24/7 phone support.", "", false},
+		{kindCount, "Acme holds a SOC 2 Type II report.", "", false},
+		{kindCount, "Data at rest is encrypted with AES-256 keys.", "", false},
+		{kindCount, "The API answers HTTP 429 responses when over the limit.", "", false},
+		{kindCount, "Acme is ISO 27001 certified.", "", false},
+		{kindCount, "Acme has 3 offices.", "", true},
 	} {
 		if got := givesKind(tt.k, tt.s, strings.Fields(tt.focus)); got != tt.want {
 			t.Errorf("givesKind(%d, %q, %q) = %v, want %v", tt.k, tt.s, tt.focus, got, tt.want)
@@ -95,5 +111,32 @@ func TestForFreeIsNoQualifier(t *testing.T) {
 	q = "What is the refund policy for annual plans?"
 	if got := topicWords(q, relevanceWords(q)); !slices.Contains(got, "refund") {
 		t.Errorf("topicWords(%q) = %q, want refund among them", q, got)
+	}
+}
+
+// TestWhenScanLinear checks that a question of many "when"s is read in
+// time linear in its length: each "when" looks a few words ahead.
+func TestWhenScanLinear(t *testing.T) {
+	q := tokens(strings.Repeat("when ", 4000) + "founded")
+	if got := testing.AllocsPerRun(1, func() { askedKind(q) }); got != 0 {
+		t.Errorf("askedKind allocates %v times", got)
+	}
+	if askedKind(q) != kindNone {
+		t.Errorf("askedKind(when when ... founded) = %d, want kindNone: no auxiliary of the past", askedKind(q))
+	}
+}
+
+// TestValueBonusNeedsFocus checks that a sentence giving the kind asked
+// does not stand for a focus word its passage lacks: "about 140
+// employees" is no answer to how many employees are in support, though
+// another result holds "support".
+func TestValueBonusNeedsFocus(t *testing.T) {
+	q := "How many employees are in support?"
+	rs := []result{{source: "search_knowledge", text: "2 passages, best first:\n\n" +
+		"[1] company-overview § Who we are (score 3.00)\nAcme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore.\n\n" +
+		"[2] support-policy § Channels (score 2.00)\nEnterprise customers get 24/7 phone support and a named customer success manager.\n"}}
+	if relevant(q, rs) {
+		cov, n := passageCover(q, rs)
+		t.Errorf("relevant(%q) = true (cover %.2f of %.1f words), want false: no passage counts employees in support", q, cov, n)
 	}
 }

@@ -964,8 +964,14 @@ func passageCover(q string, rs []result) (float64, float64) {
 					n += syn.credit(w, toks) // a related word counts less
 				}
 			}
+			// The bonus stands for a word of the question the passage says
+			// in other words or leaves unsaid, a modifier of a word it holds
+			// ("product" of "a product demo"), but never lifts the passage
+			// to a cover it would have with any other focus word it lacks:
+			// "about 140 employees" does not answer how many employees are
+			// in support.
 			if kinds[key] {
-				n = min(n+1, float64(len(words)))
+				n = min(n+1, float64(len(words)-missingFocus(focus, toksQ, toks, syn)))
 			}
 			for _, w := range topic {
 				if matches(w, toks) || syn.sure(w, toks) { // a related word says no subject
@@ -981,6 +987,25 @@ func passageCover(q string, rs []result) (float64, float64) {
 		}
 	}
 	return best, bestN
+}
+
+// missingFocus returns how many of the question's focus words the words
+// of a passage (toks) neither hold nor relate to, but for a modifier of
+// one they hold: the focus word just before it in the question (qtoks),
+// "product" of "product demo".
+func missingFocus(focus, qtoks, toks []string, syn expanded) int {
+	held := func(w string) bool { return matches(w, toks) || syn.credit(w, toks) > 0 }
+	missing := 0
+	for _, w := range focus {
+		if held(w) {
+			continue
+		}
+		if i := slices.Index(qtoks, w); i >= 0 && i+1 < len(qtoks) && slices.Contains(focus, qtoks[i+1]) && held(qtoks[i+1]) {
+			continue // a modifier of a word the passage holds
+		}
+		missing++
+	}
+	return missing
 }
 
 // relevant reports whether one passage of the results answers the

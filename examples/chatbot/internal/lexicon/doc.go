@@ -15,7 +15,9 @@
 // words; both count a related word below a synonym. A fourth table,
 // [Usage], holds synonyms in everyday use that WordNet lacks or ranks
 // behind rarer senses ("staff" for "employees", "charity" for
-// "non-profit"): each holds one sense, so a search counts it even where
+// "non-profit"): each group is meant to hold one sense in questions
+// about a business, and is looked up by a word's own form or plural, not
+// its stem ("found" is no "founded"), so a search counts it even where
 // no other word of the question is.
 //
 // The stemmer is the Snowball English (Porter2) algorithm of

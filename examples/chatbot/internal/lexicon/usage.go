@@ -13,9 +13,9 @@ import (
 //go:embed usage.txt
 var usageText string
 
-// usageGroups maps the stem of each word of the usage table to the other
-// words of its groups, a phrase's words separated by a space. It is built
-// on first use.
+// usageGroups maps each word of the usage table, and each of its
+// inflections (inflections), to the other words of its groups, a
+// phrase's words separated by a space. It is built on first use.
 var usageGroups = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for line := range strings.Lines(usageText) {
@@ -30,10 +30,11 @@ var usageGroups = sync.OnceValue(func() map[string][]string {
 			if strings.Contains(w, " ") {
 				continue // a phrase is a synonym, not a key
 			}
-			s := Stem(w)
-			for _, x := range group {
-				if Stem(x) != s && !slices.Contains(m[s], x) {
-					m[s] = append(m[s], x)
+			for _, form := range inflections(w) {
+				for _, x := range group {
+					if x != w && !slices.Contains(m[form], x) {
+						m[form] = append(m[form], x)
+					}
 				}
 			}
 		}
@@ -41,14 +42,30 @@ var usageGroups = sync.OnceValue(func() map[string][]string {
 	return m
 })
 
-// Usage returns the synonyms in everyday use of w, a lower-case word, or
-// of a word of its stem ("charities" of "charity"): the words a question
-// about a company says for the words its documents use ("staff" for
-// "employees", "downtime" for "outage", "charity" for "non-profit"),
+// inflections returns w and its plural or third-person forms: "charity"
+// and "charities", "employee" and "employees". A past or a participle is
+// a word of the table of its own ("founded"): an inflection taken off by
+// a stemmer would make "found" (as in "I found a bug") "founded".
+func inflections(w string) []string {
+	switch {
+	case strings.HasSuffix(w, "y") && len(w) > 2 && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
+		return []string{w, w[:len(w)-1] + "ies"}
+	case strings.HasSuffix(w, "s"), strings.HasSuffix(w, "x"), strings.HasSuffix(w, "ch"), strings.HasSuffix(w, "sh"):
+		return []string{w, w + "es"}
+	}
+	return []string{w, w + "s"}
+}
+
+// Usage returns the synonyms in everyday use of w, a lower-case word of
+// the table or a plural of one ("charities" of "charity"): the words a
+// question about a company says for the words its documents use ("staff"
+// for "employees", "downtime" for "outage", "charity" for "non-profit"),
 // which WordNet lacks or ranks behind rarer senses. Unlike [Synonyms],
 // they hold one sense, so a search may count them where none of the
-// question's other words is. A phrase has its words separated by a
-// space. The caller must not modify the slice.
+// question's other words is. A word is looked up by its form, not its
+// stem: "available" is no "availability", "found" no "founded". A phrase
+// has its words separated by a space. The caller must not modify the
+// slice.
 func Usage(w string) []string {
-	return usageGroups()[Stem(w)]
+	return usageGroups()[w]
 }

@@ -25,6 +25,13 @@ func TestUsage(t *testing.T) {
 	if got := lexicon.Usage("employee"); slices.Contains(got, "employees") || slices.Contains(got, "employee") {
 		t.Errorf("Usage(employee) = %q, holds a form of the word", got)
 	}
+	// A word is looked up by its form or plural, not its stem: words that
+	// share a stem with a word of the table mean something else.
+	for _, w := range []string{"planet", "found", "organ", "organize", "available", "avail", "refund", "compensation", "incorporate"} {
+		if got := lexicon.Usage(w); got != nil {
+			t.Errorf("Usage(%q) = %q, want none", w, got)
+		}
+	}
 	if got := lexicon.Usage("planet"); got != nil {
 		t.Errorf("Usage(planet) = %q, want none", got)
 	}

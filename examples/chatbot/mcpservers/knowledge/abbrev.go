@@ -76,10 +76,13 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 			continue
 		}
 		// A synonym in everyday use ("staff" is "employees") holds one
-		// sense: it counts where no other word of the query is.
+		// sense: it counts where no other word of the query is. A phrase
+		// of several words ("data source", "non profit") does not: each
+		// of its words alone ("data") means what it means, so they count
+		// only in a passage that holds a word of the query.
 		for _, parts := range k.guards.Usage(f, asked, held) {
 			for _, t := range parts {
-				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight})
+				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight, Beside: len(parts) > 1})
 			}
 		}
 		if k.index.Contains(terms[0]) {
