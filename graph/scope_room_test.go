@@ -76,7 +76,9 @@ func TestStreamTaskScopesAllocatePerRun(t *testing.T) {
 func fanGraph(t *testing.T, keep func(context.Context)) *graph.Compiled[roomState] {
 	t.Helper()
 	g := graph.New[roomState]()
-	node := func(context.Context, roomState) (graph.Update[roomState], error) { return graph.Update[roomState]{}, nil }
+	node := func(context.Context, roomState) (graph.Update[roomState], error) {
+		return graph.Update[roomState]{}, nil
+	}
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		g.AddNode(name, func(ctx context.Context, s roomState) (graph.Update[roomState], error) {
 			keep(ctx)
