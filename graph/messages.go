@@ -66,10 +66,17 @@ func streamGenerate(ctx context.Context, sc *scope, own bool, m model.Model, req
 	} else {
 		g = new(generation)
 	}
-	g.ctx, g.sc, g.own = ctx, sc, own
+	g.ctx, g.sc, g.own, g.done = ctx, sc, own, false
 	m.Stream(ctx, req)(g.chunk)
-	if g.resp != nil || g.err != nil {
-		return g.resp, g.err
+	// The outcome leaves the generation: the scope is part of a room
+	// of scopes that a node keeping its task's context keeps whole, and
+	// must not keep each call's response with it. The context and scope
+	// stay, so that a model yielding after its call ended finds the
+	// generation done, not a nil context.
+	resp, err := g.resp, g.err
+	g.resp, g.err, g.done = nil, nil, true
+	if resp != nil || err != nil {
+		return resp, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -80,11 +87,13 @@ func streamGenerate(ctx context.Context, sc *scope, own bool, m model.Model, req
 // generation is the state of one streamed model call: its context, the
 // scope that context carries (and whether it is the scope's own), so that
 // each chunk goes to the stream without looking the scope up again, and
-// the call's outcome.
+// the call's outcome until the call returns it; done says the call took
+// its last chunk (or returned), after which chunks are ignored.
 type generation struct {
 	ctx  context.Context
 	sc   *scope
 	own  bool
+	done bool
 	resp *model.Response
 	err  error
 }
@@ -92,11 +101,11 @@ type generation struct {
 // chunk takes one chunk of the stream: it writes it to the run's stream
 // and stops at an error or at the final chunk.
 func (g *generation) chunk(c model.Chunk, err error) bool {
-	if g.resp != nil || g.err != nil {
+	if g.done {
 		return false // a model that goes on after being told to stop
 	}
 	if err != nil {
-		g.err = err
+		g.err, g.done = err, true
 		return false
 	}
 	// As EmitMessage(g.ctx, c) does, from the scope found once.
@@ -105,11 +114,11 @@ func (g *generation) chunk(c model.Chunk, err error) bool {
 		err = g.sc.sink.sendTask(g.ctx, g.sc, g.own, StreamMessages, nil, c)
 	}
 	if err != nil {
-		g.err = err
+		g.err, g.done = err, true
 		return false
 	}
 	if c.Kind == model.ChunkDone && c.Response != nil {
-		g.resp = c.Response
+		g.resp, g.done = c.Response, true
 		return false
 	}
 	return true

@@ -145,6 +145,10 @@ const maxScopes = 16
 // which a node may keep (in a goroutine it started, say), so none is ever
 // used twice; taken from a room made for several, the scopes of a run's
 // tasks cost an allocation per run, or per few tasks, not one per task.
+// A kept scope keeps its whole room reachable (up to maxScopes scopes),
+// so a scope keeps nothing of its task's work once the work returned: a
+// streamed model call's response leaves the scope's generation when the
+// call returns (see streamGenerate).
 func (r *run[S]) takeScopes(n int) []scopeContext {
 	if len(r.scopes) < n {
 		if r.nscope == 0 {
@@ -345,7 +349,7 @@ func (r *run[S]) execute(ctx context.Context) {
 		// step, before any task runs (r.tscope is read only in an
 		// observed run, where each step sets it). A step of more tasks
 		// than a room holds allocates a scope per task: a scope kept
-		// by a node keeps its whole room reachable.
+		// by a node keeps its whole room reachable (see takeScopes).
 		r.tscope = nil
 		if n <= maxScopes {
 			r.tscope = r.takeScopes(n)

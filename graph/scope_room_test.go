@@ -2,8 +2,10 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
 )
@@ -68,9 +70,43 @@ func TestStreamTaskScopesAllocatePerRun(t *testing.T) {
 	}
 }
 
+// fanGraph returns a graph of two parallel steps of three tasks each: "a",
+// "b" and "c", then "flaky", "d" and "e", where "flaky" fails its first
+// attempt and is retried. Every node calls keep with its context.
+func fanGraph(t *testing.T, keep func(context.Context)) *graph.Compiled[roomState] {
+	t.Helper()
+	g := graph.New[roomState]()
+	node := func(context.Context, roomState) (graph.Update[roomState], error) {
+		return graph.Update[roomState]{}, nil
+	}
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		g.AddNode(name, func(ctx context.Context, s roomState) (graph.Update[roomState], error) {
+			keep(ctx)
+			return node(ctx, s)
+		})
+	}
+	g.AddNode("flaky", func(ctx context.Context, s roomState) (graph.Update[roomState], error) {
+		keep(ctx)
+		if info, _ := graph.TaskFrom(ctx); info.Attempt == 1 {
+			return graph.Update[roomState]{}, errors.New("first attempt fails")
+		}
+		return node(ctx, s)
+	}, graph.Retry(graph.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Nanosecond}))
+	for _, e := range [][2]string{{graph.START, "a"}, {graph.START, "b"}, {graph.START, "c"},
+		{"a", "flaky"}, {"b", "d"}, {"c", "e"}, {"flaky", graph.END}, {"d", graph.END}, {"e", graph.END}} {
+		g.AddEdge(e[0], e[1])
+	}
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // A task's context stays the task's after its step and its run ended,
 // whatever runs after: contexts kept by nodes are never handed to other
-// tasks, in a streamed run and in one with hooks.
+// tasks, nor to another attempt of their task, in a streamed run and in
+// one with hooks; steps of one task, parallel steps of three, and a retry.
 func TestKeptTaskContextsStayTheirTasks(t *testing.T) {
 	type kept struct {
 		ctx  context.Context
@@ -89,19 +125,33 @@ func TestKeptTaskContextsStayTheirTasks(t *testing.T) {
 	}
 	limit := 0
 	c := roomGraph(t, &limit, keep)
+	fan := fanGraph(t, keep)
 	hooks := graph.WithHooks(graph.Hooks{NodeStart: func(ctx context.Context, _ graph.TaskInfo) context.Context { return ctx }})
+	const fanTasks = 7 // a, b, c; flaky twice, d, e
 	for _, steps := range []int{3, 20, 1, 7} {
 		limit = steps
-		for range c.Stream(context.Background(), roomState{}, graph.WithModes(graph.StreamValues)) {
+		for _, err := range c.Stream(context.Background(), roomState{}, graph.WithModes(graph.StreamValues)) {
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := c.Invoke(context.Background(), roomState{}, hooks); err != nil {
 			t.Fatal(err)
 		}
+		for _, err := range fan.Stream(context.Background(), roomState{}, graph.WithModes(graph.StreamValues)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := fan.Invoke(context.Background(), roomState{}, hooks); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if len(all) != 2*(3+20+1+7) {
-		t.Fatalf("%d tasks ran, want %d", len(all), 2*(3+20+1+7))
+	if want := 2*(3+20+1+7) + 2*4*fanTasks; len(all) != want {
+		t.Fatalf("%d tasks ran, want %d", len(all), want)
 	}
 	seen := map[context.Context]bool{}
+	retries := 0
 	for i, k := range all {
 		if seen[k.ctx] {
 			t.Fatalf("task %d (%+v) got a context another task had", i, k.info)
@@ -110,5 +160,11 @@ func TestKeptTaskContextsStayTheirTasks(t *testing.T) {
 		if info, _ := graph.TaskFrom(k.ctx); info.Step != k.info.Step || info.Node != k.info.Node || info.Index != k.info.Index || info.Attempt != k.info.Attempt {
 			t.Fatalf("task %d's context now says %+v, was %+v", i, info, k.info)
 		}
+		if k.info.Attempt == 2 {
+			retries++
+		}
+	}
+	if retries != 2*4 {
+		t.Fatalf("%d retries ran, want %d", retries, 2*4)
 	}
 }

@@ -157,6 +157,9 @@ type scope struct {
 	// (see streamGenerate), allocated with the scope; genTaken says it
 	// is taken. Later calls allocate their own, so that a model that
 	// goes on after its call ended cannot reach another call's state.
+	// It holds the call's response only until the call returns: a node
+	// keeping its task's context keeps the scopes allocated with it,
+	// which must not keep their calls' responses.
 	gen      generation
 	genTaken atomic.Bool
 	// modes are the stream's modes, zero when the run is not streamed.

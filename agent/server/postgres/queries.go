@@ -130,6 +130,21 @@ var migrations = []string{
 		WITH d AS (DELETE FROM {locks} WHERE thread_id = thread AND until < clock_timestamp() RETURNING 1)
 		SELECT count(*) > 0 FROM d
 	$f$;`,
+	// Migration 7's function answered false, "a live lease is there",
+	// when the expired lease it was to delete had been deleted by
+	// another transaction (an unlock, a release, the sweep of dropped
+	// leases) since the calling statement's snapshot: the thread counted
+	// as locked. It answers now whether no live lease remains: its
+	// second statement runs in a snapshot taken after the DELETE, which
+	// sees neither a row the DELETE removed nor one another transaction
+	// removed, and sees a lease renewed meanwhile (which the DELETE, re-
+	// checking the row, left) as live. Replacing the function locks no
+	// table; a statement of an earlier instance calling it reads the
+	// same answer for a lease that is there.
+	`CREATE OR REPLACE FUNCTION {dropExpired}(thread text) RETURNS boolean LANGUAGE sql VOLATILE AS $f$
+		DELETE FROM {locks} WHERE thread_id = thread AND until < clock_timestamp();
+		SELECT NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = thread AND until >= clock_timestamp());
+	$f$;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -139,10 +154,11 @@ const logName = "agentserver_log"
 const (
 	// freeDrop holds when no lease of LockThread's is live on the
 	// thread $1, and deletes the thread's lease if it expired: the probe
-	// of the lease row calls the function of migration 7 on a row that
-	// is not live (the OR's arms are evaluated in order; the call
-	// returns true once it deleted the row, which then does not count),
-	// and on no other. The call runs in a snapshot of its own, after the
+	// of the lease row calls the function of migrations 7 and 8 on a row
+	// that is not live (the OR's arms are evaluated in order; the call
+	// returns true when no live lease remains, the row deleted by it or
+	// by another transaction, which then does not count), and on no
+	// other. The call runs in snapshots of its own, after the
 	// statement's: a lease committed in between cannot be there, for its
 	// take waits for the transaction-level lock the statement's
 	// transaction holds; a renewal committed in between is re-checked by
