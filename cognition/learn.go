@@ -105,15 +105,24 @@ type EpisodeDraft struct {
 	Importance float64 `json:"importance" validate:"gte=0,lte=1"`
 }
 
-// Validate checks what the validate tags cannot: no blank summary, and
-// interests, preference keys and values and gaps that are each one line of
+// Validate checks what the validate tags cannot: episode summaries that
+// are not blank and are each one line of visible characters within
+// [MaxSummaryLen], episode outcomes that are empty or one of the
+// [Outcome] values, and interests, preference keys and values and gaps that are each one line of
 // visible characters within [MaxInterestLen], [MaxPreferenceKeyLen] and
 // [MaxPreferenceValueLen] (learning leaves out those that are not, and
 // these are rendered into later prompts).
 func (l Learning) Validate() error {
 	for i, e := range l.Episodes {
-		if strings.TrimSpace(e.Summary) == "" {
+		s := strings.TrimSpace(e.Summary)
+		if s == "" {
 			return fmt.Errorf("episodes[%d].summary is blank; write what happened or leave the episode out", i)
+		}
+		if why := checkLearned(s, MaxSummaryLen); why != "" {
+			return fmt.Errorf("episodes[%d].summary %s", i, why)
+		}
+		if !e.Outcome.valid() {
+			return fmt.Errorf("episodes[%d].outcome %q is not one of %q, %q, %q; leave it empty for the turn's outcome", i, e.Outcome, Success, Partial, Failure)
 		}
 	}
 	for i, s := range l.Profile.Interests {
@@ -213,7 +222,7 @@ func LearnPrompt(in LearnInput) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "- %s", r.Summary)
+		fmt.Fprintf(&b, "- %q", r.Summary)
 	}
 	b.WriteString("\n\n## Turn\n")
 	if in.Interaction.Outcome != "" {
