@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,34 @@ func TestConformance(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// TestConformanceIsolation runs the conformance checks on a database whose
+// default_transaction_isolation is repeatable read, then serializable:
+// the store's transactions do not depend on the database's default.
+func TestConformanceIsolation(t *testing.T) {
+	for _, iso := range []string{"repeatable read", "serializable"} {
+		t.Run(strings.ReplaceAll(iso, " ", "_"), func(t *testing.T) {
+			documenttest.Run(t, func(t *testing.T) document.Store {
+				pool, schema := postgrestest.Schema(t, "doctest_")
+				cfg, err := pgxpool.ParseConfig(pool.Config().ConnString())
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = iso
+				p, err := pgxpool.NewWithConfig(t.Context(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(p.Close)
+				s, err := postgres.New(t.Context(), postgres.Config{Pool: p, Schema: schema})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			})
+		})
+	}
 }
 
 func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
