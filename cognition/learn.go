@@ -93,7 +93,8 @@ type ProfileUpdate struct {
 // EpisodeDraft is an episode as a learner proposes it, before it is merged
 // with the user's stored episodes.
 type EpisodeDraft struct {
-	// Summary says what happened in one or two sentences.
+	// Summary says what happened in one or two sentences, on one line of
+	// at most [MaxSummaryLen] visible characters.
 	Summary string `json:"summary" validate:"required,max=500"`
 	// Topics are a few lower-case keywords.
 	Topics []string `json:"topics,omitempty" validate:"max=10,dive,min=1,max=60"`
