@@ -18,6 +18,9 @@ const (
 	Failure Outcome = "failure"
 )
 
+// valid reports whether o is empty or one of the outcomes.
+func (o Outcome) valid() bool { return o == "" || o == Success || o == Partial || o == Failure }
+
 // Episode is one episodic memory: something worth remembering about a user
 // from a past conversation, in one or two sentences. Episodes are learned
 // from turns, merged with near-duplicates instead of stored twice, ranked
@@ -276,6 +279,12 @@ func (r Retention) consolidate(stored []Episode, drafts []EpisodeDraft, userID, 
 	all := slices.Clone(stored)
 	changed := make(map[string]bool)
 	for _, d := range drafts {
+		// What is learned goes into later prompts: a summary that could
+		// add a line there, or an outcome that is none, is not kept.
+		d.Summary = strings.TrimSpace(d.Summary)
+		if checkLearned(d.Summary, MaxSummaryLen) != "" || !d.Outcome.valid() {
+			continue
+		}
 		draftText := (&Episode{Summary: d.Summary, Topics: d.Topics}).text()
 		best, bestSim := -1, 0.0
 		for i := range all {

@@ -66,7 +66,7 @@ func Example() {
 	// - Interests: "go", "postgres"
 	//
 	// Relevant memories:
-	// - Tuned the connection pool of the user's Go service for PostgreSQL (success)
+	// - "Tuned the connection pool of the user's Go service for PostgreSQL" (success)
 	//
 	// Assistant identity:
 	// - Goals: answer Go questions precisely
@@ -112,7 +112,7 @@ func ExampleService_Source() {
 	// Style preference: concise
 	//
 	// ## cognition.memories(3)
-	// Migrated the billing service to Go 1.26 (success)
+	// "Migrated the billing service to Go 1.26" (success)
 }
 
 func ExampleMonitor() {

@@ -93,7 +93,8 @@ type ProfileUpdate struct {
 // EpisodeDraft is an episode as a learner proposes it, before it is merged
 // with the user's stored episodes.
 type EpisodeDraft struct {
-	// Summary says what happened in one or two sentences.
+	// Summary says what happened in one or two sentences, on one line of
+	// at most [MaxSummaryLen] visible characters.
 	Summary string `json:"summary" validate:"required,max=500"`
 	// Topics are a few lower-case keywords.
 	Topics []string `json:"topics,omitempty" validate:"max=10,dive,min=1,max=60"`
@@ -105,15 +106,24 @@ type EpisodeDraft struct {
 	Importance float64 `json:"importance" validate:"gte=0,lte=1"`
 }
 
-// Validate checks what the validate tags cannot: no blank summary, and
-// interests, preference keys and values and gaps that are each one line of
+// Validate checks what the validate tags cannot: episode summaries that
+// are not blank and are each one line of visible characters within
+// [MaxSummaryLen], episode outcomes that are empty or one of the
+// [Outcome] values, and interests, preference keys and values and gaps that are each one line of
 // visible characters within [MaxInterestLen], [MaxPreferenceKeyLen] and
 // [MaxPreferenceValueLen] (learning leaves out those that are not, and
 // these are rendered into later prompts).
 func (l Learning) Validate() error {
 	for i, e := range l.Episodes {
-		if strings.TrimSpace(e.Summary) == "" {
+		s := strings.TrimSpace(e.Summary)
+		if s == "" {
 			return fmt.Errorf("episodes[%d].summary is blank; write what happened or leave the episode out", i)
+		}
+		if why := checkLearned(s, MaxSummaryLen); why != "" {
+			return fmt.Errorf("episodes[%d].summary %s", i, why)
+		}
+		if !e.Outcome.valid() {
+			return fmt.Errorf("episodes[%d].outcome %q is not one of %q, %q, %q; leave it empty for the turn's outcome", i, e.Outcome, Success, Partial, Failure)
 		}
 	}
 	for i, s := range l.Profile.Interests {
@@ -213,7 +223,7 @@ func LearnPrompt(in LearnInput) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "- %s", r.Summary)
+		fmt.Fprintf(&b, "- %q", r.Summary)
 	}
 	b.WriteString("\n\n## Turn\n")
 	if in.Interaction.Outcome != "" {

@@ -51,6 +51,8 @@ const (
 	MaxPreferenceKeyLen = 40
 	// MaxPreferenceValueLen bounds a preference's value.
 	MaxPreferenceValueLen = 200
+	// MaxSummaryLen bounds an episode's summary.
+	MaxSummaryLen = 500
 )
 
 // checkLearned says what is wrong with one learned text (trimmed), or ""

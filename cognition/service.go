@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -249,11 +250,16 @@ func renderEpisodes(eps []Recalled) string {
 	return b.String()
 }
 
+// episodeLine is e on one line, its summary and outcome quoted: an
+// episode stored by other code can hold any text.
 func episodeLine(e *Episode) string {
 	if e.Outcome == "" {
-		return e.Summary
+		return strconv.Quote(e.Summary)
 	}
-	return e.Summary + " (" + string(e.Outcome) + ")"
+	if !e.Outcome.valid() {
+		return strconv.Quote(e.Summary) + " (" + strconv.Quote(string(e.Outcome)) + ")"
+	}
+	return strconv.Quote(e.Summary) + " (" + string(e.Outcome) + ")"
 }
 
 // Context returns what is known about the user for a turn with query: the

@@ -51,8 +51,8 @@ Expertise: novice
 Style preference: detailed
 
 ## cognition.memories(5)
-sql window functions explained (success)
-learning sql joins (success)
+"sql window functions explained" (success)
+"learning sql joins" (success)
 
 ## cognition.identity
 Goals: teach

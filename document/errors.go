@@ -65,12 +65,26 @@ type QuotaError struct {
 	Size int64
 }
 
-// Error returns "document: owner "u" holds 20 documents (81234 bytes);
-// one more of 1000 bytes would pass Quota.Owner.Documents 20; delete some
-// first".
+// Error names the bound passed by both its names: the [Limits] field a
+// [Processor] is configured with and the [Quota] field a [Store] is
+// given. For example "document: owner "u" holds 20 documents (81234
+// bytes); one more would pass the limit of 20 documents per owner
+// (Limits.MaxPerOwner, Quota.Owner.Documents); delete some first", or,
+// for a document larger than the bound alone, "document: a document of
+// 5000 bytes is too large for the quota of 1000 bytes per owner
+// (Limits.MaxBytesPerOwner, Quota.Owner.Bytes); upload a smaller one or
+// raise the limit".
 func (e *QuotaError) Error() string {
-	return fmt.Sprintf("document: owner %q holds %d documents (%d bytes); one more of %d bytes would pass Quota.Owner.%s %d; delete some first",
-		e.Owner, e.Held.Documents, e.Held.Bytes, e.Size, e.Field, e.Limit)
+	if e.Field == "Bytes" {
+		if e.Size > e.Limit {
+			return fmt.Sprintf("document: a document of %d bytes is too large for the quota of %d bytes per owner (Limits.MaxBytesPerOwner, Quota.Owner.Bytes); upload a smaller one or raise the limit",
+				e.Size, e.Limit)
+		}
+		return fmt.Sprintf("document: owner %q holds %d documents (%d bytes); one more of %d bytes would pass the limit of %d bytes per owner (Limits.MaxBytesPerOwner, Quota.Owner.Bytes); delete some first",
+			e.Owner, e.Held.Documents, e.Held.Bytes, e.Size, e.Limit)
+	}
+	return fmt.Sprintf("document: owner %q holds %d documents (%d bytes); one more would pass the limit of %d documents per owner (Limits.MaxPerOwner, Quota.Owner.Documents); delete some first",
+		e.Owner, e.Held.Documents, e.Held.Bytes, e.Limit)
 }
 
 // Is reports whether target is [ErrQuota].

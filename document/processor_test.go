@@ -366,14 +366,25 @@ func TestProcessorOwnerQuota(t *testing.T) {
 		}
 	}
 	var qe *document.QuotaError
-	if _, err := p.Upload(t.Context(), owned("c9", "3.txt", "text", "ada")); !errors.As(err, &qe) || qe.Field != "Documents" {
-		t.Errorf("third upload of ada with MaxPerOwner 2: %v; want a *QuotaError on Documents", err)
+	_, err := p.Upload(t.Context(), owned("c9", "3.txt", "text", "ada"))
+	const wantDocs = `document: owner "ada" holds 2 documents (8 bytes); one more would pass the limit of 2 documents per owner (Limits.MaxPerOwner, Quota.Owner.Documents); delete some first`
+	if !errors.As(err, &qe) || qe.Field != "Documents" || !strings.HasSuffix(err.Error(), wantDocs) {
+		t.Errorf("third upload of ada with MaxPerOwner 2: %v; want a *QuotaError on Documents ending %q", err, wantDocs)
 	}
 	if _, err := p.Upload(t.Context(), owned("c9", "b.txt", "text", "bob")); err != nil {
 		t.Errorf("upload of another owner: %v", err)
 	}
-	if _, err := p.Upload(t.Context(), owned("c9", "big.txt", "thirteen byte", "bob")); !errors.As(err, &qe) || qe.Field != "Bytes" {
-		t.Errorf("upload taking bob to 17 bytes with MaxBytesPerOwner 12: %v; want a *QuotaError on Bytes", err)
+	_, err = p.Upload(t.Context(), owned("c9", "more.txt", "ninebytes", "bob"))
+	const wantMore = `document: owner "bob" holds 1 documents (4 bytes); one more of 9 bytes would pass the limit of 12 bytes per owner (Limits.MaxBytesPerOwner, Quota.Owner.Bytes); delete some first`
+	if !errors.As(err, &qe) || qe.Field != "Bytes" || !strings.HasSuffix(err.Error(), wantMore) {
+		t.Errorf("upload taking bob to 13 bytes with MaxBytesPerOwner 12: %v; want a *QuotaError on Bytes ending %q", err, wantMore)
+	}
+	// A document larger than the bound alone never fits: deleting others
+	// would not help.
+	_, err = p.Upload(t.Context(), owned("c9", "big.txt", "thirteen byte", "bob"))
+	const wantBig = `document: a document of 13 bytes is too large for the quota of 12 bytes per owner (Limits.MaxBytesPerOwner, Quota.Owner.Bytes); upload a smaller one or raise the limit`
+	if !errors.As(err, &qe) || qe.Field != "Bytes" || !strings.HasSuffix(err.Error(), wantBig) {
+		t.Errorf("upload of 13 bytes with MaxBytesPerOwner 12: %v; want a *QuotaError on Bytes ending %q", err, wantBig)
 	}
 }
 

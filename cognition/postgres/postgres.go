@@ -177,9 +177,13 @@ func (s *Store) migrations() pgdb.Migrations {
 	}
 }
 
-// locked runs fn in a transaction holding the advisory lock of key.
+// locked runs fn in a transaction holding the advisory lock of key. The
+// transaction is read committed whatever the database's
+// default_transaction_isolation: fn reads what the holders before it
+// committed (under repeatable read the snapshot would be taken by the
+// lock's statement, before the lock is granted).
 func (s *Store) locked(ctx context.Context, key string, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/cognition:"+s.q.migrations+":"+key); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentgraph/agentgraph/cognition/cognitiontest"
 	"github.com/agentgraph/agentgraph/cognition/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 )
 
@@ -47,6 +48,36 @@ func newStore(t *testing.T, prefix string) *postgres.Store {
 
 func TestConformance(t *testing.T) {
 	cognitiontest.Run(t, func(t *testing.T) cognition.Store { return newStore(t, "cogtest_") })
+}
+
+// TestConformanceIsolation: the store's locked updates (a read, then a
+// write, under an advisory lock) hold whatever the database's
+// default_transaction_isolation: under repeatable read or serializable a
+// transaction's snapshot would be taken by the lock's statement, before
+// the lock is granted, and concurrent updates would fail or be lost.
+func TestConformanceIsolation(t *testing.T) {
+	for _, iso := range []string{"repeatable read", "serializable"} {
+		t.Run(strings.ReplaceAll(iso, " ", "_"), func(t *testing.T) {
+			cognitiontest.Run(t, func(t *testing.T) cognition.Store {
+				pool, schema := postgrestest.Schema(t, "cogiso_")
+				cfg, err := pgxpool.ParseConfig(pool.Config().ConnString())
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = iso
+				p, err := pgxpool.NewWithConfig(t.Context(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(p.Close)
+				s, err := postgres.New(t.Context(), postgres.Config{Pool: p, Schema: schema})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			})
+		})
+	}
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {

@@ -119,6 +119,20 @@ func testCreateDuplicate(t *testing.T, s document.Store) {
 	if err := s.Create(t.Context(), d, []byte("second"), document.Quota{}); !errors.Is(err, document.ErrExists) {
 		t.Fatalf("second Create of d1: err = %v; want ErrExists", err)
 	}
+	// An id the store holds is ErrExists before any bound: the document
+	// exists, whatever the quota would say of a new one.
+	full := []document.Quota{
+		{PerConversation: 1},
+		{Owner: document.Usage{Documents: 1}},
+		{Owner: document.Usage{Bytes: 5}},
+		{PerConversation: 1, Owner: document.Usage{Documents: 1, Bytes: 5}},
+	}
+	for _, q := range full {
+		d := newDoc("d1", "c1", 1, []byte("again"))
+		if err := s.Create(t.Context(), d, []byte("again"), q); !errors.Is(err, document.ErrExists) {
+			t.Errorf("Create of d1 again with %+v, which d1 fills: err = %v; want ErrExists", q, err)
+		}
+	}
 	got, err := s.Content(t.Context(), "d1")
 	if err != nil || string(got) != "first" {
 		t.Errorf("Content(d1) = %q, %v; want the first upload kept", got, err)

@@ -193,8 +193,10 @@ func scanDoc(row sqlstore.Row) (document.Document, error) {
 // Create implements [document.Store]. With a bound in q it takes a
 // transaction-scoped advisory lock on the conversation, the owner or both
 // (in one order, so that two creations cannot wait for each other), then
-// counts and inserts: creations in the same conversation or of the same
-// owner, from any process on the database, run one after another.
+// checks the id is new, counts and inserts, in a read committed
+// transaction whatever the database's default isolation: creations in the
+// same conversation or of the same owner, from any process on the
+// database, run one after another.
 func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, q document.Quota) error {
 	doc, content, err := stored.Create(doc, content)
 	if err != nil {
@@ -207,9 +209,25 @@ func (s *Store) Create(ctx context.Context, doc document.Document, content []byt
 	if q.BindsOwner(doc) {
 		keys = append(keys, "agentgraph/document-owner:"+s.q.documents+":"+doc.Owner)
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// Read committed whatever the database's default_transaction_isolation:
+	// each statement sees what was committed before it, so the counts read
+	// after the lock see the creations that held it before. Under
+	// repeatable read the snapshot would be taken by the lock's statement,
+	// before the lock is granted, and two racing creations would both fit.
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		if len(keys) > 0 {
 			if _, err := tx.Exec(ctx, s.q.lock, keys); err != nil {
+				return err
+			}
+			// An id the store holds is ErrExists, not a quota refusal:
+			// checked under the lock, which serializes creations bound
+			// like this one.
+			var found bool
+			err := tx.QueryRow(ctx, s.q.exists, doc.ID).Scan(&found)
+			switch {
+			case err == nil:
+				return fmt.Errorf("%w: %q", document.ErrExists, doc.ID)
+			case !errors.Is(err, pgx.ErrNoRows):
 				return err
 			}
 		}

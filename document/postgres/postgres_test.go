@@ -1,9 +1,11 @@
 package postgres_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +30,34 @@ func TestConformance(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// TestConformanceIsolation runs the conformance checks on a database whose
+// default_transaction_isolation is repeatable read, then serializable:
+// the store's transactions do not depend on the database's default.
+func TestConformanceIsolation(t *testing.T) {
+	for _, iso := range []string{"repeatable read", "serializable"} {
+		t.Run(strings.ReplaceAll(iso, " ", "_"), func(t *testing.T) {
+			documenttest.Run(t, func(t *testing.T) document.Store {
+				pool, schema := postgrestest.Schema(t, "doctest_")
+				cfg, err := pgxpool.ParseConfig(pool.Config().ConnString())
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = iso
+				p, err := pgxpool.NewWithConfig(t.Context(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(p.Close)
+				s, err := postgres.New(t.Context(), postgres.Config{Pool: p, Schema: schema})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			})
+		})
+	}
 }
 
 func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
@@ -56,16 +86,38 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 
 // TestOwnerQuotaAcrossInstances: two stores on one database, as two
 // service instances would have, race uploads of one owner; the owner never
-// holds more than Quota.Owner allows, in number or in bytes.
+// holds more than Quota.Owner allows, in number or in bytes, whatever the
+// database's default transaction isolation.
 func TestOwnerQuotaAcrossInstances(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "doctest_")
-	other, err := pgxpool.New(t.Context(), pool.Config().ConnString())
-	if err != nil {
-		t.Fatal(err)
+	for _, iso := range []string{"", "repeatable read", "serializable"} {
+		t.Run(cmp.Or(iso, "default"), func(t *testing.T) {
+			testOwnerQuotaAcrossInstances(t, iso)
+		})
 	}
-	defer other.Close()
+}
+
+func testOwnerQuotaAcrossInstances(t *testing.T, isolation string) {
+	pool, schema := postgrestest.Schema(t, "doctest_")
 	var stores [2]*postgres.Store
-	for i, p := range []*pgxpool.Pool{pool, other} {
+	for i := range stores {
+		cfg, err := pgxpool.ParseConfig(pool.Config().ConnString())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isolation != "" {
+			cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = isolation
+		}
+		p, err := pgxpool.NewWithConfig(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if isolation != "" {
+			var got string
+			if err := p.QueryRow(t.Context(), "SHOW default_transaction_isolation").Scan(&got); err != nil || got != isolation {
+				t.Fatalf("default_transaction_isolation = %q, %v; want %q", got, err, isolation)
+			}
+		}
 		if stores[i], err = postgres.New(t.Context(), postgres.Config{Pool: p, Schema: schema}); err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,8 @@ type Config struct {
 	// client reconnecting with Last-Event-ID gets what it missed. Zero means
 	// 1024. While the oldest kept event has not been written to any client,
 	// the stream does not drop it: Run waits instead, which holds back the
-	// emitter and so the run (for at most ReaderWait).
+	// emitter and so the run (for at most ReaderWait), unless
+	// [Stream.MarkSent] counted it as delivered another way.
 	Replay int
 	// ReaderWait bounds how long Run waits for a client while Replay events
 	// wait unread (none is connected, or none reads): past it, Run stops
@@ -353,6 +354,20 @@ func (s *Stream) appendFailure(b []byte) []byte {
 	b, _ = AppendEvent(b, ev, !s.cfg.Unnamed)
 	s.log.Warn("sse: stream ended with an error", zap.String("request_id", s.requestID), zap.Error(s.err))
 	return b
+}
+
+// MarkSent counts every event the stream holds as written to a client,
+// as if one had read them: Run does not wait for a client on their account
+// (nor stop with [ErrNoReader]). It is for events delivered another way
+// too, such as a journal that clients on other instances read: call it
+// once such a delivery of the newest event succeeded. A client that
+// connects later still gets the events kept; those dropped to make room
+// meanwhile are announced to it by an events_lost error event.
+func (s *Stream) MarkSent() {
+	s.mu.Lock()
+	end := s.first + uint64(s.n)
+	s.mu.Unlock()
+	s.markSent(end)
 }
 
 func (s *Stream) markSent(end uint64) {

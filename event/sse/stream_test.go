@@ -681,3 +681,42 @@ func TestStreamReaderWait(t *testing.T) {
 		t.Errorf("Run without ReaderWait = %v; want it to wait until its context ends", err)
 	}
 }
+
+// TestStreamMarkSent: events counted as delivered another way (a journal
+// read on other instances) hold nothing back: a run with no client goes
+// on past Replay and ReaderWait, and a client that comes later gets the
+// kept events after an events_lost notice for the dropped ones.
+func TestStreamMarkSent(t *testing.T) {
+	st := NewStream(Config{Replay: 2, ReaderWait: time.Nanosecond})
+	events := func(yield func(event.Event, error) bool) {
+		for i := range 5 {
+			if !yield(event.Event{RequestID: "r", Seq: uint64(i + 1), Time: t0, Payload: eventtest.Chunk{Content: strconv.Itoa(i)}}, nil) {
+				return
+			}
+			st.MarkSent()
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a broken test only
+	defer cancel()
+	if err := st.Run(ctx, events); err != nil {
+		t.Fatalf("Run with its events marked sent = %v; want nil, no wait for a client", err)
+	}
+	url := server(t, st)
+	resp := connect(t, context.Background(), url, "")
+	defer resp.Body.Close()
+	var got []string
+	for ev, err := range testReader.ReadEvents(resp.Body) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch p := ev.Payload.(type) {
+		case event.Error:
+			got = append(got, fmt.Sprintf("%d error %s", ev.Seq, p.Code))
+		case eventtest.Chunk:
+			got = append(got, fmt.Sprintf("%d chunk %s", ev.Seq, p.Content))
+		}
+	}
+	if diff := cmp.Diff([]string{"3 error events_lost", "4 chunk 3", "5 chunk 4"}, got); diff != "" {
+		t.Errorf("late client (-want +got):\n%s", diff)
+	}
+}

@@ -165,38 +165,44 @@ func journalKey(principal, requestID string) string {
 	return hex.EncodeToString(h[:24])
 }
 
-// tee yields events and appends each to key's journal; a failure of
-// events is journaled as the stream_failed error event the local clients
-// get. A journal failure is logged: the turn goes on.
-func (c *cluster) tee(ctx context.Context, key string, events iter.Seq2[event.Event, error]) iter.Seq2[event.Event, error] {
+// tee yields events and appends to key's journal each that the stream
+// took (yield returned true), so that the journal and the stream hold the
+// same events and number what follows them alike; sent is called after
+// each successful append: the journal delivers the event to clients on
+// other instances, so the stream need not wait for a local one. A
+// failure of events is journaled as the stream_failed error event the
+// local clients get. A journal failure is logged: the turn goes on.
+func (c *cluster) tee(ctx context.Context, key string, events iter.Seq2[event.Event, error], sent func()) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		var last event.Event
-		failed := false
 		for ev, err := range events {
 			if err != nil {
 				fail := event.Event{Type: event.TypeError, RequestID: last.RequestID, Seq: last.Seq + 1, Time: time.Now(),
 					Payload: event.Error{Code: "stream_failed", Message: "the run stopped before it finished"}}
 				c.append(ctx, key, fail)
-				failed = true
 				yield(ev, err)
 				return
 			}
-			last = ev
-			if !failed {
-				c.append(ctx, key, ev)
-			}
 			if !yield(ev, nil) {
 				return
+			}
+			last = ev
+			if c.append(ctx, key, ev) {
+				sent()
 			}
 		}
 	}
 }
 
-func (c *cluster) append(ctx context.Context, key string, ev event.Event) {
+// append appends ev to key's journal and reports whether it did; a
+// failure is logged.
+func (c *cluster) append(ctx context.Context, key string, ev event.Event) bool {
 	if err := c.journal.Append(context.WithoutCancel(ctx), key, ev); err != nil {
 		c.bot.log.Warn("chatbot: journaling a turn's event failed; a client resuming it on another instance misses it",
 			zap.String("request_id", ev.RequestID), zap.Uint64("seq", ev.Seq), zap.Error(err))
+		return false
 	}
+	return true
 }
 
 // unused fails with the error of a reused request id when the journal

@@ -206,7 +206,9 @@ type Config struct {
 	// frees its running slot (MaxRunningTurns) and its conversation, and a
 	// client that resumes it later gets the kept events, then an error
 	// event with code "no_reader" that says why. Zero means
-	// DefaultResumeWait; negative means no bound but TurnTimeout.
+	// DefaultResumeWait; negative means no bound but TurnTimeout. Events
+	// written to the turn journal (with several instances) count as read:
+	// a client may follow the turn on another instance.
 	ResumeWait time.Duration
 	// WriteStall bounds the progress of a chat stream (POST /api/v1/chat,
 	// GET /api/v1/chat/stream/...) to its client: a client that reads

@@ -130,9 +130,14 @@ type quotaError struct {
 	field string // the DocumentConfig field of the bound
 	limit int64
 	what  string // "documents" or "bytes of documents"
+	size  int64  // the document's size, when it alone passes the bound
 }
 
 func (e *quotaError) Error() string {
+	if e.size > 0 {
+		return fmt.Sprintf("chatbot: a document of %d bytes is too large for the %d %s a principal may hold (Config.Documents.%s); upload a smaller one",
+			e.size, e.limit, e.what, e.field)
+	}
 	return fmt.Sprintf("chatbot: your documents would pass the %d %s a principal may hold (Config.Documents.%s); delete some first",
 		e.limit, e.what, e.field)
 }
@@ -147,7 +152,11 @@ func principalQuota(err error) error {
 		return err
 	}
 	if qe.Field == "Bytes" {
-		return &quotaError{field: "MaxBytesPerPrincipal", limit: qe.Limit, what: "bytes of documents"}
+		e := &quotaError{field: "MaxBytesPerPrincipal", limit: qe.Limit, what: "bytes of documents"}
+		if qe.Size > qe.Limit {
+			e.size = qe.Size
+		}
+		return e
 	}
 	return &quotaError{field: "MaxPerPrincipal", limit: qe.Limit, what: "documents"}
 }
@@ -243,7 +252,10 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 // Documents returns the bot's document processor: Upload adds a document
 // to a conversation (as POST /api/v1/documents does), Wait waits for it
 // to be processed, and Store reads and deletes documents. Documents
-// uploaded through it are shown to the conversation's supervisor.
+// uploaded through it are shown to the conversation's supervisor. Its
+// Limits.MaxPerOwner and MaxBytesPerOwner are Config.Documents'
+// MaxPerPrincipal and MaxBytesPerPrincipal: the *document.QuotaError of
+// an upload with an Owner past them names the former.
 func (b *Bot) Documents() *document.Processor { return b.docs.proc }
 
 // loadDocument is the load_document tool: it waits for the document to be

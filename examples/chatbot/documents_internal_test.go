@@ -66,8 +66,15 @@ func TestDocumentQuotaIsTheStores(t *testing.T) {
 		}
 	}
 	var qe *quotaError
-	if err := upload("alice", "c3", 801); !errors.As(err, &qe) || qe.field != "MaxBytesPerPrincipal" || qe.limit != 1000 {
-		t.Errorf("alice's third document of 801 bytes: %v, want the MaxBytesPerPrincipal quota error", err)
+	const wantMore = "chatbot: your documents would pass the 1000 bytes of documents a principal may hold (Config.Documents.MaxBytesPerPrincipal); delete some first"
+	if err := upload("alice", "c3", 801); !errors.As(err, &qe) || qe.field != "MaxBytesPerPrincipal" || qe.limit != 1000 || err.Error() != wantMore {
+		t.Errorf("alice's third document of 801 bytes: %v, want the MaxBytesPerPrincipal quota error %q", err, wantMore)
+	}
+	// A document larger than the bound alone: deleting others would not
+	// help.
+	const wantBig = "chatbot: a document of 1001 bytes is too large for the 1000 bytes of documents a principal may hold (Config.Documents.MaxBytesPerPrincipal); upload a smaller one"
+	if err := upload("carol", "c0", 1001); !errors.As(err, &qe) || err.Error() != wantBig {
+		t.Errorf("carol's document of 1001 bytes: %v, want %q", err, wantBig)
 	}
 	if err := upload("alice", "c3", 100); err != nil {
 		t.Errorf("alice's third document: %v, want it within her quota", err)

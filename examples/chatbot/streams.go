@@ -311,7 +311,8 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		}
 		// A turn whose events wait unread stops after ResumeWait
 		// (sse.ErrNoReader): no client may ever come back for them, and
-		// it holds a running slot.
+		// it holds a running slot. With a journal, the events it holds
+		// count as read (see cluster.tee).
 		stream = sse.NewStream(sse.Config{Replay: b.cfg.ResumeReplay, ReaderWait: max(b.cfg.ResumeWait, 0), Logger: b.log})
 		perPrincipal := b.cfg.MaxStreams // a principal's share of MaxResumableTurns
 		if b.guard.Open() {
@@ -363,12 +364,12 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 	events := func(yield func(event.Event, error) bool) {
 		defer stop()
 		last := first
-		lastSeq = first.Seq
 		ok := yield(first, nil)
 		close(firstIn)
 		if !ok {
 			return
 		}
+		lastSeq = first.Seq // only once the stream took it: no_reader follows it
 		for {
 			ev, err, ok := next()
 			switch {
@@ -386,10 +387,11 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 				yield(event.Event{}, err)
 				return
 			}
-			last, lastSeq = ev, ev.Seq
+			last = ev
 			if !yield(ev, nil) {
 				return
 			}
+			lastSeq = ev.Seq
 		}
 	}
 	b.streamsRunning.Add(1)
@@ -400,7 +402,11 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		run := events
 		jkey := journalKey(principal, req.RequestID)
 		if req.Resumable && b.cluster != nil {
-			run = b.cluster.tee(ctx, jkey, events) // for clients resuming on another instance
+			// For clients resuming on another instance: an event the
+			// journal holds is delivered, so the turn does not wait for a
+			// client here (nor stop after ResumeWait) while one reads it
+			// elsewhere.
+			run = b.cluster.tee(ctx, jkey, events, stream.MarkSent)
 		}
 		if err := stream.Run(ctx, run); errors.Is(err, sse.ErrNoReader) {
 			// Stopped (by the deferred cancel) with its events unread:
