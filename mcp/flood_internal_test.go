@@ -31,6 +31,17 @@ func poll(t *testing.T, what string, cond func() bool) {
 // call returns, with the context's error, as soon as the callback running
 // returns, not after the whole backlog.
 func TestCallGivesUpOnQueuedProgress(t *testing.T) {
+	for _, toolFails := range []bool{false, true} {
+		t.Run(map[bool]string{false: "result", true: "isError"}[toolFails], func(t *testing.T) {
+			testCallGivesUpOnQueuedProgress(t, toolFails)
+		})
+	}
+}
+
+// testCallGivesUpOnQueuedProgress: the result that came is returned with
+// ErrCallbacksDropped (the tool ran), and no callback of the call follows
+// its end: not even the Error of a tool that reported failure.
+func testCallGivesUpOnQueuedProgress(t *testing.T, toolFails bool) {
 	const n = 50
 	srv := server.NewMCPServer("burst", "1.0.0")
 	srv.AddTool(mcpgo.NewTool("burst"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -44,6 +55,9 @@ func TestCallGivesUpOnQueuedProgress(t *testing.T) {
 				runtime.Gosched()
 			}
 		}
+		if toolFails {
+			return mcpgo.NewToolResultError("failed"), nil
+		}
 		return mcpgo.NewToolResultText("done"), nil
 	})
 	m, err := NewManager(ManagerConfig{ProgressLinger: time.Hour})
@@ -55,12 +69,15 @@ func TestCallGivesUpOnQueuedProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
-	var delivered atomic.Int64
+	var delivered, errorsDelivered atomic.Int64
 	s := m.NewSession(Callbacks{Progress: func(Progress) {
 		if delivered.Add(1) == 1 {
 			close(entered)
 			<-release
 		}
+	}, Error: func(e *CallError) {
+		t.Logf("Error callback: %v", e)
+		errorsDelivered.Add(1)
 	}})
 	defer s.Close()
 	unstick := sync.OnceFunc(func() { close(release) })
@@ -70,11 +87,12 @@ func TestCallGivesUpOnQueuedProgress(t *testing.T) {
 	type outcome struct {
 		err   error
 		isErr bool
+		text  string
 	}
 	done := make(chan outcome, 1)
 	go func() {
 		res, err := s.CallTool(ctx, ToolCall{Server: "burst", Name: "burst"})
-		done <- outcome{err, res.IsError}
+		done <- outcome{err, res.IsError, res.Text()}
 	}()
 	<-entered
 	theCall := func() *call {
@@ -102,8 +120,16 @@ func TestCallGivesUpOnQueuedProgress(t *testing.T) {
 	unstick()
 	out := <-done
 	var ce *CallError
-	if !errors.As(out.err, &ce) || ce.Kind != KindCancelled || !errors.Is(out.err, context.Canceled) || !out.isErr {
-		t.Fatalf("call cancelled while its progress was delivered: %v (IsError %v); want a *CallError of kind cancelled", out.err, out.isErr)
+	if !errors.As(out.err, &ce) || ce.Kind != KindCancelled || !errors.Is(out.err, context.Canceled) || !errors.Is(out.err, ErrCallbacksDropped) {
+		t.Fatalf("call cancelled while its progress was delivered: %v; want a *CallError of kind cancelled wrapping ErrCallbacksDropped", out.err)
+	}
+	wantText := map[bool]string{false: "done", true: "failed"}[toolFails]
+	if out.isErr != toolFails || out.text != wantText {
+		t.Fatalf("result IsError %v text %q; want the result that came (IsError %v, %q)", out.isErr, out.text, toolFails, wantText)
+	}
+	s.Close() // every callback queued has run
+	if got := errorsDelivered.Load(); got != 0 {
+		t.Fatalf("%d Error callbacks after the call gave up; want none (a cancelled call is not an error)", got)
 	}
 	h, _ := m.ServerHealth("burst")
 	if got := delivered.Load(); got != 1 || h.DroppedProgress != n-1 {

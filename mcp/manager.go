@@ -686,11 +686,14 @@ func (cl *call) finish() {
 
 // callTool runs one call for session s. Every callback of the call,
 // including progress received before its result, has run when it returns.
-// When ctx ends (or the session closes) while they are still being
-// delivered, the call's own progress and content callbacks still queued are
-// dropped, so that it waits only for the rest (at most MaxQueuedProgress
-// notifications of the session's other calls and the callback running
-// now), and a call that had its result returns the context's error.
+// When ctx ends (or the session closes, or the manager shuts down) while
+// they are still being delivered, the call's own progress, content and
+// error callbacks still queued are dropped, so that it waits only for the
+// callback running now and the session's other callbacks queued before
+// (those of other calls, of which at most MaxQueuedProgress are progress
+// notifications; their content and error callbacks are not bounded by
+// it). A call that had its result returns that result with a *CallError
+// wrapping ErrCallbacksDropped and the context's error.
 func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool string, args any) (*toolresult.Result, error) {
 	start := time.Now()
 	var cl *call
@@ -704,6 +707,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 		return res, err
 	case <-ctx.Done():
 	case <-s.ctx.Done():
+	case <-m.base.Done():
 	}
 	select {
 	case <-done:
@@ -715,13 +719,14 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 	}
 	if err == nil {
 		// The result came, but the caller gave up while the callbacks
-		// before it were still running.
+		// before it were still running: the tool ran, so the result is
+		// returned, with an error that says its callbacks were dropped.
 		kind, cause := KindCancelled, error(context.Canceled)
 		if ctx.Err() != nil {
 			kind, cause = ctxKind(ctx), ctx.Err()
 		}
-		res = &toolresult.Result{Server: server, Tool: tool, IsError: true, Error: cause.Error(), Duration: time.Since(start)}
-		ce := &CallError{Server: server, Tool: tool, Kind: kind, Err: resilience.Mark(cause, resilience.Canceled)}
+		ce := &CallError{Server: server, Tool: tool, Kind: kind,
+			Err: resilience.Mark(fmt.Errorf("%w: %w", ErrCallbacksDropped, cause), resilience.Canceled)}
 		if kind != KindCancelled {
 			s.reportError(ce)
 		}
@@ -824,7 +829,7 @@ func (m *Manager) runCall(ctx context.Context, s *Session, name, server, tool st
 		if res.Error == "" {
 			res.Error = "tool reported an error"
 		}
-		s.reportError(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)})
+		s.reportErrorIf(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)}, cl.deliver)
 	}
 	s.reportContents(name, res, cl.deliver)
 	return res, nil
