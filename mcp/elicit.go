@@ -78,6 +78,10 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (res
 			}
 		}
 	}
+	if ctx.Err() != nil || (cl != nil && cl.ctx != nil && cl.ctx.Err() != nil) {
+		// Withdrawn (its call ended) before it reached the user.
+		return answer(elicit.Cancel, nil), nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.m.cfg.ElicitTimeout)
 	defer cancel()
 	out, err := fn(ctx, in)

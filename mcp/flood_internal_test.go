@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgraph/agentgraph/operator/elicit"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -134,5 +136,68 @@ func testCallGivesUpOnQueuedProgress(t *testing.T, toolFails bool) {
 	h, _ := m.ServerHealth("burst")
 	if got := delivered.Load(); got != 1 || h.DroppedProgress != n-1 {
 		t.Fatalf("%d notifications delivered, %d dropped; want the one in the callback delivered and the %d queued behind it dropped", got, h.DroppedProgress, n-1)
+	}
+}
+
+// TestWithdrawnElicitationNeverReachesTheUser: a question that waits for
+// its call's progress to be delivered, and whose call ends meanwhile, is
+// answered "cancel" without the Elicit callback being called.
+func TestWithdrawnElicitationNeverReachesTheUser(t *testing.T) {
+	srv := server.NewMCPServer("ask", "1.0.0", server.WithElicitation())
+	answered := make(chan string, 1)
+	srv.AddTool(mcpgo.NewTool("ask"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+			"progressToken": req.Params.Meta.ProgressToken, "progress": 1})
+		res, err := srv.RequestElicitation(context.WithoutCancel(ctx), mcpgo.ElicitationRequest{Params: mcpgo.ElicitationParams{
+			Message: "name?", RequestedSchema: map[string]any{"type": "object"}}})
+		if err != nil {
+			answered <- err.Error()
+		} else {
+			answered <- string(res.Action)
+		}
+		return mcpgo.NewToolResultText("done"), nil
+	})
+	m, err := NewManager(ManagerConfig{ProgressLinger: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown(context.Background())
+	if err := m.Add(Server{Name: "ask", InProcess: srv}); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var asked atomic.Int64
+	s := m.NewSession(Callbacks{Progress: func(Progress) {
+		close(entered)
+		<-release
+	}, Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
+		asked.Add(1)
+		return elicit.Response{Action: elicit.Decline}, nil
+	}})
+	defer s.Close()
+	unstick := sync.OnceFunc(func() { close(release) })
+	defer unstick()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(ctx, ToolCall{Server: "ask", Name: "ask"})
+		done <- err
+	}()
+	<-entered
+	// The question waits for the progress before it to be delivered.
+	poll(t, "the question to wait", func() bool {
+		h, _ := m.ServerHealth("ask")
+		return h.Waiting == 1
+	})
+	cancel()
+	unstick() // the call waits for the callback running
+	<-done
+	if got := <-answered; got != string(elicit.Cancel) {
+		t.Fatalf("the server's withdrawn question was answered %q; want %q", got, elicit.Cancel)
+	}
+	s.Close()
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("the Elicit callback was called %d times for a question withdrawn before it reached the user; want 0", n)
 	}
 }
