@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -880,9 +881,16 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 		return nil, fmt.Errorf("start %s: %w", s.Command, err)
 	}
 	w.cmd = cmd
-	out := &limitReader{r: stdout, framing: frameLine, max: c.m.cfg.MaxMessageBytes, server: s.Name, eof: true,
-		onLimit: func(le *LimitError) { c.cutWire(w, le) }}
+	out := stdioReader(stdout, c.m.cfg.MaxMessageBytes, s.Name, func(le *LimitError) { c.cutWire(w, le) })
 	return newPipe(c, out, stdin), nil
+}
+
+// stdioReader is a server's stdout within MaxMessageBytes: a line over it
+// ends the stream with the *LimitError, so that the part of it read is
+// never taken for a message (only a real end of the stream dispatches a
+// last line without a newline).
+func stdioReader(stdout io.Reader, max int64, server string, onLimit func(*LimitError)) io.Reader {
+	return &limitReader{r: stdout, framing: frameLine, max: max, server: server, onLimit: onLimit}
 }
 
 // admit takes one of the server's slots for requests it sends the client

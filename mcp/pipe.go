@@ -223,7 +223,8 @@ func (p *pipe) reader() {
 			p.dispatch(line)
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			var le *LimitError
+			if !errors.Is(err, io.EOF) && !errors.As(err, &le) { // onLimit reported the limit
 				p.log.Debug("mcp stdio read failed; connection ends", zap.Error(err))
 			}
 			return
