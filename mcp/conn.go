@@ -991,6 +991,9 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 			c.droppedProgress.Add(1)
 			c.log.Debug("mcp progress dropped: the session's Progress callback is behind (ManagerConfig.MaxQueuedProgress)",
 				zap.String("tool", cl.tool), zap.String("token", token), zap.Float64("progress", p.Progress))
+		case progressClosed:
+			// Nobody listens any more; the call is being cancelled.
+			c.log.Debug("mcp progress for a call of a closed session; dropped", zap.String("tool", cl.tool), zap.String("token", token))
 		}
 	case string(mcpgo.MethodNotificationToolsListChanged):
 		c.log.Debug("mcp tools list changed")

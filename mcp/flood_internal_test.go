@@ -201,3 +201,56 @@ func TestWithdrawnElicitationNeverReachesTheUser(t *testing.T) {
 		t.Fatalf("the Elicit callback was called %d times for a question withdrawn before it reached the user; want 0", n)
 	}
 }
+
+// TestProgressAfterCloseIsNotCountedAsBehind: progress for a call of a
+// closed session is dropped without being counted in DroppedProgress,
+// which says the session's callback is behind.
+func TestProgressAfterCloseIsNotCountedAsBehind(t *testing.T) {
+	srv := server.NewMCPServer("slow", "1.0.0")
+	started := make(chan struct{})
+	srv.AddTool(mcpgo.NewTool("slow"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	m, err := NewManager(ManagerConfig{ProgressLinger: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown(context.Background())
+	if err := m.Add(Server{Name: "slow", InProcess: srv}); err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewSession(Callbacks{Progress: func(Progress) {}})
+	defer s.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = s.CallTool(context.Background(), ToolCall{Server: "slow", Name: "slow"})
+	}()
+	defer func() {
+		s.cancel() // the rest of Close
+		<-done
+	}()
+	<-started
+	var token string
+	m.routesMu.RLock()
+	for tok := range m.routes {
+		token = tok
+	}
+	m.routesMu.RUnlock()
+	c, err := m.conn("slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Close has marked the session closed and not yet cancelled its call.
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	n := mcpgo.JSONRPCNotification{Notification: mcpgo.Notification{Method: "notifications/progress"}}
+	n.Params.AdditionalFields = map[string]any{"progressToken": token, "progress": 1}
+	c.notify(nil, n)
+	if h, _ := m.ServerHealth("slow"); h.DroppedProgress != 0 {
+		t.Fatalf("progress for a closed session counted in DroppedProgress (%d); want 0: the callback is not behind", h.DroppedProgress)
+	}
+}

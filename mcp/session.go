@@ -278,7 +278,8 @@ type progressOutcome int
 const (
 	progressQueued  progressOutcome = iota // queued for the Progress callback
 	progressLate                           // its call had returned
-	progressDropped                        // MaxQueuedProgress were waiting already, or the session is closed
+	progressDropped                        // MaxQueuedProgress were waiting already
+	progressClosed                         // the session is closed
 )
 
 // reportProgress queues p for the Progress callback of the session, unless
@@ -295,7 +296,10 @@ func (s *Session) reportProgress(p Progress, deliver func() bool) progressOutcom
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.queuedProgress >= max {
+	if s.closed {
+		return progressClosed
+	}
+	if s.queuedProgress >= max {
 		return progressDropped
 	}
 	s.push(queued{progress: true, f: func() {
