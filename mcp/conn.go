@@ -923,7 +923,9 @@ func (c *conn) busy(req transport.JSONRPCRequest) *transport.JSONRPCResponse {
 
 // limitRequests wraps the handler of the server's requests in the
 // server's limit: a request over it is answered at once with a JSON-RPC
-// error.
+// error. The transport calls it on a goroutine of its own per request and
+// sends the answer after it returned: the slot bounds the handlers running
+// (and the callbacks), not those goroutines nor the sending of answers.
 func (c *conn) limitRequests(h transport.RequestHandler) transport.RequestHandler {
 	return func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 		if !c.admit(req.Method) {

@@ -118,9 +118,16 @@ type ManagerConfig struct {
 	// (elicitations, pings, roots and sampling requests) that are being
 	// answered at once. A request over the limit is answered at once with
 	// a JSON-RPC error (the text of a [*LimitError]) and counted in
-	// Health.RejectedRequests, so that a server flooding requests costs
-	// neither a goroutine nor a callback each. An elicitation counts until
-	// its answer went back. Zero means [DefaultMaxServerRequests] (16).
+	// Health.RejectedRequests, so that a server flooding requests gets no
+	// callback (no question to the user) for each. Over stdio and in
+	// process it gets no goroutine either, and a request counts until its
+	// answer was handed to the transport. Over streamable HTTP the
+	// transport (mcp-go's) starts a goroutine for every request before
+	// the limit applies and posts every answer, refusals included, in an
+	// HTTP request of its own (each up to 30 s); a request counts there
+	// until its answer is ready, not until it was posted, so the
+	// goroutines and posts of answers are not bounded by this limit.
+	// Zero means [DefaultMaxServerRequests] (16).
 	MaxServerRequests int
 	// Resilience is the retry and circuit-breaker policy, one per server.
 	// Nil means [resilience.MCP]: 3 attempts with backoff from 1 s to 30 s,
