@@ -35,15 +35,17 @@ func poll(t *testing.T, what string, cond func() bool) {
 func TestCallGivesUpOnQueuedProgress(t *testing.T) {
 	for _, toolFails := range []bool{false, true} {
 		t.Run(map[bool]string{false: "result", true: "isError"}[toolFails], func(t *testing.T) {
-			testCallGivesUpOnQueuedProgress(t, toolFails)
+			testCallGivesUpOnQueuedProgress(t, toolFails, false)
 		})
 	}
+	t.Run("shutdown", func(t *testing.T) { testCallGivesUpOnQueuedProgress(t, false, true) })
 }
 
 // testCallGivesUpOnQueuedProgress: the result that came is returned with
 // ErrCallbacksDropped (the tool ran), and no callback of the call follows
-// its end: not even the Error of a tool that reported failure.
-func testCallGivesUpOnQueuedProgress(t *testing.T, toolFails bool) {
+// its end: not even the Error of a tool that reported failure. With
+// shutdown, the manager's Shutdown rather than the caller gives up.
+func testCallGivesUpOnQueuedProgress(t *testing.T, toolFails, shutdown bool) {
 	const n = 50
 	srv := server.NewMCPServer("burst", "1.0.0")
 	srv.AddTool(mcpgo.NewTool("burst"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -117,7 +119,18 @@ func testCallGivesUpOnQueuedProgress(t *testing.T, toolFails bool) {
 	// The call has its result; its other progress waits behind the stuck
 	// callback.
 	poll(t, "the call to have its result", finished)
-	cancel()
+	theConn := theCall().conn
+	if shutdown {
+		shut := make(chan error, 1)
+		go func() { shut <- m.Shutdown(context.Background()) }()
+		defer func() {
+			if err := <-shut; err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+		}()
+	} else {
+		cancel()
+	}
 	poll(t, "the call to give up on its queued progress", func() bool { return theCall().abandoned.Load() })
 	unstick()
 	out := <-done
@@ -133,9 +146,8 @@ func testCallGivesUpOnQueuedProgress(t *testing.T, toolFails bool) {
 	if got := errorsDelivered.Load(); got != 0 {
 		t.Fatalf("%d Error callbacks after the call gave up; want none (a cancelled call is not an error)", got)
 	}
-	h, _ := m.ServerHealth("burst")
-	if got := delivered.Load(); got != 1 || h.DroppedProgress != n-1 {
-		t.Fatalf("%d notifications delivered, %d dropped; want the one in the callback delivered and the %d queued behind it dropped", got, h.DroppedProgress, n-1)
+	if got, dropped := delivered.Load(), theConn.droppedProgress.Load(); got != 1 || dropped != n-1 {
+		t.Fatalf("%d notifications delivered, %d dropped; want the one in the callback delivered and the %d queued behind it dropped", got, dropped, n-1)
 	}
 }
 
