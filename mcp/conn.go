@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -950,9 +951,16 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 		return nil, fmt.Errorf("start %s: %w", s.Command, err)
 	}
 	w.cmd = cmd
-	out := &limitReader{r: stdout, framing: frameLine, max: c.m.cfg.MaxMessageBytes, server: s.Name, eof: true,
-		onLimit: func(le *LimitError) { c.cutWire(w, le) }}
+	out := stdioReader(stdout, c.m.cfg.MaxMessageBytes, s.Name, func(le *LimitError) { c.cutWire(w, le) })
 	return newPipe(c, out, stdin), nil
+}
+
+// stdioReader is a server's stdout within MaxMessageBytes: a line over it
+// ends the stream with the *LimitError, so that the part of it read is
+// never taken for a message (only a real end of the stream dispatches a
+// last line without a newline).
+func stdioReader(stdout io.Reader, max int64, server string, onLimit func(*LimitError)) io.Reader {
+	return &limitReader{r: stdout, framing: frameLine, max: max, server: server, onLimit: onLimit}
 }
 
 // admit takes one of the server's slots for requests it sends the client
@@ -985,7 +993,9 @@ func (c *conn) busy(req transport.JSONRPCRequest) *transport.JSONRPCResponse {
 
 // limitRequests wraps the handler of the server's requests in the
 // server's limit: a request over it is answered at once with a JSON-RPC
-// error.
+// error. The transport calls it on a goroutine of its own per request and
+// sends the answer after it returned: the slot bounds the handlers running
+// (and the callbacks), not those goroutines nor the sending of answers.
 func (c *conn) limitRequests(h transport.RequestHandler) transport.RequestHandler {
 	return func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 		if !c.admit(req.Method) {
@@ -1053,6 +1063,9 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 			c.droppedProgress.Add(1)
 			c.log.Debug("mcp progress dropped: the session's Progress callback is behind (ManagerConfig.MaxQueuedProgress)",
 				zap.String("tool", cl.tool), zap.String("token", token), zap.Float64("progress", p.Progress))
+		case progressClosed:
+			// Nobody listens any more; the call is being cancelled.
+			c.log.Debug("mcp progress for a call of a closed session; dropped", zap.String("tool", cl.tool), zap.String("token", token))
 		}
 	case string(mcpgo.MethodNotificationToolsListChanged):
 		c.log.Debug("mcp tools list changed")

@@ -76,11 +76,15 @@
 // server's metadata named the issuer it was fetched for (RFC 8414 §3.3).
 // Error responses are read up to 64 KiB.
 //
-// A server cannot make the client do unbounded work either. At most
+// A server's requests are bounded too. At most
 // ManagerConfig.MaxServerRequests of its requests (elicitations, pings,
 // roots and sampling requests) are answered at once; one over the limit
-// is answered at once with a JSON-RPC error (a [*LimitError]'s text) and
-// counted in Health.RejectedRequests. At most
+// is answered at once with a JSON-RPC error (a [*LimitError]'s text),
+// without a callback, and counted in Health.RejectedRequests. Over stdio
+// and in process a refused request costs no goroutine; over streamable
+// HTTP, mcp-go's transport still spends a goroutine and an HTTP POST of
+// the answer on each request, refused or not (see
+// ManagerConfig.MaxServerRequests). At most
 // ManagerConfig.MaxQueuedProgress progress notifications wait for a
 // session's Progress callback; more are dropped and counted in
 // Health.DroppedProgress. Progress reaches only calls made to the server

@@ -59,7 +59,9 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (res
 		cl.yieldSlot()
 		reclaimCtx := ctx
 		defer func() {
-			if rerr := cl.reclaimSlot(reclaimCtx); rerr != nil && err == nil {
+			// A cancel goes back as it is: the call ended, and the
+			// answer carries nothing it must act on.
+			if rerr := cl.reclaimSlot(reclaimCtx); rerr != nil && err == nil && res.Action != mcpgo.ElicitationResponseAction(elicit.Cancel) {
 				res, err = nil, fmt.Errorf("mcp: elicitation answered, but the call ended before it could go on: %w", rerr)
 			}
 		}()
@@ -77,6 +79,10 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (res
 			case <-ctx.Done():
 			}
 		}
+	}
+	if ctx.Err() != nil || (cl != nil && cl.ctx != nil && cl.ctx.Err() != nil) {
+		// Withdrawn (its call ended) before it reached the user.
+		return answer(elicit.Cancel, nil), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.m.cfg.ElicitTimeout)
 	defer cancel()

@@ -13,6 +13,12 @@ var (
 	ErrShutdown = errors.New("mcp: manager is shut down; create a new Manager")
 	// ErrSessionClosed is returned for calls on a closed Session.
 	ErrSessionClosed = errors.New("mcp: session is closed; open a new one with NewSession")
+	// ErrCallbacksDropped says a tool's result came, but the call's
+	// context ended (or its session closed) while the session's callbacks
+	// before it were still being delivered, so the call's own callbacks
+	// still queued were dropped. The tool ran: the result is returned with
+	// the error, and retrying may run it twice.
+	ErrCallbacksDropped = errors.New("mcp: the tool ran and its result came, but the call ended before its callbacks were delivered; they were dropped (do not retry a tool that must run once)")
 	// ErrServerRequestsUnsupported says a server sent a request (elicitation,
 	// sampling, roots) that its transport cannot answer: the legacy HTTP+SSE
 	// transport carries no server-to-client requests. Use streamable HTTP.

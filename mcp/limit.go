@@ -78,10 +78,6 @@ type limitReader struct {
 	max     int64
 	server  string
 	onLimit func(*LimitError)
-	// eof makes the reader end the stream with io.EOF rather than the
-	// *LimitError once the limit is passed, for readers that log other
-	// errors (onLimit has reported it).
-	eof bool
 
 	mu   sync.Mutex
 	n    int64 // bytes of the current message
@@ -127,9 +123,6 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	if l.n > l.max && l.err == nil {
 		le := &LimitError{Server: l.server, Limit: "MaxMessageBytes", Max: l.max, Size: l.n}
 		l.err = le
-		if l.eof {
-			l.err = io.EOF
-		}
 		if l.onLimit != nil {
 			l.onLimit(le)
 		}

@@ -123,9 +123,16 @@ type ManagerConfig struct {
 	// (elicitations, pings, roots and sampling requests) that are being
 	// answered at once. A request over the limit is answered at once with
 	// a JSON-RPC error (the text of a [*LimitError]) and counted in
-	// Health.RejectedRequests, so that a server flooding requests costs
-	// neither a goroutine nor a callback each. An elicitation counts until
-	// its answer went back. Zero means [DefaultMaxServerRequests] (16).
+	// Health.RejectedRequests, so that a server flooding requests gets no
+	// callback (no question to the user) for each. Over stdio and in
+	// process it gets no goroutine either, and a request counts until its
+	// answer was handed to the transport. Over streamable HTTP the
+	// transport (mcp-go's) starts a goroutine for every request before
+	// the limit applies and posts every answer, refusals included, in an
+	// HTTP request of its own (each up to 30 s); a request counts there
+	// until its answer is ready, not until it was posted, so the
+	// goroutines and posts of answers are not bounded by this limit.
+	// Zero means [DefaultMaxServerRequests] (16).
 	MaxServerRequests int
 	// Resilience is the retry and circuit-breaker policy, one per server.
 	// Nil means [resilience.MCP]: 3 attempts with backoff from 1 s to 30 s,
@@ -709,11 +716,14 @@ func (cl *call) finish() {
 
 // callTool runs one call for session s. Every callback of the call,
 // including progress received before its result, has run when it returns.
-// When ctx ends (or the session closes) while they are still being
-// delivered, the call's own progress and content callbacks still queued are
-// dropped, so that it waits only for the rest (at most MaxQueuedProgress
-// notifications of the session's other calls and the callback running
-// now), and a call that had its result returns the context's error.
+// When ctx ends (or the session closes, or the manager shuts down) while
+// they are still being delivered, the call's own progress, content and
+// error callbacks still queued are dropped, so that it waits only for the
+// callback running now and the session's other callbacks queued before
+// (those of other calls, of which at most MaxQueuedProgress are progress
+// notifications; their content and error callbacks are not bounded by
+// it). A call that had its result returns that result with a *CallError
+// wrapping ErrCallbacksDropped and the context's error.
 func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool string, args any) (*toolresult.Result, error) {
 	start := time.Now()
 	var cl *call
@@ -727,6 +737,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 		return res, err
 	case <-ctx.Done():
 	case <-s.ctx.Done():
+	case <-m.base.Done():
 	}
 	select {
 	case <-done:
@@ -738,13 +749,14 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 	}
 	if err == nil {
 		// The result came, but the caller gave up while the callbacks
-		// before it were still running.
+		// before it were still running: the tool ran, so the result is
+		// returned, with an error that says its callbacks were dropped.
 		kind, cause := KindCancelled, error(context.Canceled)
 		if ctx.Err() != nil {
 			kind, cause = ctxKind(ctx), ctx.Err()
 		}
-		res = &toolresult.Result{Server: server, Tool: tool, IsError: true, Error: cause.Error(), Duration: time.Since(start)}
-		ce := &CallError{Server: server, Tool: tool, Kind: kind, Err: resilience.Mark(cause, resilience.Canceled)}
+		ce := &CallError{Server: server, Tool: tool, Kind: kind,
+			Err: resilience.Mark(fmt.Errorf("%w: %w", ErrCallbacksDropped, cause), resilience.Canceled)}
 		if kind != KindCancelled {
 			s.reportError(ce)
 		}
@@ -847,7 +859,7 @@ func (m *Manager) runCall(ctx context.Context, s *Session, name, server, tool st
 		if res.Error == "" {
 			res.Error = "tool reported an error"
 		}
-		s.reportError(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)})
+		s.reportErrorIf(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)}, cl.deliver)
 	}
 	s.reportContents(name, res, cl.deliver)
 	return res, nil

@@ -80,9 +80,16 @@ func (p *pipe) Start(ctx context.Context) error {
 }
 
 // closeDone ends the transport: requests waiting for an answer fail with
-// transport.ErrTransportClosed.
+// transport.ErrTransportClosed, and the server's requests being handled
+// are cancelled (their answers could not be sent), giving back their
+// slots of the server's limit.
 func (p *pipe) closeDone() {
 	p.doneOnce.Do(func() { close(p.done) })
+	p.mu.Lock()
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.mu.Unlock()
 }
 
 // Close ends the transport and closes the server's stdin (the manager
@@ -92,11 +99,6 @@ func (p *pipe) closeDone() {
 // pipe does not end a write blocked on it, the process's end does).
 func (p *pipe) Close() error {
 	p.closeDone()
-	p.mu.Lock()
-	if p.cancel != nil {
-		p.cancel()
-	}
-	p.mu.Unlock()
 	err := p.out.Close()
 	if err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		return fmt.Errorf("close stdin: %w", err)
@@ -223,7 +225,8 @@ func (p *pipe) reader() {
 			p.dispatch(line)
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			var le *LimitError
+			if !errors.Is(err, io.EOF) && !errors.As(err, &le) { // onLimit reported the limit
 				p.log.Debug("mcp stdio read failed; connection ends", zap.Error(err))
 			}
 			return
@@ -288,6 +291,11 @@ func (p *pipe) request(req transport.JSONRPCRequest) {
 	if h == nil {
 		p.reply(transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, "no request handler configured", nil))
 		return
+	}
+	select {
+	case <-p.done:
+		return // its answer could not be sent
+	default:
 	}
 	if !p.c.admit(req.Method) {
 		p.reply(p.c.busy(req))

@@ -61,9 +61,12 @@ type Callbacks struct {
 	// ManagerConfig.MaxQueuedProgress notifications of the session wait
 	// for this callback, more are dropped; and a call whose context ends
 	// (or whose session closes) before its notifications were delivered
-	// drops those still waiting rather than waits for them (it waits for
-	// the callback running, which should return quickly). Both are counted
-	// in [Health].DroppedProgress.
+	// drops those still waiting rather than waits for them. Such a call
+	// still waits for the callback running and for the callbacks of the
+	// session's other calls queued before its own (at most
+	// MaxQueuedProgress of them progress, but their Content and Error
+	// callbacks are not bounded), so the session's callbacks should
+	// return quickly. Both drops are counted in [Health].DroppedProgress.
 	Progress func(Progress)
 	// Elicit answers a server's request for user input during a call: the
 	// request's Server and Tool name the call, its Mode is "form" or
@@ -130,9 +133,11 @@ func (m *Manager) NewSession(cb Callbacks) *Session {
 // set. The result's Tool is the server's name for the tool. Cancelling ctx
 // stops the call promptly and tells the server; a call whose result came
 // but whose context ends while the session's callbacks before it are still
-// being delivered returns the context's error then, dropping the call's
-// own progress and content callbacks still queued rather than waiting for
-// them.
+// being delivered returns then, dropping the call's own progress, content
+// and error callbacks still queued rather than waiting for them: it returns
+// the result that came (the tool ran; do not assume it did not) with a
+// *CallError of KindCancelled or KindTimeout that wraps ErrCallbacksDropped
+// and the context's error.
 func (s *Session) CallTool(ctx context.Context, call ToolCall) (*toolresult.Result, error) {
 	s.mu.Lock()
 	closed := s.closed
@@ -273,7 +278,8 @@ type progressOutcome int
 const (
 	progressQueued  progressOutcome = iota // queued for the Progress callback
 	progressLate                           // its call had returned
-	progressDropped                        // MaxQueuedProgress were waiting already, or the session is closed
+	progressDropped                        // MaxQueuedProgress were waiting already
+	progressClosed                         // the session is closed
 )
 
 // reportProgress queues p for the Progress callback of the session, unless
@@ -290,7 +296,10 @@ func (s *Session) reportProgress(p Progress, deliver func() bool) progressOutcom
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.queuedProgress >= max {
+	if s.closed {
+		return progressClosed
+	}
+	if s.queuedProgress >= max {
 		return progressDropped
 	}
 	s.push(queued{progress: true, f: func() {
@@ -306,6 +315,19 @@ func (s *Session) reportError(e *CallError) {
 		return
 	}
 	s.enqueue(func() { s.cb.Error(e) })
+}
+
+// reportErrorIf queues the Error callback of e; deliver reports, on the
+// callback goroutine, whether it is still to be delivered.
+func (s *Session) reportErrorIf(e *CallError, deliver func() bool) {
+	if s.cb.Error == nil {
+		return
+	}
+	s.enqueue(func() {
+		if deliver() {
+			s.cb.Error(e)
+		}
+	})
 }
 
 // reportContents queues the Content callback of each item of r; deliver
