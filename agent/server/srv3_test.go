@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,12 +80,47 @@ func TestScalarResumeRefusedBeforeCopy(t *testing.T) {
 	}
 }
 
+// ghostRunStore answers a run deleted with its thread as it last read
+// it: the record of a run whose thread is deleted between the rollback's
+// read of the run and its update of the thread.
+type ghostRunStore struct {
+	server.Store
+	mu   sync.Mutex
+	runs map[string]*server.Run
+}
+
+func (g *ghostRunStore) Run(ctx context.Context, id string) (*server.Run, error) {
+	r, err := g.Store.Run(ctx, id)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if errors.Is(err, server.ErrNotFound) && g.runs[id] != nil {
+		return g.runs[id], nil
+	}
+	if err == nil {
+		c := *r
+		g.runs[id] = &c
+	}
+	return r, err
+}
+
 // TestRollbackOfDeletedThreadDropsOrphans: a run stopped for a rollback
 // whose thread was deleted meanwhile drops the checkpoints saved for the
 // thread after the deletion (here one saved directly, as a late save of
-// the run's lands). They stayed, with no thread to delete them with.
+// the run's lands), whether the rollback finds the run's record gone
+// with its thread or finds it and then not the thread. They stayed, with
+// no thread to delete them with.
 func TestRollbackOfDeletedThreadDropsOrphans(t *testing.T) {
-	st, saver := server.NewMemoryStore(), checkpoint.NewMemory()
+	for _, ghost := range []bool{false, true} {
+		t.Run(fmt.Sprintf("record_read_%v", ghost), func(t *testing.T) { testRollbackOfDeletedThread(t, ghost) })
+	}
+}
+
+func testRollbackOfDeletedThread(t *testing.T, ghost bool) {
+	var st server.Store = server.NewMemoryStore()
+	saver := checkpoint.NewMemory()
+	if ghost {
+		st = &ghostRunStore{Store: st, runs: map[string]*server.Run{}}
+	}
 	ts := newTestServer(t, server.Config{Store: st, Checkpointer: saver})
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	g := graph.New[chat]()
