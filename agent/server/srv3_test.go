@@ -25,7 +25,11 @@ func TestNamedPausedCheckpointOnHead(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid, paused := pausedHead(t, ts)
 	runs := ts.URL + "/threads/" + tid + "/runs"
-	do(t, "POST", runs+"/wait", map[string]any{"assistant_id": "ask", "checkpoint_id": paused, "input": humanInput("y")}, nil, nil)
+	var refused map[string]any
+	code := do(t, "POST", runs+"/wait", map[string]any{"assistant_id": "ask", "checkpoint_id": paused, "input": humanInput("y")}, nil, &refused)
+	if e, _ := refused["__error__"].(map[string]any); code != 200 || e["error"] != "InvalidUpdateError" {
+		t.Errorf("run with input naming the paused head: %d %v; want 200 with an InvalidUpdateError, as the graph refuses it", code, refused)
+	}
 	if st := readHeadState(t, ts.URL, tid); st.Checkpoint.CheckpointID != paused {
 		t.Fatalf("state after a run with input naming the paused head: checkpoint %s; want the head %s (the rollback kept)", st.Checkpoint.CheckpointID, paused)
 	}
