@@ -229,6 +229,10 @@ func (w *writer) flush(ctx context.Context) error {
 	return nil
 }
 
+// abandonGrace bounds the wait of a cancelled run for the save its writer
+// was making when it was abandoned.
+const abandonGrace = time.Second
+
 // syncGrace bounds the Sync that makes the saves of a run durable once the
 // run's context is done.
 const syncGrace = 5 * time.Second
@@ -260,6 +264,17 @@ func (w *writer) close(ctx context.Context) (err, lost error) {
 	err = w.flush(ctx)
 	if ctx.Err() != nil {
 		lost = w.abandon()
+		// The save under way was cancelled: a Saver that honours its
+		// context returns soon, and the run returns after it, for at
+		// most abandonGrace, so that a caller acting on the run's end
+		// (deleting the thread's checkpoints, say) does not race a
+		// save still landing. A Saver that hangs is left behind.
+		t := time.NewTimer(abandonGrace)
+		select {
+		case <-w.done:
+		case <-t.C:
+		}
+		t.Stop()
 		w.mu.Lock()
 		unsynced := w.unsynced
 		w.mu.Unlock()

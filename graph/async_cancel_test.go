@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,7 +88,7 @@ func TestAsyncCancelWithHungSaver(t *testing.T) {
 			var err error
 			select {
 			case err = <-done:
-			case <-time.After(30 * time.Second): // a guard: the run returns at once
+			case <-time.After(30 * time.Second): // a guard: the run returns after abandonGrace (1s)
 				close(saver.release)
 				t.Fatal("Invoke did not return after its context was cancelled while a save hung")
 			}
@@ -153,4 +154,53 @@ func TestAsyncPanicStopsWriter(t *testing.T) {
 		}()
 		c.Thread("t").Invoke(context.Background(), job{})
 	}()
+}
+
+// lateSaver is a Saver whose hangAt-th save waits until its context is
+// cancelled and then lands anyway, after yielding a while, as a database
+// round trip under way when a run is cancelled does.
+type lateSaver struct {
+	checkpoint.Saver
+	hangAt  int64
+	n       atomic.Int64
+	entered chan struct{}
+	landed  atomic.Bool
+}
+
+func (l *lateSaver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	if l.n.Add(1) != l.hangAt {
+		return l.Saver.Put(ctx, expect, cp, blobs, writes)
+	}
+	close(l.entered)
+	<-ctx.Done()
+	for range 1000 {
+		runtime.Gosched()
+	}
+	err := l.Saver.Put(context.WithoutCancel(ctx), expect, cp, blobs, writes)
+	l.landed.Store(true)
+	return err
+}
+
+// TestAsyncCancelWaitsForSaveUnderWay: a run cancelled while its writer
+// makes a save returns after that save returns (the Saver honouring the
+// cancellation), not before: a caller that deletes the thread's
+// checkpoints once the run returned found the save landing after it.
+func TestAsyncCancelWaitsForSaveUnderWay(t *testing.T) {
+	saver := &lateSaver{Saver: checkpoint.NewMemory(), hangAt: 1, entered: make(chan struct{})}
+	c := shortAsyncGraph(t, saver)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Thread("t").Invoke(ctx, job{})
+		done <- err
+	}()
+	<-saver.entered
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Invoke: %v, want context.Canceled", err)
+	}
+	if !saver.landed.Load() {
+		t.Fatal("Invoke returned before the save under way when it was cancelled returned")
+	}
 }

@@ -367,22 +367,29 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// (droppedFrom knows it by its parent, the run's checkpoint), not
 		// the latest checkpoint of the run rolled back, which it would
 		// resume, ignoring the run's checkpoint, input and resume. Input
-		// on a paused checkpoint is refused by the graph, as without a
-		// head: no copy is made then.
-		paused := false
+		// on a paused checkpoint is refused, as the graph refuses it
+		// without a head, here: before the copy and before the head is
+		// cleared, so that a refused request leaves the rollback as it
+		// was. A zero input on a paused checkpoint is no input, as the
+		// graph reads it (it resumes the step): the run goes on from a
+		// copy, as without input.
 		if hasInput {
 			snap, err := a.startOf(ctx, th, rc)
 			if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 				return nil, fmt.Errorf("reading the state the run starts from: %w", err)
 			}
-			paused = err == nil && len(snap.Next) > 0
-		}
-		if !paused {
-			if err := a.copyStart(ctx, th, rc); err != nil {
-				return nil, err
+			if err == nil && len(snap.Next) > 0 {
+				if !reflect.ValueOf(&input).Elem().IsZero() {
+					return nil, fmt.Errorf("%w: checkpoint %q of thread %q has a paused step (next: %v); resume it with command.resume or no input, or give no checkpoint_id to start a new run from the thread's latest state",
+						graph.ErrThreadPaused, rc.checkpointID, rc.threadID, snap.Next)
+				}
+				hasInput = false
 			}
-			copied = true
 		}
+		if err := a.copyStart(ctx, th, rc); err != nil {
+			return nil, err
+		}
+		copied = true
 	}
 	if !hasInput && rc.head {
 		// A run from a rollback's head without input (a resume, or
@@ -570,6 +577,17 @@ func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], rc *r
 	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 		return nil, err
 	}
+	o, _, err := resumeFor(snap, err, rc, raw)
+	return o, err
+}
+
+// resumeFor is resumeOption on the state the run starts from, snap (read
+// with error readErr: checkpoint.ErrNotFound or nil). byID reports
+// whether the option is ResumeByID; otherwise it is Resume, one value.
+func resumeFor[S any](snap graph.StateSnapshot[S], readErr error, rc *runCall, raw json.RawMessage) (o graph.RunOption, byIDs bool, err error) {
+	var byID map[string]json.RawMessage
+	isObject := json.Unmarshal(raw, &byID) == nil && len(byID) > 0
+	err = readErr
 	pending := make([]string, 0, len(snap.Interrupts))
 	for _, in := range snap.Interrupts {
 		pending = append(pending, in.ID)
@@ -577,7 +595,7 @@ func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], rc *r
 	slices.Sort(pending)
 	if rc.strictResume {
 		if err := checkResume(raw, pending); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if isObject && err == nil {
@@ -590,10 +608,10 @@ func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], rc *r
 			for k, v := range byID {
 				m[k] = v
 			}
-			return graph.ResumeByID(m), nil
+			return graph.ResumeByID(m), true, nil
 		}
 	}
-	return graph.Resume(raw), nil
+	return graph.Resume(raw), false, nil
 }
 
 // startOf reads the state the run starts from: the checkpoint it names
@@ -610,12 +628,34 @@ func (a *adapter[S]) startOf(ctx context.Context, th graph.Thread[S], rc *runCal
 // as the thread's latest (an empty update keeping its next tasks,
 // interrupts and pending writes, on a new branch from it), and makes the
 // run go on from the copy as from the latest. A resume is checked first
-// (strict, or an object read by interrupt id) against the checkpoint,
-// before anything is saved.
+// against the checkpoint, before anything is saved, as the graph checks
+// it when the run starts: strict, an object read by interrupt id, and
+// one value (graph.Resume), which needs exactly one pending interrupt.
+// A resume refused after the copy was saved left the copy, as the
+// thread's latest, at every retry.
 func (a *adapter[S]) copyStart(ctx context.Context, th graph.Thread[S], rc *runCall) error {
 	if len(rc.resume) > 0 {
-		if _, err := a.resumeOption(ctx, th, rc, rc.resume); err != nil {
+		snap, err := a.startOf(ctx, th, rc)
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 			return err
+		}
+		_, byID, err := resumeFor(snap, err, rc, rc.resume)
+		if err != nil {
+			return err
+		}
+		if !byID && snap.CheckpointID != "" {
+			var ids []string
+			for _, in := range snap.Interrupts {
+				if in.Kind == graph.InterruptRaised {
+					ids = append(ids, in.ID)
+				}
+			}
+			switch {
+			case len(snap.Next) == 0:
+				return fmt.Errorf("%w: checkpoint %q of thread %q is not paused", graph.ErrNothingToResume, rc.checkpointID, rc.threadID)
+			case len(ids) != 1:
+				return fmt.Errorf("%w: graph.Resume needs exactly one pending interrupt, thread %q has %d %v; give command.resume as an object keyed by interrupt id", graph.ErrNothingToResume, rc.threadID, len(ids), ids)
+			}
 		}
 	}
 	if _, err := th.Update(ctx, graph.Update[S]{}, graph.UpdateFrom(rc.checkpointID), graph.KeepWrites()); err != nil {

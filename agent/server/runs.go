@@ -1708,7 +1708,10 @@ func (s *Server) dropOrphan(tid string) {
 		}
 		return
 	}
-	plan, _, err := s.checkpointThreads(bg, tid)
+	plan, over, err := s.checkpointThreads(bg, tid)
+	if over {
+		s.log.Warn("deleting the checkpoints a run saved after its thread was deleted: its durable subgraphs' checkpoints past Config.MaxCopyCheckpoints are not looked for", zapString("thread_id", tid))
+	}
 	for _, sub := range plan {
 		if err == nil {
 			err = s.saver.DeleteThread(bg, tid+sub)
@@ -2297,6 +2300,15 @@ func (b *runCreate) checkpointID() string {
 func (s *Server) rollback(run *Run, start string) {
 	bg := s.bg
 	defer s.hub.notify(run.ID)
+	// A thread deleted while its run ran: the checkpoints the run saved
+	// since are orphans, dropped (dropOrphan) once the thread's lock,
+	// which dropOrphan takes, is released.
+	orphan := false
+	defer func() {
+		if orphan {
+			s.dropOrphan(run.ThreadID)
+		}
+	}()
 	unlock, err := s.lockRollback(run)
 	if err != nil {
 		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
@@ -2308,6 +2320,7 @@ func (s *Server) rollback(run *Run, start string) {
 	// recorded on the run for it.
 	cur, err := s.store.Run(bg, run.ID)
 	if errors.Is(err, ErrNotFound) {
+		orphan = true // deleted with its thread, or alone (then dropOrphan keeps all)
 		return
 	}
 	if err != nil {
@@ -2334,6 +2347,7 @@ func (s *Server) rollback(run *Run, start string) {
 		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
 		return
 	}
+	orphan = err != nil // ErrNotFound: the thread was deleted
 	if err == nil && start == "" {
 		err = s.saver.DeleteThread(bg, run.ThreadID)
 	}

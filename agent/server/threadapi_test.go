@@ -91,11 +91,15 @@ func chainThread(t *testing.T, url string) string {
 	return th.ID
 }
 
+// historyEntry is one checkpoint of POST /threads/{id}/history.
 type historyEntry struct {
 	Metadata   map[string]any `json:"metadata"`
 	Checkpoint struct {
 		CheckpointID string `json:"checkpoint_id"`
 	} `json:"checkpoint"`
+	ParentCheckpoint *struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"parent_checkpoint"`
 }
 
 // POST /threads/{id}/history applies every filter it accepts (metadata,
