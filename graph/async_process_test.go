@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -98,10 +99,22 @@ func TestAsyncKillAndResume(t *testing.T) {
 				killAt := 1 + rng.IntN(longSteps-1)
 				thread := fmt.Sprintf("async-kill-%d-%d-%d", os.Getpid(), seed, k)
 				t.Run(fmt.Sprintf("kill at %d", killAt), func(t *testing.T) {
-					err := runChild(t, "TestAsyncKillAndResume", fmt.Sprintf("async-kill:%s:%d", backend, killAt), db, thread).Run()
+					cmd := runChild(t, "TestAsyncKillAndResume", fmt.Sprintf("async-kill:%s:%d", backend, killAt), db, thread)
+					// The child's connections carry the thread as their
+					// application name, so that the server's sessions of
+					// the killed child can be found.
+					cmd.Env = append(cmd.Env, "PGAPPNAME="+thread)
+					err := cmd.Run()
 					var ee *exec.ExitError
 					if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 						t.Fatalf("child: %v, want killed by SIGKILL", err)
+					}
+					if backend == "postgres" {
+						// A save the child had sent before it died may still
+						// commit: the server ends the child's session only
+						// once it reads the closed socket. Resuming before
+						// then can meet that save as another writer's.
+						waitSessionsGone(t, thread)
 					}
 					ctx := context.Background()
 					c := longGraph(t, saver, 0, graph.WithDurability(graph.DurabilityAsync))
@@ -145,4 +158,32 @@ func openBackend(t testing.TB, backend, db string) checkpoint.Saver {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// waitSessionsGone waits until PostgreSQL has no session whose
+// application name is app: a killed client's sessions have ended, and
+// whatever they had sent has committed or rolled back.
+func waitSessionsGone(t *testing.T, app string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, pgDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	for {
+		var n int
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", app).Scan(&n); err != nil {
+			t.Fatalf("waiting for the killed child's sessions to end: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the killed child's %d PostgreSQL sessions have not ended: %v", n, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
