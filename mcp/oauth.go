@@ -65,7 +65,9 @@ type OAuth struct {
 	// Authorize sends the user to authURL and returns the URL the
 	// authorization server redirected back to (with code and state).
 	// Required for the authorization code grant. Its time does not count
-	// against ManagerConfig.ConnectTimeout; ctx (the caller's) ends it.
+	// against ManagerConfig.ConnectTimeout (over every transport); ctx
+	// ends with the caller's context, and when the server is removed or
+	// the manager shut down.
 	Authorize func(ctx context.Context, authURL string) (redirected *url.URL, err error)
 	// AuthorizationServers are the issuer identifiers (RFC 8414) of the
 	// authorization servers that may receive this client's credentials
@@ -661,9 +663,11 @@ func (a *authorizer) authorizationCode(ctx context.Context) error {
 	} else {
 		authURL += "?" + q.Encode()
 	}
-	resume := pauseConnectClock(ctx) // a person's time is not the connect's
-	back, err := a.o.Authorize(ctx, authURL)
+	actx, release := connectBound(ctx) // closing or removing the server ends it
+	resume := pauseConnectClock(ctx)   // a person's time is not the connect's
+	back, err := a.o.Authorize(actx, authURL)
 	resume()
+	release()
 	if err != nil {
 		return fmt.Errorf("authorize: %w", err)
 	}
