@@ -543,7 +543,13 @@ func (c *conn) failed(ctx context.Context, w *wire, err error, retrySafe bool) e
 		err = &transport.Error{Err: fmt.Errorf("%w (%w)", cut, err)}
 	}
 	var ae *AuthError
-	if !isTransportError(err) || errors.As(err, &ae) {
+	if errors.As(err, &ae) && ae.Transient() {
+		// The server answered; its authorization server did not: the
+		// request was refused before it ran, so trying again is safe.
+		c.succeeded()
+		return markTransient(err)
+	}
+	if !isTransportError(err) || ae != nil {
 		c.succeeded() // the server answered
 		return resilience.MarkPermanent(err)
 	}
@@ -638,6 +644,8 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 		var ae *AuthError
 		var te *TimeoutError
 		switch {
+		case errors.As(err, &ae) && ae.Transient():
+			err = markTransient(ae) // the authorization server is down, not refusing
 		case errors.As(err, &ae):
 			err = resilience.MarkPermanent(ae)
 		case errors.As(err, &te):
