@@ -363,7 +363,14 @@ func (a *authorizer) authorize(ctx context.Context, ch *challenge, sent string) 
 	if a.token != nil && a.token.access != sent {
 		return nil // another request already obtained a new token
 	}
-	if ch.status == http.StatusUnauthorized && a.token != nil && a.token.refresh != "" && a.meta != nil {
+	if a.meta == nil || ch.resourceMetadata != "" {
+		// First: the server may name another authorization server now,
+		// and the old one's refresh token must not keep the client there.
+		if err := a.discover(ctx, ch); err != nil {
+			return err
+		}
+	}
+	if ch.status == http.StatusUnauthorized && a.token != nil && a.token.refresh != "" {
 		err := a.refresh(ctx)
 		if err == nil {
 			return nil
@@ -373,11 +380,6 @@ func (a *authorizer) authorize(ctx context.Context, ch *challenge, sent string) 
 			return err // not the user's business: the authorization server is down
 		}
 		a.log.Debug("mcp oauth: refresh failed; authorizing again")
-	}
-	if a.meta == nil || ch.resourceMetadata != "" {
-		if err := a.discover(ctx, ch); err != nil {
-			return err
-		}
 	}
 	a.chooseScopes(ch)
 	switch {

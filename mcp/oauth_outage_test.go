@@ -150,3 +150,58 @@ func TestOAuthTokenEndpointDownIsRetried(t *testing.T) {
 		t.Fatalf("call while the token endpoint answered 503 once: %v, %+v; want a retry that succeeds", err, res)
 	}
 }
+
+// A server that names another authorization server in its challenge is
+// followed there, even while the old one would still refresh the token.
+func TestOAuthSwitchedAuthorizationServerFollowed(t *testing.T) {
+	newAS := func(name string) *httptest.Server {
+		var as *httptest.Server
+		mux := http.NewServeMux()
+		mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+			json.NewEncoder(w).Encode(map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token", "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
+		})
+		mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+			json.NewEncoder(w).Encode(map[string]any{"access_token": name, "refresh_token": "r-" + name, "token_type": "Bearer", "expires_in": 3600})
+		})
+		as = httptest.NewServer(mux)
+		t.Cleanup(as.Close)
+		return as
+	}
+	as1, as2 := newAS("a1"), newAS("a2")
+	var phase atomic.Int64 // 0: AS1 authorizes; 1: AS2 does
+	h := server.NewStreamableHTTPServer(testserver.New("r").MCP)
+	var rs *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("/prm", func(w http.ResponseWriter, r *http.Request) {
+		as := as1.URL
+		if phase.Load() == 1 {
+			as = as2.URL
+		}
+		json.NewEncoder(w).Encode(map[string]any{"resource": rs.URL + "/mcp", "authorization_servers": []string{as}})
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		want := "Bearer a1"
+		if phase.Load() == 1 {
+			want = "Bearer a2"
+		}
+		if r.Header.Get("Authorization") != want {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+rs.URL+`/prm"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	rs = httptest.NewServer(mux)
+	t.Cleanup(rs.Close)
+	o := &mcp.OAuth{ClientID: "cid", ClientSecret: "csecret", GrantType: "client_credentials", AnyAuthorizationServer: true}
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "r", URL: rs.URL + "/mcp", NoListen: true, OAuth: o})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := m.Check(ctx, "r"); err != nil {
+		t.Fatalf("Check with AS1: %v", err)
+	}
+	phase.Store(1)
+	if _, err := m.Check(ctx, "r"); err != nil {
+		t.Fatalf("Check after the server moved to AS2 (AS1 still refreshes): %v", err)
+	}
+}
