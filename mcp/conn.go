@@ -169,6 +169,9 @@ type conn struct {
 	dialing chan struct{} // a one-slot lock that serialises connecting; waiting for it honours ctx
 	dials   uint64        // connects finished (not given up by their caller); guarded by mu
 	dialErr error         // the error of the last of them, nil if it connected; guarded by mu
+	// dialCancel ends the connect in progress (nil when none), so that
+	// close does not wait for one held up by OAuth.Authorize; guarded by mu.
+	dialCancel context.CancelCauseFunc
 
 	mu       sync.Mutex
 	w        *wire // nil when not connected
@@ -541,7 +544,13 @@ func (c *conn) failed(ctx context.Context, w *wire, err error, retrySafe bool) e
 		err = &transport.Error{Err: fmt.Errorf("%w (%w)", cut, err)}
 	}
 	var ae *AuthError
-	if !isTransportError(err) || errors.As(err, &ae) {
+	if errors.As(err, &ae) && ae.Transient() {
+		// The server answered; its authorization server did not: the
+		// request was refused before it ran, so trying again is safe.
+		c.succeeded()
+		return markTransient(err)
+	}
+	if !isTransportError(err) || ae != nil {
 		c.succeeded() // the server answered
 		return resilience.MarkPermanent(err)
 	}
@@ -597,10 +606,15 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 		return nil, gaveUp(ctx)
 	}
 	defer func() { <-c.dialing }()
+	dctx, dcancel := context.WithCancelCause(ctx)
+	defer dcancel(nil)
 	c.mu.Lock()
 	w, closed = c.w, c.closed
 	shared := c.dials != dials && c.dialErr != nil
 	dialErr := c.dialErr
+	if !closed && w == nil && !shared {
+		c.dialCancel = dcancel
+	}
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrShutdown
@@ -614,16 +628,25 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 		// would make the callers behind it wait once more.
 		return nil, dialErr
 	}
-	w, err := c.dial(ctx)
+	w, err := c.dial(dctx)
+	c.mu.Lock()
+	c.dialCancel = nil
+	closed = c.closed
+	c.mu.Unlock()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, gaveUp(ctx)
+		}
+		if closed {
+			return nil, ErrShutdown // close ended the connect
 		}
 		c.log.Warn("mcp connect failed", zap.Error(err))
 		cause := err
 		var ae *AuthError
 		var te *TimeoutError
 		switch {
+		case errors.As(err, &ae) && ae.Transient():
+			err = markTransient(ae) // the authorization server is down, not refusing
 		case errors.As(err, &ae):
 			err = resilience.MarkPermanent(ae)
 		case errors.As(err, &te):
@@ -679,9 +702,14 @@ func (c *conn) drop(w *wire) {
 
 // close closes the client for good and waits for every close to finish.
 func (c *conn) close() {
-	c.dialing <- struct{}{} // wait for a connect in progress
 	c.mu.Lock()
 	c.closed = true
+	if c.dialCancel != nil {
+		c.dialCancel(ErrShutdown) // a connect may wait for OAuth.Authorize
+	}
+	c.mu.Unlock()
+	c.dialing <- struct{}{} // wait for a connect in progress
+	c.mu.Lock()
 	w := c.w
 	c.w = nil
 	c.mu.Unlock()
@@ -740,11 +768,11 @@ var errConnectAbandoned = errors.New("mcp: connect given up before it finished")
 func (c *conn) dial(ctx context.Context) (*wire, error) {
 	limit := c.m.cfg.ConnectTimeout
 	if limit <= 0 {
-		return c.dialWithin(ctx)
+		return c.dialWithin(context.WithValue(ctx, connectClockKey{}, &connectClock{done: ctx}))
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	clock := &connectClock{left: limit, stop: func() { cancel(errConnectTimeout) }}
+	clock := &connectClock{left: limit, stop: func() { cancel(errConnectTimeout) }, done: cctx}
 	clock.resume()
 	defer clock.pause()
 	w, err := c.dialWithin(context.WithValue(cctx, connectClockKey{}, clock))
@@ -766,7 +794,11 @@ type connectClock struct {
 	since  time.Time
 	t      *time.Timer
 	paused int
-	stop   func()
+	stop   func() // nil without ConnectTimeout
+	// done is the connect's context: the caller's, ended too by close
+	// and by ConnectTimeout. OAuth.Authorize runs under it even where the
+	// request that asked for it (an SSE stream's) runs under the manager's.
+	done context.Context
 }
 
 // pause stops the clock, keeping the time left.
@@ -788,7 +820,7 @@ func (k *connectClock) resume() {
 	if k.since.IsZero() {
 		k.paused = 1 // not started yet
 	}
-	if k.paused--; k.paused == 0 {
+	if k.paused--; k.paused == 0 && k.stop != nil {
 		k.since = time.Now()
 		k.t = time.AfterFunc(max(k.left, 0), k.stop)
 	}
@@ -803,6 +835,21 @@ func pauseConnectClock(ctx context.Context) (resume func()) {
 	}
 	k.pause()
 	return k.resume
+}
+
+// connectBound returns ctx, ended too when the connect ctx belongs to (if
+// any) ends, and the function that releases it.
+func connectBound(ctx context.Context) (context.Context, func()) {
+	k, _ := ctx.Value(connectClockKey{}).(*connectClock)
+	if k == nil || k.done == nil {
+		return ctx, func() {}
+	}
+	bctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(k.done, func() { cancel(context.Cause(k.done)) })
+	return bctx, func() {
+		stop()
+		cancel(nil)
+	}
 }
 
 // dialWithin creates, starts and initializes a client for the server, until
@@ -868,7 +915,11 @@ func (c *conn) dialWithin(ctx context.Context) (*wire, error) {
 	// server may never send its endpoint event), and closing the client
 	// ends a start that is still waiting.
 	started := make(chan error, 1)
-	go func() { started <- cli.Start(c.m.base) }()
+	// The connect's clock goes along, so that an OAuth authorization the
+	// stream's first request asks for pauses ConnectTimeout and ends with
+	// the connect.
+	sctx := context.WithValue(c.m.base, connectClockKey{}, ctx.Value(connectClockKey{}))
+	go func() { started <- cli.Start(sctx) }()
 	select {
 	case err := <-started:
 		if err != nil {

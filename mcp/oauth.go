@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -65,7 +66,9 @@ type OAuth struct {
 	// Authorize sends the user to authURL and returns the URL the
 	// authorization server redirected back to (with code and state).
 	// Required for the authorization code grant. Its time does not count
-	// against ManagerConfig.ConnectTimeout; ctx (the caller's) ends it.
+	// against ManagerConfig.ConnectTimeout (over every transport); ctx
+	// ends with the caller's context, and when the server is removed or
+	// the manager shut down.
 	Authorize func(ctx context.Context, authURL string) (redirected *url.URL, err error)
 	// AuthorizationServers are the issuer identifiers (RFC 8414) of the
 	// authorization servers that may receive this client's credentials
@@ -112,10 +115,40 @@ type EnterpriseIdP struct {
 }
 
 // AuthError is the error of a request the server refused because the client
-// could not be authorized. It is not retried.
+// could not be authorized. It is retried only when [AuthError.Transient]:
+// a refusal, a configuration error or a failed interactive authorization
+// is not.
 type AuthError struct {
 	Server string
 	Err    error
+}
+
+// Transient reports whether the authorization failed because an
+// authorization server or a metadata endpoint could not be reached or
+// answered with a 5xx status: trying again later may succeed.
+func (e *AuthError) Transient() bool {
+	var o *authOutage
+	return errors.As(e.Err, &o)
+}
+
+// authOutage is an authorization failure of an endpoint that could not be
+// reached or answered with a 5xx status.
+type authOutage struct{ err error }
+
+func (e *authOutage) Error() string { return e.err.Error() }
+func (e *authOutage) Unwrap() error { return e.err }
+
+// outage returns the error of a request to what (an endpoint's role) at u
+// that failed with err or answered status, an *authOutage when it could
+// not be reached or answered 5xx, else nil.
+func outage(what, u string, status int, err error) error {
+	switch {
+	case err != nil:
+		return &authOutage{fmt.Errorf("%s %s could not be reached: %w", what, u, err)}
+	case status >= 500:
+		return &authOutage{fmt.Errorf("%s %s answered %d %s; try again later", what, u, status, http.StatusText(status))}
+	}
+	return nil
 }
 
 // Error names the server and the cause.
@@ -186,6 +219,7 @@ type authorizer struct {
 	mu         sync.Mutex
 	token      *tokenSet
 	meta       *asMetadata
+	issuer     string // the authorization server discovery chose for meta
 	resourceID string // the resource parameter (RFC 8707)
 	prmScopes  []string
 	scopes     []string
@@ -329,16 +363,23 @@ func (a *authorizer) authorize(ctx context.Context, ch *challenge, sent string) 
 	if a.token != nil && a.token.access != sent {
 		return nil // another request already obtained a new token
 	}
-	if ch.status == http.StatusUnauthorized && a.token != nil && a.token.refresh != "" && a.meta != nil {
-		if err := a.refresh(ctx); err == nil {
-			return nil
-		}
-		a.log.Debug("mcp oauth: refresh failed; authorizing again")
-	}
 	if a.meta == nil || ch.resourceMetadata != "" {
+		// First: the server may name another authorization server now,
+		// and the old one's refresh token must not keep the client there.
 		if err := a.discover(ctx, ch); err != nil {
 			return err
 		}
+	}
+	if ch.status == http.StatusUnauthorized && a.token != nil && a.token.refresh != "" {
+		err := a.refresh(ctx)
+		if err == nil {
+			return nil
+		}
+		var o *authOutage
+		if errors.As(err, &o) {
+			return err // not the user's business: the authorization server is down
+		}
+		a.log.Debug("mcp oauth: refresh failed; authorizing again")
 	}
 	a.chooseScopes(ch)
 	switch {
@@ -384,9 +425,12 @@ func (a *authorizer) enterprise(ctx context.Context) error {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("token exchange: %w", err)
+		return outage("identity provider token endpoint", idp.TokenEndpoint, 0, err)
 	}
 	defer resp.Body.Close()
+	if err := outage("identity provider token endpoint", idp.TokenEndpoint, resp.StatusCode, nil); err != nil {
+		return err
+	}
 	var out struct {
 		AccessToken string `json:"access_token"`
 		Error       string `json:"error"`
@@ -404,22 +448,28 @@ func (a *authorizer) enterprise(ctx context.Context) error {
 	})
 }
 
-func (a *authorizer) getJSON(ctx context.Context, u string, v any) bool {
+// getJSON fetches what (an endpoint's role) at u into v. It reports
+// whether u served it, and an *authOutage when u could not be reached or
+// answered 5xx; any other answer (404 above all) is (false, nil).
+func (a *authorizer) getJSON(ctx context.Context, what, u string, v any) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("MCP-Protocol-Version", ProtocolLegacy)
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return false
+		return false, outage(what, u, 0, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false
+	if err := outage(what, u, resp.StatusCode, nil); err != nil {
+		return false, err
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v) == nil
+	if resp.StatusCode != http.StatusOK {
+		return false, nil
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v) == nil, nil
 }
 
 // discover finds the protected resource metadata and the authorization
@@ -444,11 +494,18 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 		ScopesSupported      []string `json:"scopes_supported"`
 	}
 	found := false
+	var down error // the first candidate that could not be fetched
 	for _, c := range candidates {
-		if a.getJSON(ctx, c, &prm) && len(prm.AuthorizationServers) > 0 {
+		ok, err := a.getJSON(ctx, "protected resource metadata at", c, &prm)
+		if ok && len(prm.AuthorizationServers) > 0 {
 			found = true
 			break
 		}
+		down = cmp.Or(down, err)
+	}
+	if !found && down != nil {
+		// Not "no metadata": it may be there once its server is back.
+		return down
 	}
 	issuer := origin // 2025-03-26: the MCP server's origin is the authorization server
 	a.resourceID = a.resource
@@ -474,7 +531,7 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 		// and it too has to be allowed.
 		return fmt.Errorf("the server publishes no protected resource metadata, so its own origin %s is the authorization server, which is not allowed to receive this client's credentials; add it to OAuth.AuthorizationServers", origin)
 	}
-	if a.meta != nil && !sameIssuer(a.meta.Issuer, issuer) {
+	if a.issuer != "" && !sameIssuer(a.issuer, issuer) {
 		// Another authorization server: what the last one registered,
 		// chose or issued does not carry over (its refresh token must
 		// never be posted to the new one).
@@ -484,6 +541,7 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 		a.authMethod = ""
 		a.token = nil
 	}
+	a.issuer = issuer
 	iu, err := url.Parse(issuer)
 	if err != nil {
 		return fmt.Errorf("authorization server %q: %w", issuer, err)
@@ -496,9 +554,12 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 	} else {
 		metaURLs = []string{iorigin + "/.well-known/oauth-authorization-server", iorigin + "/.well-known/openid-configuration"}
 	}
+	down = nil
 	for _, u := range metaURLs {
 		var m asMetadata
-		if a.getJSON(ctx, u, &m) && m.TokenEndpoint != "" {
+		ok, err := a.getJSON(ctx, "authorization server metadata at", u, &m)
+		down = cmp.Or(down, err)
+		if ok && m.TokenEndpoint != "" {
 			// RFC 8414 §3.3: metadata naming another issuer than the one
 			// it was fetched for must not be used. Without protected
 			// resource metadata (2025-03-26) nobody named an issuer: the
@@ -512,6 +573,9 @@ func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
 			a.meta = &m
 			return nil
 		}
+	}
+	if down != nil {
+		return down // not the default endpoints: the metadata may be there once its server is back
 	}
 	// No metadata: the 2025-03-26 default endpoints.
 	a.meta = &asMetadata{Issuer: iorigin, AuthorizationEndpoint: iorigin + "/authorize", TokenEndpoint: iorigin + "/token", RegistrationEndpoint: iorigin + "/register"}
@@ -585,9 +649,12 @@ func (a *authorizer) identify(ctx context.Context) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("dynamic client registration: %w", err)
+		return outage("registration endpoint", a.meta.RegistrationEndpoint, 0, err)
 	}
 	defer resp.Body.Close()
+	if err := outage("registration endpoint", a.meta.RegistrationEndpoint, resp.StatusCode, nil); err != nil {
+		return err
+	}
 	var out struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
@@ -661,9 +728,11 @@ func (a *authorizer) authorizationCode(ctx context.Context) error {
 	} else {
 		authURL += "?" + q.Encode()
 	}
-	resume := pauseConnectClock(ctx) // a person's time is not the connect's
-	back, err := a.o.Authorize(ctx, authURL)
+	actx, release := connectBound(ctx) // closing or removing the server ends it
+	resume := pauseConnectClock(ctx)   // a person's time is not the connect's
+	back, err := a.o.Authorize(actx, authURL)
 	resume()
+	release()
 	if err != nil {
 		return fmt.Errorf("authorize: %w", err)
 	}
@@ -734,9 +803,12 @@ func (a *authorizer) tokenRequest(ctx context.Context, form url.Values) error {
 	}
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("token request: %w", err)
+		return outage("token endpoint", a.meta.TokenEndpoint, 0, err)
 	}
 	defer resp.Body.Close()
+	if err := outage("token endpoint", a.meta.TokenEndpoint, resp.StatusCode, nil); err != nil {
+		return err
+	}
 	var out struct {
 		AccessToken  string `json:"access_token"`
 		RefreshToken string `json:"refresh_token"`
