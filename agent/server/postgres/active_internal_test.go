@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
@@ -14,12 +16,7 @@ import (
 // runs and one pending they read about as many buffers as on a thread of
 // one pending run.
 func TestActiveRunsReadNoHistory(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_active_")
-	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, pool := schemaStore(t, "agentserver_active_")
 	q := st.q
 	now := time.Now().UTC()
 	// Thread "long": 300 finished runs, with metadata and arguments of
@@ -53,4 +50,18 @@ func TestActiveRunsReadNoHistory(t *testing.T) {
 		}
 		t.Logf("%s: %d buffers on a thread of a pending run, %d with 300 finished runs too", s.name, short, long)
 	}
+}
+
+// schemaStore makes a Store in a fresh schema (its name begins with
+// prefix) on the test server, closed when the test ends, and returns it
+// with the schema's pool.
+func schemaStore(t *testing.T, prefix string) (*Store, *pgxpool.Pool) {
+	t.Helper()
+	pool, schema := postgrestest.Schema(t, prefix)
+	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st, pool
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
-	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 // TestThreadFreeActiveOrder: a run's creation (CreateRunLocked, whose one
@@ -18,12 +17,7 @@ import (
 // run is the second created of three. A thread without active runs, and
 // a missing thread, come as they are.
 func TestThreadFreeActiveOrder(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_freeactive_")
-	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, pool := schemaStore(t, "agentserver_freeactive_")
 	q := st.q
 	now := time.Now().UTC()
 	for _, sql := range []string{
@@ -115,12 +109,7 @@ func TestThreadFreeActiveOrder(t *testing.T) {
 // function an order in SQL needed cost about a sixth of the statement's
 // PostgreSQL instructions.
 func TestThreadFreeActivePlan(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_freeactiveplan_")
-	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := schemaStore(t, "agentserver_freeactiveplan_")
 	plan := explainGeneric(t, st, st.q.threadFreeActive, "t")
 	for _, node := range []string{"Sort", "Incremental Sort", "WindowAgg"} {
 		if strings.Contains(plan, `"Node Type": "`+node+`"`) {
@@ -138,12 +127,7 @@ func TestThreadFreeActivePlan(t *testing.T) {
 // nodes were initialised at every execution, 50k to 67k of PostgreSQL's
 // instructions each time, to delete nothing almost always.
 func TestLeaseReadsPlanNoDelete(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_leaseplan_")
-	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := schemaStore(t, "agentserver_leaseplan_")
 	at := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, s := range []struct {
 		name, sql string
@@ -191,12 +175,7 @@ func TestLeaseReadsPlanNoDelete(t *testing.T) {
 // lease that expired and delete its row, so that its holder finds it
 // gone; a live lease stops them and stays.
 func TestLockedCallsDropExpiredLease(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_leasedrop_")
-	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, pool := schemaStore(t, "agentserver_leasedrop_")
 	ctx := t.Context()
 	now := time.Now().UTC()
 	if err := st.CreateThread(ctx, &server.Thread{ID: "t1", Owner: "o", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {

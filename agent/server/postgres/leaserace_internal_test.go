@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
-	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 // TestExpiredLeaseChangedDuringDrop: a run's creation that finds a
@@ -17,12 +16,7 @@ import (
 // free: the creation goes on. One that renewed the lease leaves it held:
 // the creation is refused with ErrThreadLocked and the lease stays.
 func TestExpiredLeaseChangedDuringDrop(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_leaserace_")
-	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, pool := schemaStore(t, "agentserver_leaserace_")
 	ctx := t.Context()
 	now := time.Now().UTC()
 	if err := st.CreateThread(ctx, &server.Thread{ID: "t1", Owner: "o", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {

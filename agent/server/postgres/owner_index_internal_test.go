@@ -18,12 +18,7 @@ import (
 // the count reads about as many buffers as with none. Before the index it
 // read every principal's active runs.
 func TestCountActiveRunsReadsOwnerIndex(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_owneridx_")
-	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, pool := schemaStore(t, "agentserver_owneridx_")
 	q := st.q
 	exec := func(sql string, args ...any) {
 		t.Helper()
