@@ -9,7 +9,6 @@ import (
 	"github.com/agentgraph/agentgraph/cognition/cognitiontest"
 	"github.com/agentgraph/agentgraph/cognition/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 )
 
@@ -60,16 +59,7 @@ func TestConformanceIsolation(t *testing.T) {
 		t.Run(strings.ReplaceAll(iso, " ", "_"), func(t *testing.T) {
 			cognitiontest.Run(t, func(t *testing.T) cognition.Store {
 				pool, schema := postgrestest.Schema(t, "cogiso_")
-				cfg, err := pgxpool.ParseConfig(pool.Config().ConnString())
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = iso
-				p, err := pgxpool.NewWithConfig(t.Context(), cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(p.Close)
+				p := postgrestest.Settings(t, pool, map[string]string{"default_transaction_isolation": iso})
 				s, err := postgres.New(t.Context(), postgres.Config{Pool: p, Schema: schema})
 				if err != nil {
 					t.Fatal(err)

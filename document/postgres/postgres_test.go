@@ -15,7 +15,6 @@ import (
 	"github.com/agentgraph/agentgraph/document/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 )
 
@@ -40,16 +39,7 @@ func TestConformanceIsolation(t *testing.T) {
 		t.Run(strings.ReplaceAll(iso, " ", "_"), func(t *testing.T) {
 			documenttest.Run(t, func(t *testing.T) document.Store {
 				pool, schema := postgrestest.Schema(t, "doctest_")
-				cfg, err := pgxpool.ParseConfig(pool.Config().ConnString())
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = iso
-				p, err := pgxpool.NewWithConfig(t.Context(), cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(p.Close)
+				p := postgrestest.Settings(t, pool, map[string]string{"default_transaction_isolation": iso})
 				s, err := postgres.New(t.Context(), postgres.Config{Pool: p, Schema: schema})
 				if err != nil {
 					t.Fatal(err)
@@ -100,24 +90,12 @@ func testOwnerQuotaAcrossInstances(t *testing.T, isolation string) {
 	pool, schema := postgrestest.Schema(t, "doctest_")
 	var stores [2]*postgres.Store
 	for i := range stores {
-		cfg, err := pgxpool.ParseConfig(pool.Config().ConnString())
-		if err != nil {
-			t.Fatal(err)
-		}
+		settings := map[string]string{}
 		if isolation != "" {
-			cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = isolation
+			settings["default_transaction_isolation"] = isolation
 		}
-		p, err := pgxpool.NewWithConfig(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
-		if isolation != "" {
-			var got string
-			if err := p.QueryRow(t.Context(), "SHOW default_transaction_isolation").Scan(&got); err != nil || got != isolation {
-				t.Fatalf("default_transaction_isolation = %q, %v; want %q", got, err, isolation)
-			}
-		}
+		p := postgrestest.Settings(t, pool, settings)
+		var err error
 		if stores[i], err = postgres.New(t.Context(), postgres.Config{Pool: p, Schema: schema}); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -61,6 +62,30 @@ func Schema(t testing.TB, prefix string) (*pgxpool.Pool, string) {
 		pool.Close()
 	})
 	return pool, schema
+}
+
+// Settings returns a new pool to the server of pool whose sessions run
+// with the given settings (such as default_transaction_isolation), closed
+// when the test ends; it fails the test if the server does not take them.
+func Settings(t testing.TB, pool *pgxpool.Pool, settings map[string]string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(pool.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(cfg.ConnConfig.RuntimeParams, settings)
+	p, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	for name, want := range settings {
+		var got string
+		if err := p.QueryRow(t.Context(), "SELECT current_setting($1)", name).Scan(&got); err != nil || got != want {
+			t.Fatalf("%s = %q (%v); want %q", name, got, err, want)
+		}
+	}
+	return p
 }
 
 // Buffers runs the statement sql, with args as its parameters' literal
