@@ -144,8 +144,8 @@ func (w *writer) save(j wjob) {
 	if err != nil && w.err == nil {
 		w.err = &CheckpointError{Op: "save", Thread: w.thread, msg: fmt.Sprintf("graph: saving %s of thread %q", j.what, w.thread), Err: err}
 	}
-	if skip {
-		return // still pending: abandon reports it
+	if skip || err != nil && w.stopped {
+		return // still pending: close reports it as possibly missing
 	}
 	for i, p := range w.pending {
 		if p.seq == j.seq {
@@ -262,49 +262,87 @@ func (w *writer) wait(ctx context.Context) error {
 // neither).
 func (w *writer) close(ctx context.Context) (err, lost error) {
 	err = w.flush(ctx)
-	if ctx.Err() != nil {
-		lost = w.abandon()
-		// The save under way was cancelled: a Saver that honours its
-		// context returns soon, and the run returns after it, for at
-		// most abandonGrace, so that a caller acting on the run's end
-		// (deleting the thread's checkpoints, say) does not race a
-		// save still landing. A Saver that hangs is left behind.
-		t := time.NewTimer(abandonGrace)
-		select {
-		case <-w.done:
-		case <-t.C:
-		}
-		t.Stop()
-		w.mu.Lock()
-		unsynced := w.unsynced
-		w.mu.Unlock()
-		if lost == nil && unsynced {
-			// err, joined to lost by closeWriter, holds the Sync's
-			// failure: lost does not repeat its text (a database's,
-			// which a *CheckpointError marks as not for clients).
-			lost = fmt.Errorf("graph: the run of thread %q stopped before its saves were made durable (their sync failed); a crash of the storage may lose them, and the thread then goes on from the last checkpoint kept",
-				w.thread)
-		}
+	if ctx.Err() == nil {
+		w.shut()
+		<-w.done
+		return err, nil
+	}
+	w.abandon()
+	// The save under way was cancelled: a Saver that honours its context
+	// returns soon, and the run returns after it, for at most
+	// abandonGrace, so that a caller acting on the run's end (deleting
+	// the thread's checkpoints, say) does not race a save still landing.
+	// A Saver that hangs is left behind.
+	t := time.NewTimer(abandonGrace)
+	select {
+	case <-w.done:
+	case <-t.C:
+	}
+	t.Stop()
+	// What is still pending now may be missing; a save that completed
+	// while the run stopped is not, but it still needs its Sync, which
+	// flush did not reach if it gave up waiting for the save.
+	if lost = w.lost(); lost != nil {
 		return err, lost
 	}
-	w.shut()
-	<-w.done
-	return err, nil
+	if serr := w.syncAbandoned(); serr != nil {
+		err = serr // err was ctx's, which the run's error already says
+	}
+	w.mu.Lock()
+	unsynced := w.unsynced
+	w.mu.Unlock()
+	if unsynced {
+		// err, joined to lost by closeWriter, holds the Sync's failure:
+		// lost does not repeat its text (a database's, which a
+		// *CheckpointError marks as not for clients).
+		lost = fmt.Errorf("graph: the run of thread %q stopped before its saves were made durable (their sync failed); a crash of the storage may lose them, and the thread then goes on from the last checkpoint kept",
+			w.thread)
+	}
+	return err, lost
+}
+
+// syncAbandoned makes the saves of an abandoned writer durable if they all
+// completed and none has been synced since, on a context of its own for at
+// most syncGrace. It returns the Sync's failure as the writer's error.
+func (w *writer) syncAbandoned() error {
+	w.mu.Lock()
+	failed := w.err != nil
+	w.mu.Unlock()
+	if failed || w.lazy == nil || !w.lazy.dirty.Swap(false) {
+		return nil
+	}
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(w.run), syncGrace)
+	err := w.lazy.sy.Sync(gctx)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unsynced = true
+	if w.err == nil {
+		w.err = &CheckpointError{Op: "save", Thread: w.thread, msg: fmt.Sprintf("graph: syncing the saves of thread %q", w.thread), Err: err}
+	}
+	return w.err
 }
 
 // abandon stops the writer without waiting for it: the save under way is
-// cancelled and the queued ones are dropped. It returns an error naming
-// the saves that may not have completed, or nil if none was pending. The
-// goroutine returns once the Saver returns from the save under way.
-func (w *writer) abandon() error {
+// cancelled and the queued ones are dropped. The goroutine returns once
+// the Saver returns from the save under way.
+func (w *writer) abandon() {
+	w.shut()
+	w.cancel()
+}
+
+// lost returns an error naming the saves that are still pending, which may
+// not have completed, or nil if none is.
+func (w *writer) lost() error {
 	w.mu.Lock()
 	lost := make([]string, len(w.pending))
 	for i, p := range w.pending {
 		lost[i] = p.what
 	}
 	w.mu.Unlock()
-	w.shut()
-	w.cancel()
 	if len(lost) == 0 {
 		return nil
 	}

@@ -18,8 +18,13 @@ type syncingSaver struct {
 	*checkpoint.Memory
 	syncErr    error
 	madeNoSync chan struct{} // if not nil, gets a value after each PutNoSync
-	mu         sync.Mutex
-	log        []string
+	// late, if not nil, gets a value once the checkpoint of step lateStep
+	// is stored by PutNoSync, which then returns only when its context is
+	// done: a save that completes after the run gave up waiting for it.
+	late     chan struct{}
+	lateStep int
+	mu       sync.Mutex
+	log      []string
 }
 
 func (s *syncingSaver) note(what string) {
@@ -36,6 +41,11 @@ func (s *syncingSaver) Put(ctx context.Context, expect string, cp *checkpoint.Ch
 func (s *syncingSaver) PutNoSync(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
 	s.note("nosync")
 	err := s.Memory.Put(ctx, expect, cp, blobs, writes)
+	if s.late != nil && cp.Step == s.lateStep {
+		s.late <- struct{}{}
+		<-ctx.Done()
+		return err
+	}
 	if s.madeNoSync != nil {
 		select {
 		case s.madeNoSync <- struct{}{}:
@@ -158,6 +168,46 @@ func TestAsyncSyncFailsAfterCancel(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), errSync.Error()); n != 1 {
 		t.Errorf("Invoke = %v: the Sync's text is there %d times, want once", err, n)
+	}
+}
+
+// TestAsyncSaveDoneAfterCancelIsSynced: a save that completes after the
+// run's context is cancelled, while the run waits for it, is not reported
+// as possibly missing; it is synced like the others, and the Sync's
+// failure is the run's.
+func TestAsyncSaveDoneAfterCancelIsSynced(t *testing.T) {
+	errSync := errors.New("fsync failed on /var/lib/db")
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync, late: make(chan struct{}, 1), lateStep: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := graph.New[job]()
+	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
+	g.AddNode("b", func(ctx context.Context, _ job) (graph.Update[job], error) {
+		select {
+		case <-s.late: // the checkpoint after "a" is stored; its PutNoSync has not returned
+		case <-time.After(10 * time.Second):
+			return graph.Update[job]{}, errors.New("no PutNoSync of step 1")
+		}
+		cancel()
+		return graph.Update[job]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Thread("c").Invoke(ctx, job{})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errSync) {
+		t.Fatalf("Invoke = %v, want context.Canceled and the Sync's error", err)
+	}
+	if strings.Contains(err.Error(), "saves completed") {
+		t.Errorf("Invoke = %v: the save completed, yet the error says it may be missing", err)
+	}
+	s.mu.Lock()
+	log := append([]string(nil), s.log...)
+	s.mu.Unlock()
+	if len(log) == 0 || log[len(log)-1] != "sync" {
+		t.Errorf("saves %v: want the completed saves synced last", log)
 	}
 }
 
