@@ -20,7 +20,15 @@ func TestAskedValueKind(t *testing.T) {
 		{"What is the number of employees?", kindCount},
 		{"How many hours does support take to reply?", kindNone}, // a duration
 		{"How big is the Business plan's query limit?", kindNone},
-		{"In what year was Acme established?", kindYear},
+		{"In what year was Acme established?", kindBegin},
+		{"In what year did the SOC 2 report expire?", kindYear},
+		// A beginning in a verb WordNet makes a synonym of one, or in
+		// a phrase whose one-word synonym is one.
+		{"In what year was the company formed?", kindBegin},
+		{"When was Acme set up?", kindBegin},
+		{"When did the company commence trading?", kindBegin},
+		{"When did the firm begin operating?", kindBegin},
+		{"When was the bug fixed?", kindNone},
 		{"How old is the company?", kindYear},
 		{"When did Acme get started?", kindBegin},
 		{"When was the business founded?", kindBegin},

@@ -61,12 +61,27 @@ func focusWords(q string, words []string) []string {
 	}
 	// "When was Acme founded?": the verb of the beginning says that a
 	// year is asked (kindBegin), which any verb of a beginning gives.
+	// So do the words of a phrase of one ("set up" of "when was Acme
+	// set up?") and the gerund that says what began ("operating" of
+	// "when did the firm begin operating?").
 	begin := askedKind(toks) == kindBegin
+	begun := map[string]bool{}
+	if begin {
+		for i := range toks {
+			n := beginAt(toks, i)
+			for _, w := range toks[i : i+n] {
+				begun[w] = true
+			}
+			if n > 0 && i+n < len(toks) && strings.HasSuffix(toks[i+n], "ing") {
+				begun[toks[i+n]] = true
+			}
+		}
+	}
 	var focus []string
 	for _, w := range words {
 		switch {
 		case frameWords[w] || degree[w] || questionForms[w] || plainVerbs[w] || companyWord(w):
-		case begin && beginVerb(w):
+		case begin && (beginVerb(w) || begun[w]):
 		case strings.Trim(w, "0123456789.,$%") == "":
 		default:
 			focus = append(focus, w)
