@@ -148,3 +148,40 @@ func TestValueBonusNeedsFocus(t *testing.T) {
 		t.Errorf("relevant(%q) = true (cover %.2f of %.1f words), want false: no passage counts employees in support", q, cov, n)
 	}
 }
+
+// TestValueStandsForKindWords checks that a passage giving the kind of
+// value asked stands for every word of the question that only says that
+// kind ("year" and "formed" of "in what year was the company formed?",
+// "length" of "the length of a demo"), beside the question's focus in
+// its own words or in everyday synonyms ("firm" for "company"), and
+// that it does not stand for a focus the results lack.
+func TestValueStandsForKindWords(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `2 passages for "value", best first:
+
+[1] company-overview § Who we are (score 2.00)
+Acme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore.
+
+[2] faq § How do we book a demo? (score 1.00)
+Ask the assistant to book a demo, or write to sales@acme.example. Demos last 45 minutes and are held on business days.
+`}}
+	for _, tt := range []struct {
+		q, want string // want "" asks for no answer
+	}{
+		{"In what year was the company formed?", "founded in 2019"},
+		{"When did the firm begin operating?", "founded in 2019"},
+		{"What is the duration of a demo?", "45 minutes"},
+		{"In what year was the Toronto kindergarten formed?", ""},
+		{"What is the duration of the onboarding retreat?", ""},
+	} {
+		got := relevant(tt.q, rs)
+		if got != (tt.want != "") {
+			t.Errorf("relevant(%q) = %v, want %v", tt.q, got, tt.want != "")
+			continue
+		}
+		if tt.want != "" {
+			if text := compose(tt.q, rs); !strings.Contains(text, tt.want) {
+				t.Errorf("compose(%q) lacks %q:\n%s", tt.q, tt.want, text)
+			}
+		}
+	}
+}

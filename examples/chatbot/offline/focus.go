@@ -40,9 +40,13 @@ func focusWords(q string, words []string) []string {
 	degree := map[string]bool{}
 	for i := 0; i+1 < len(toks); i++ {
 		// "How large", "how many", "how old": the word after "how"
-		// is the kind of answer asked, a size or a count.
+		// is the kind of answer asked, a size or a count. So is the
+		// noun of a duration before "of" ("the length of a demo").
 		if toks[i] == "how" {
 			degree[toks[i+1]] = true
+		}
+		if durationNoun(toks[i]) && toks[i+1] == "of" {
+			degree[toks[i]] = true
 		}
 	}
 	for i := 0; i+1 < len(toks); i++ {

@@ -1000,6 +1000,9 @@ func asksDuration(qwords []string) bool {
 		switch {
 		case hasAny(qwords[i-1:i], "how", "as") && hasAny(qwords[i:i+1], "fast", "quickly", "quick", "soon", "promptly"),
 			qwords[i-1] == "how" && qwords[i] == "long",
+			// "What is the length of a demo?", "the duration of the
+			// trial": a span of time asked by its noun.
+			durationNoun(qwords[i-1]) && qwords[i] == "of",
 			qwords[i-1] == "many" && measureUnits[unitOf(qwords[i])] && timeUnits[unitOf(qwords[i])],
 			qwords[i] == "time" && inGroup(qwords[i-1], respondWords):
 			return true
@@ -1007,6 +1010,11 @@ func asksDuration(qwords []string) bool {
 	}
 	return false
 }
+
+// durationNoun reports whether w is a noun of a span of time that a
+// question asks by ("the length of a demo", "the duration of the
+// trial"): with "of" after it, it asks a duration (asksDuration).
+func durationNoun(w string) bool { return w == "length" || w == "duration" }
 
 // asksResponseTime reports whether a question asks how soon help comes:
 // a duration of support, a ticket or an issue ("how fast is support?",
