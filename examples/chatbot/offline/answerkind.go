@@ -240,6 +240,40 @@ func beginQuery(query string) string {
 	return query
 }
 
+// countQuery returns a search query, for a question that asks a count
+// (kindCount), with the countNouns of the noun counted (see askedNoun),
+// the words of a business a document counts by: "how
+// many workers does Acme have?" searches "employee" too, as the
+// passages may count "about 140 employees".
+func countQuery(q, query string) string {
+	n := askedNoun(q)
+	if n == "" {
+		return query
+	}
+	have := tokens(query)
+	for _, r := range countNouns(n) {
+		if !slices.ContainsFunc(have, func(w string) bool { return sameStem(w, stem(r)) }) {
+			query += " " + r
+			have = append(have, r)
+		}
+	}
+	return query
+}
+
+// countNouns returns the one-word nouns WordNet relates to n (see
+// lexicon.Related) that everyday use has synonyms of (see
+// lexicon.Usage): the words of a business a document counts by, that a
+// question may count in other words ("employee" of "workers").
+func countNouns(n string) []string {
+	var out []string
+	for _, r := range lexicon.Related(n) {
+		if !strings.Contains(r, " ") && len(lexicon.Usage(r)) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // givesKind reports whether a sentence gives the kind of value asked
 // about the question's focus. A year (kindYear, kindBegin) is the year of
 // what the sentence's subject names, before its verb of a beginning, or

@@ -185,3 +185,43 @@ Ask the assistant to book a demo, or write to sales@acme.example. Demos last 45 
 		}
 	}
 }
+
+// TestCountedRelatedNoun checks that a count asked of a noun is answered
+// by a count of a word WordNet relates to it that is a word of a
+// business (countNouns: "employees" for "workers"), which the search
+// asks for too, and not by a count of another noun; and that the
+// company's own name in the question leaves in the sentences that do not
+// repeat it.
+func TestCountedRelatedNoun(t *testing.T) {
+	if got := countQuery("How many workers does Acme have?", "workers acme"); !strings.Contains(got, "employee") {
+		t.Errorf("countQuery(workers) = %q, want employee searched too", got)
+	}
+	rs := []result{{source: "search_knowledge", text: `2 passages for "count", best first:
+
+[1] company-overview § Who we are (score 2.00)
+Acme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore. Around 2,300 customers use the platform, most of them companies with 50 to 2,000 employees in retail, logistics and software.
+
+[2] onboarding § Training (score 1.00)
+Live training sessions for up to 20 people are included in Business and Enterprise.
+`}}
+	for _, tt := range []struct {
+		q, want string // want "" asks for no answer
+	}{
+		{"How many workers does Acme have?", "140 employees"},
+		{"How many organisations use Acme Analytics?", "2,300 customers"},
+		{"What is the size of the customer base?", "2,300 customers"}, // "size" says the kind asked
+		{"How many shareholders does Acme have?", ""},
+		{"How many drivers does Acme have?", ""},
+	} {
+		got := relevant(tt.q, rs)
+		if got != (tt.want != "") {
+			t.Errorf("relevant(%q) = %v, want %v", tt.q, got, tt.want != "")
+			continue
+		}
+		if tt.want != "" {
+			if text := compose(tt.q, rs); !strings.Contains(text, tt.want) {
+				t.Errorf("compose(%q) lacks %q:\n%s", tt.q, tt.want, text)
+			}
+		}
+	}
+}

@@ -45,8 +45,8 @@ func focusWords(q string, words []string) []string {
 		if toks[i] == "how" {
 			degree[toks[i+1]] = true
 		}
-		if durationNoun(toks[i]) && toks[i+1] == "of" {
-			degree[toks[i]] = true
+		if (durationNoun(toks[i]) || measureWord(toks[i])) && toks[i+1] == "of" && (askedKind(toks) != kindNone || asksDuration(toks)) {
+			degree[toks[i]] = true // "the size of the customer base"
 		}
 	}
 	for i := 0; i+1 < len(toks); i++ {

@@ -911,12 +911,13 @@ func passageCover(q string, rs []result) (float64, float64) {
 	// The words of what the topic is of, or where, are checked with it
 	// (ownerWords, placeQualifiers).
 	ofTopic := len(topic) > 0
-	if duration {
-		// "The length of a demo": the noun of a duration asked says
-		// what kind of answer is wanted, which a passage gives in its
-		// own words ("Demos last 45 minutes").
-		topic = slices.DeleteFunc(slices.Clone(topic), durationNoun)
-	}
+	// "The length of a demo", "the size of the customer base": the noun
+	// of a duration or a measure asked says what kind of answer is
+	// wanted, which a passage gives in its own words ("Demos last 45
+	// minutes", "2,300 customers").
+	topic = slices.DeleteFunc(slices.Clone(topic), func(w string) bool {
+		return duration && durationNoun(w) || valueKind != kindNone && measureWord(w)
+	})
 	all := resultWords(rs)
 	// A question word no result holds counts by a synonym they hold,
 	// but only beside a word of the question, not a name ("acme"),

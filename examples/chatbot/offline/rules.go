@@ -192,8 +192,11 @@ func decide(p prompt) supervisor.Decision {
 		}
 	}
 	if k := askedKind(tokens(q)); k != kindNone && (internal == "search_knowledge" || strings.HasSuffix(internal, "__search_knowledge")) && !isWebby(words) {
-		if k == kindBegin {
+		switch k {
+		case kindBegin:
 			query = beginQuery(query)
+		case kindCount:
+			query = countQuery(q, query)
 		}
 		return call("The question asks a count or a year; the knowledge base has the passages that give one.", internal, map[string]any{"query": query, "top_k": valueTopK})
 	}
@@ -1156,7 +1159,10 @@ func composeFor(q string, rs []result, u about) string {
 	asked := askedSections(qwords, rs)
 	names := map[string]bool{}
 	for _, n := range namesIn(q) {
-		if !isAcronym(n) { // "API", "SLA": what is asked, not of what
+		// "API", "SLA": what is asked, not of what. Nor is the company's
+		// own name, which every document is about ("how many
+		// organisations use Acme Analytics?" asks of its customers).
+		if !isAcronym(n) && !companyWord(strings.ToLower(n)) {
 			names[strings.ToLower(n)] = true
 		}
 	}
