@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 )
 
 // An answer kind is the form of the value a question asks for: "how
@@ -51,18 +53,56 @@ var pastAuxiliaries = map[string]bool{"was": true, "were": true, "did": true, "h
 const beginWindow = 4
 
 // asksBegin reports whether words, those after a "when", are a clause
-// about the past whose verb is one of a beginning (beginVerbs) within
+// about the past whose verb is one of a beginning (see beginAt) within
 // beginWindow words of its auxiliary.
 func asksBegin(words []string) bool {
 	if len(words) == 0 || !pastAuxiliaries[words[0]] {
 		return false
 	}
-	for _, w := range words[1:min(len(words), 1+beginWindow)] {
-		if beginVerbs[w] {
-			return true
+	return beginIn(words[1:min(len(words), 1+beginWindow)]) >= 0
+}
+
+// beginLemmas are the WordNet words of a beginning: a question word
+// WordNet gives one of them as a synonym of ("commenced" of "begin",
+// "instituted" of "found"), or a phrase it gives one of them as the
+// one-word synonym of ("set up" of "establish", "get going" of
+// "start"), is a verb of a beginning too.
+var beginLemmas = []string{"begin", "start", "commence", "found", "establish", "launch"}
+
+// beginAt returns how many words of a question's tokens at i say a
+// beginning: 1 for a verb of one (beginVerbs, or a word whose WordNet
+// synonyms hold a beginLemma: "commence", "instituted"), 2 for a phrase
+// of two whose one-word synonyms hold one ("set up", "start out"), else
+// 0. A word that is more often the past of another verb (pastOfOther:
+// "found" of "find") is none.
+func beginAt(toks []string, i int) int {
+	w := toks[i]
+	if i+1 < len(toks) && slices.ContainsFunc(lexicon.PhraseSynonyms(w, toks[i+1]), isBeginLemma) {
+		return 2
+	}
+	if beginVerbs[w] || !pastOfOther[w] && slices.ContainsFunc(lexicon.Synonyms(w), isBeginLemma) {
+		return 1
+	}
+	return 0
+}
+
+// pastOfOther are the words WordNet gives a beginning as a synonym of
+// that are more often the past of another verb: "when was the bug
+// found?" asks when it was found, not founded.
+var pastOfOther = map[string]bool{"found": true}
+
+// isBeginLemma reports whether w is one of beginLemmas.
+func isBeginLemma(w string) bool { return slices.Contains(beginLemmas, w) }
+
+// beginIn returns the index of the first word of toks that starts a
+// verb of a beginning (see beginAt), or -1.
+func beginIn(toks []string) int {
+	for i := range toks {
+		if beginAt(toks, i) > 0 {
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // sizeNouns are the words of a body of people or things whose size is a
@@ -79,6 +119,11 @@ func askedKind(qwords []string) answerKind {
 		}
 		switch {
 		case (w == "what" || w == "which") && (next == "year" || next == "years"):
+			// "In what year was the company formed?" asks the year of
+			// a beginning, as "when was it formed?" does.
+			if beginIn(qwords[i+2:]) >= 0 {
+				return kindBegin
+			}
 			return kindYear
 		case w == "how" && next == "old", w == "since" && next == "when":
 			return kindYear
@@ -193,6 +238,40 @@ func beginQuery(query string) string {
 		}
 	}
 	return query
+}
+
+// countQuery returns a search query, for a question that asks a count
+// (kindCount), with the countNouns of the noun counted (see askedNoun),
+// the words of a business a document counts by: "how
+// many workers does Acme have?" searches "employee" too, as the
+// passages may count "about 140 employees".
+func countQuery(q, query string) string {
+	n := askedNoun(q)
+	if n == "" {
+		return query
+	}
+	have := tokens(query)
+	for _, r := range countNouns(n) {
+		if !slices.ContainsFunc(have, func(w string) bool { return sameStem(w, stem(r)) }) {
+			query += " " + r
+			have = append(have, r)
+		}
+	}
+	return query
+}
+
+// countNouns returns the one-word nouns WordNet relates to n (see
+// lexicon.Related) that everyday use has synonyms of (see
+// lexicon.Usage): the words of a business a document counts by, that a
+// question may count in other words ("employee" of "workers").
+func countNouns(n string) []string {
+	var out []string
+	for _, r := range lexicon.Related(n) {
+		if !strings.Contains(r, " ") && len(lexicon.Usage(r)) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // givesKind reports whether a sentence gives the kind of value asked

@@ -20,7 +20,15 @@ func TestAskedValueKind(t *testing.T) {
 		{"What is the number of employees?", kindCount},
 		{"How many hours does support take to reply?", kindNone}, // a duration
 		{"How big is the Business plan's query limit?", kindNone},
-		{"In what year was Acme established?", kindYear},
+		{"In what year was Acme established?", kindBegin},
+		{"In what year did the SOC 2 report expire?", kindYear},
+		// A beginning in a verb WordNet makes a synonym of one, or in
+		// a phrase whose one-word synonym is one.
+		{"In what year was the company formed?", kindBegin},
+		{"When was Acme set up?", kindBegin},
+		{"When did the company commence trading?", kindBegin},
+		{"When did the firm begin operating?", kindBegin},
+		{"When was the bug fixed?", kindNone},
 		{"How old is the company?", kindYear},
 		{"When did Acme get started?", kindBegin},
 		{"When was the business founded?", kindBegin},
@@ -138,5 +146,82 @@ func TestValueBonusNeedsFocus(t *testing.T) {
 	if relevant(q, rs) {
 		cov, n := passageCover(q, rs)
 		t.Errorf("relevant(%q) = true (cover %.2f of %.1f words), want false: no passage counts employees in support", q, cov, n)
+	}
+}
+
+// TestValueStandsForKindWords checks that a passage giving the kind of
+// value asked stands for every word of the question that only says that
+// kind ("year" and "formed" of "in what year was the company formed?",
+// "length" of "the length of a demo"), beside the question's focus in
+// its own words or in everyday synonyms ("firm" for "company"), and
+// that it does not stand for a focus the results lack.
+func TestValueStandsForKindWords(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `2 passages for "value", best first:
+
+[1] company-overview § Who we are (score 2.00)
+Acme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore.
+
+[2] faq § How do we book a demo? (score 1.00)
+Ask the assistant to book a demo, or write to sales@acme.example. Demos last 45 minutes and are held on business days.
+`}}
+	for _, tt := range []struct {
+		q, want string // want "" asks for no answer
+	}{
+		{"In what year was the company formed?", "founded in 2019"},
+		{"When did the firm begin operating?", "founded in 2019"},
+		{"What is the duration of a demo?", "45 minutes"},
+		{"In what year was the Toronto kindergarten formed?", ""},
+		{"What is the duration of the onboarding retreat?", ""},
+	} {
+		got := relevant(tt.q, rs)
+		if got != (tt.want != "") {
+			t.Errorf("relevant(%q) = %v, want %v", tt.q, got, tt.want != "")
+			continue
+		}
+		if tt.want != "" {
+			if text := compose(tt.q, rs); !strings.Contains(text, tt.want) {
+				t.Errorf("compose(%q) lacks %q:\n%s", tt.q, tt.want, text)
+			}
+		}
+	}
+}
+
+// TestCountedRelatedNoun checks that a count asked of a noun is answered
+// by a count of a word WordNet relates to it that is a word of a
+// business (countNouns: "employees" for "workers"), which the search
+// asks for too, and not by a count of another noun; and that the
+// company's own name in the question leaves in the sentences that do not
+// repeat it.
+func TestCountedRelatedNoun(t *testing.T) {
+	if got := countQuery("How many workers does Acme have?", "workers acme"); !strings.Contains(got, "employee") {
+		t.Errorf("countQuery(workers) = %q, want employee searched too", got)
+	}
+	rs := []result{{source: "search_knowledge", text: `2 passages for "count", best first:
+
+[1] company-overview § Who we are (score 2.00)
+Acme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore. Around 2,300 customers use the platform, most of them companies with 50 to 2,000 employees in retail, logistics and software.
+
+[2] onboarding § Training (score 1.00)
+Live training sessions for up to 20 people are included in Business and Enterprise.
+`}}
+	for _, tt := range []struct {
+		q, want string // want "" asks for no answer
+	}{
+		{"How many workers does Acme have?", "140 employees"},
+		{"How many organisations use Acme Analytics?", "2,300 customers"},
+		{"What is the size of the customer base?", "2,300 customers"}, // "size" says the kind asked
+		{"How many shareholders does Acme have?", ""},
+		{"How many drivers does Acme have?", ""},
+	} {
+		got := relevant(tt.q, rs)
+		if got != (tt.want != "") {
+			t.Errorf("relevant(%q) = %v, want %v", tt.q, got, tt.want != "")
+			continue
+		}
+		if tt.want != "" {
+			if text := compose(tt.q, rs); !strings.Contains(text, tt.want) {
+				t.Errorf("compose(%q) lacks %q:\n%s", tt.q, tt.want, text)
+			}
+		}
 	}
 }

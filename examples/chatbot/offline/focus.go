@@ -40,9 +40,13 @@ func focusWords(q string, words []string) []string {
 	degree := map[string]bool{}
 	for i := 0; i+1 < len(toks); i++ {
 		// "How large", "how many", "how old": the word after "how"
-		// is the kind of answer asked, a size or a count.
+		// is the kind of answer asked, a size or a count. So is the
+		// noun of a duration before "of" ("the length of a demo").
 		if toks[i] == "how" {
 			degree[toks[i+1]] = true
+		}
+		if (durationNoun(toks[i]) || measureWord(toks[i])) && toks[i+1] == "of" && (askedKind(toks) != kindNone || asksDuration(toks)) {
+			degree[toks[i]] = true // "the size of the customer base"
 		}
 	}
 	for i := 0; i+1 < len(toks); i++ {
@@ -61,12 +65,27 @@ func focusWords(q string, words []string) []string {
 	}
 	// "When was Acme founded?": the verb of the beginning says that a
 	// year is asked (kindBegin), which any verb of a beginning gives.
+	// So do the words of a phrase of one ("set up" of "when was Acme
+	// set up?") and the gerund that says what began ("operating" of
+	// "when did the firm begin operating?").
 	begin := askedKind(toks) == kindBegin
+	begun := map[string]bool{}
+	if begin {
+		for i := range toks {
+			n := beginAt(toks, i)
+			for _, w := range toks[i : i+n] {
+				begun[w] = true
+			}
+			if n > 0 && i+n < len(toks) && strings.HasSuffix(toks[i+n], "ing") {
+				begun[toks[i+n]] = true
+			}
+		}
+	}
 	var focus []string
 	for _, w := range words {
 		switch {
 		case frameWords[w] || degree[w] || questionForms[w] || plainVerbs[w] || companyWord(w):
-		case begin && beginVerb(w):
+		case begin && (beginVerb(w) || begun[w]):
 		case strings.Trim(w, "0123456789.,$%") == "":
 		default:
 			focus = append(focus, w)

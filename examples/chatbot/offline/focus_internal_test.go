@@ -39,6 +39,12 @@ func TestFocus(t *testing.T) {
 		{"How many new hires joined Acme last month?", ""},
 		{"In what year was Acme established?", "founded in 2019"},
 		{"How many employees does Acme have?", "140 employees"},
+		// A beginning in other words than the passage's: a verb WordNet
+		// makes a synonym of one, a phrase, a year asked of one.
+		{"In what year was the company formed?", "founded in 2019"},
+		{"When was Acme set up?", "founded in 2019"},
+		{"When did the firm begin operating?", "founded in 2019"},
+		{"When did Acme commence trading?", "founded in 2019"},
 	} {
 		got := compose(tt.q, focusResults)
 		quoted := strings.Contains(got, "Here is what I found")
@@ -59,7 +65,12 @@ func TestFocusWords(t *testing.T) {
 		want []string
 	}{
 		{"How large is Acme's workforce?", []string{"workforce"}},
-		{"In what year was Acme established?", []string{"established"}},
+		// The verb of a beginning says what kind of answer is asked, a
+		// year of one (kindBegin), as does a phrase of one and the
+		// gerund that says what began.
+		{"In what year was Acme established?", nil},
+		{"When was the firm set up?", []string{"firm"}},
+		{"When did the firm begin operating?", []string{"firm"}},
 		{"How many hours does a demo last?", []string{"demo", "last"}},
 	} {
 		if got := focusWords(tt.q, contentWords(tt.q)); !slices.Equal(got, tt.want) {

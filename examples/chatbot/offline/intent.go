@@ -900,9 +900,24 @@ func passageCover(q string, rs []result) (float64, float64) {
 		return 1, 0
 	}
 	topic := topicWords(q, words)
-	if n := askedNoun(q); n != "" && slices.Contains(words, n) && !slices.Contains(topic, n) {
+	toksQ := tokens(q)
+	valueKind, duration := askedKind(toksQ), asksDuration(toksQ)
+	// The noun asked ("year" of "in what year ...") is a topic, but
+	// for a measure of the value asked, which says what kind of answer
+	// is wanted, not what about.
+	if n := askedNoun(q); n != "" && slices.Contains(words, n) && !slices.Contains(topic, n) && !(valueKind != kindNone && measureWord(n)) {
 		topic = append(slices.Clip(topic), n)
 	}
+	// The words of what the topic is of, or where, are checked with it
+	// (ownerWords, placeQualifiers).
+	ofTopic := len(topic) > 0
+	// "The length of a demo", "the size of the customer base": the noun
+	// of a duration or a measure asked says what kind of answer is
+	// wanted, which a passage gives in its own words ("Demos last 45
+	// minutes", "2,300 customers").
+	topic = slices.DeleteFunc(slices.Clone(topic), func(w string) bool {
+		return duration && durationNoun(w) || valueKind != kindNone && measureWord(w)
+	})
 	all := resultWords(rs)
 	// A question word no result holds counts by a synonym they hold,
 	// but only beside a word of the question, not a name ("acme"),
@@ -916,7 +931,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 	if !slices.ContainsFunc(words, func(w string) bool { return guards().Anchors(w) && matches(w, all) }) {
 		syn = expanded{usage: syn.usage}
 	}
-	if len(topic) > 0 {
+	if ofTopic {
 		// A topic word that no result holds anywhere ("maternity" in
 		// "maternity policy for Business customers") is a subject the
 		// sources do not cover, whatever else they match.
@@ -934,8 +949,6 @@ func passageCover(q string, rs []result) (float64, float64) {
 	// somewhere:
 	// a value beside "customers" does not answer how many customers are
 	// in Japan when no result names Japan.
-	toksQ := tokens(q)
-	valueKind, duration := askedKind(toksQ), asksDuration(toksQ)
 	focus := focusWords(q, contentWords(q))
 	if slices.ContainsFunc(focus, func(w string) bool { return !matches(w, all) && syn.credit(w, all) == 0 }) {
 		valueKind, duration = kindNone, false
@@ -951,7 +964,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 			}
 			groups[key] = append(groups[key], s.words...)
 			if (valueKind != kindNone && givesKind(valueKind, s.text, focus) || duration && namesDuration(s.text)) &&
-				len(focus) > 0 && coversFocus(focus, expanded{}, s.toks, s.heading) {
+				len(focus) > 0 && coversFocus(focus, expanded{usage: syn.usage}, s.toks, s.heading) {
 				kinds[key] = true
 			}
 		}
@@ -971,7 +984,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 			// "about 140 employees" does not answer how many employees are
 			// in support.
 			if kinds[key] {
-				n = min(n+1, float64(len(words)-missingFocus(focus, toksQ, toks, syn)))
+				n = min(n+kindCredit(words, focus, toks, syn), float64(len(words)-missingFocus(focus, toksQ, toks, syn)))
 			}
 			for _, w := range topic {
 				if matches(w, toks) || syn.sure(w, toks) { // a related word says no subject
@@ -987,6 +1000,24 @@ func passageCover(q string, rs []result) (float64, float64) {
 		}
 	}
 	return best, bestN
+}
+
+// kindCredit returns what a passage that gives the kind of value asked
+// adds to the question's words it holds (words, of which focus are its
+// focus; toks the passage's words): one, for a word of the question it
+// says in other words or leaves unsaid, or, when more of the question's
+// words than one only say what kind of value is asked and the passage
+// does not hold them, one for each of those: "in what year was the
+// company formed?" is answered by "founded in 2019", which holds neither
+// "year" nor "formed".
+func kindCredit(words, focus, toks []string, syn expanded) float64 {
+	kindOnly := 0
+	for _, w := range words {
+		if !slices.Contains(focus, w) && !matches(w, toks) && syn.credit(w, toks) == 0 {
+			kindOnly++
+		}
+	}
+	return float64(max(1, kindOnly))
 }
 
 // missingFocus returns how many of the question's focus words the words

@@ -167,6 +167,9 @@ func TestAskedKindFrames(t *testing.T) {
 		{"When was the invoice issued?", false, false},
 		{"Is support quick on Business?", false, false},
 		{"As soon as a ticket is opened, how quickly do you reply?", false, true},
+		{"What is the length of a demo session?", false, true},
+		{"Tell me the duration of the free trial", false, true},
+		{"Is there a length limit on dashboard names?", false, false},
 	} {
 		if got := asksPlace(c.q); got != c.place {
 			t.Errorf("asksPlace(%q) = %v, want %v", c.q, got, c.place)

@@ -192,8 +192,11 @@ func decide(p prompt) supervisor.Decision {
 		}
 	}
 	if k := askedKind(tokens(q)); k != kindNone && (internal == "search_knowledge" || strings.HasSuffix(internal, "__search_knowledge")) && !isWebby(words) {
-		if k == kindBegin {
+		switch k {
+		case kindBegin:
 			query = beginQuery(query)
+		case kindCount:
+			query = countQuery(q, query)
 		}
 		return call("The question asks a count or a year; the knowledge base has the passages that give one.", internal, map[string]any{"query": query, "top_k": valueTopK})
 	}
@@ -1000,6 +1003,9 @@ func asksDuration(qwords []string) bool {
 		switch {
 		case hasAny(qwords[i-1:i], "how", "as") && hasAny(qwords[i:i+1], "fast", "quickly", "quick", "soon", "promptly"),
 			qwords[i-1] == "how" && qwords[i] == "long",
+			// "What is the length of a demo?", "the duration of the
+			// trial": a span of time asked by its noun.
+			durationNoun(qwords[i-1]) && qwords[i] == "of",
 			qwords[i-1] == "many" && measureUnits[unitOf(qwords[i])] && timeUnits[unitOf(qwords[i])],
 			qwords[i] == "time" && inGroup(qwords[i-1], respondWords):
 			return true
@@ -1007,6 +1013,11 @@ func asksDuration(qwords []string) bool {
 	}
 	return false
 }
+
+// durationNoun reports whether w is a noun of a span of time that a
+// question asks by ("the length of a demo", "the duration of the
+// trial"): with "of" after it, it asks a duration (asksDuration).
+func durationNoun(w string) bool { return w == "length" || w == "duration" }
 
 // asksResponseTime reports whether a question asks how soon help comes:
 // a duration of support, a ticket or an issue ("how fast is support?",
@@ -1148,7 +1159,10 @@ func composeFor(q string, rs []result, u about) string {
 	asked := askedSections(qwords, rs)
 	names := map[string]bool{}
 	for _, n := range namesIn(q) {
-		if !isAcronym(n) { // "API", "SLA": what is asked, not of what
+		// "API", "SLA": what is asked, not of what. Nor is the company's
+		// own name, which every document is about ("how many
+		// organisations use Acme Analytics?" asks of its customers).
+		if !isAcronym(n) && !companyWord(strings.ToLower(n)) {
 			names[strings.ToLower(n)] = true
 		}
 	}

@@ -121,6 +121,22 @@ func expandWords(q string, words, toks []string) expanded {
 			e.related[w] = rel
 		}
 	}
+	// "How many workers ...?" asks a count of workers: a related word
+	// that is the noun the results count ("about 140 employees") stands
+	// for the noun asked as a synonym in everyday use does, in one sense
+	// and wherever the question's other words are, since the count says
+	// what it counts; if it is a word of a business a document counts by
+	// (countNouns: "employee", not the "people" of "folks").
+	if n := askedNoun(q); n != "" && expandable(n) && askedKind(tokens(q)) == kindCount {
+		for _, r := range countNouns(n) {
+			if parts := []string{stem(r)}; counted(toks, parts[0]) {
+				if e.usage == nil {
+					e.usage = map[string][][]string{}
+				}
+				e.usage[n] = append(e.usage[n], parts)
+			}
+		}
+	}
 	// Two words of the question in a row may be a phrase a document says
 	// in one word ("price reduction" is "discount"): each of them
 	// matches it.
@@ -142,6 +158,18 @@ func expandWords(q string, words, toks []string) expanded {
 		}
 	}
 	return e
+}
+
+// counted reports whether toks hold a word of the stem noun right after a
+// count: a number that is no year ("140 employees", "2,300 customers").
+func counted(toks []string, noun string) bool {
+	for i := 1; i < len(toks); i++ {
+		if c := toks[i-1]; strings.Trim(c, "0123456789,") == "" && strings.ContainsAny(c, "0123456789") &&
+			!yearRE.MatchString(c) && sameStem(toks[i], noun) {
+			return true
+		}
+	}
+	return false
 }
 
 // expandable reports whether a question word may stand for a synonym

@@ -53,3 +53,25 @@ func TestGuardsUsage(t *testing.T) {
 		t.Errorf("Usage(evaluation) = %q, holds the name trial", got)
 	}
 }
+
+// TestSynonymChain checks that a word's WordNet synonyms reach the
+// synonyms in everyday use of those the usage table holds, after
+// WordNet's own, and that a word with no such synonym has WordNet's
+// alone.
+func TestSynonymChain(t *testing.T) {
+	got := lexicon.SynonymChain("presentation")
+	if !slices.Contains(got, "demo") || !slices.Contains(got, "demonstration") {
+		t.Errorf("SynonymChain(presentation) = %q, want demonstration and, by everyday use, demo", got)
+	}
+	if i, j := slices.Index(got, "demonstration"), slices.Index(got, "demo"); i > j {
+		t.Errorf("SynonymChain(presentation) = %q, want WordNet's synonym before the chained one", got)
+	}
+	if got, want := lexicon.SynonymChain("gratis"), lexicon.Synonyms("gratis"); !slices.Equal(got, want) {
+		t.Errorf("SynonymChain(gratis) = %q, want WordNet's %q", got, want)
+	}
+	g := lexicon.NewGuards(nil, nil)
+	all := func([]string) bool { return true }
+	if got := g.Synonyms("presentation", []string{"presentation"}, all); !slices.ContainsFunc(got, func(p []string) bool { return slices.Equal(p, []string{lexicon.Stem("demo")}) }) {
+		t.Errorf("Guards.Synonyms(presentation) = %q, want demo's stem", got)
+	}
+}
