@@ -73,6 +73,7 @@ type activeTicket struct {
 	g      *activeGate // nil when out of the gate
 	excl   bool
 	n      int    // the principal's active runs counted in the store
+	inRead bool   // the store counts in the creation's read (CountingClaimer), which sets n
 	fit    bool   // the run was found to fit: check admits it
 	live0  int    // creations in the gate when the count began, this one included
 	start0 uint64 // g.started then
@@ -88,23 +89,31 @@ const (
 )
 
 // enterActive takes who's place in the gate (exclusive or shared) for
-// ticket t and counts who's active runs in the store. It leaves t zero
-// when runs are not bounded (Config.MaxActiveRuns negative, or a store
-// that is not an [OwnerCounter]). The caller leaves the ticket once the
-// run is created, or not.
-func (s *Server) enterActive(ctx context.Context, t *activeTicket, who string, excl bool) error {
+// ticket t and counts who's active runs in the store; with inRead, it
+// does not count: the run's creation counts in its read
+// ([CountingClaimer]) and sets the ticket's count before it checks it.
+// It leaves t zero when runs are not bounded (Config.MaxActiveRuns
+// negative, or a store that is not an [OwnerCounter]). The caller leaves
+// the ticket once the run is created, or not.
+func (s *Server) enterActive(ctx context.Context, t *activeTicket, who string, excl, inRead bool) error {
 	*t = activeTicket{}
 	if _, ok := s.store.(OwnerCounter); !ok || s.cfg.MaxActiveRuns < 0 {
 		return nil
 	}
-	t.s, t.who, t.excl = s, who, excl
+	t.s, t.who, t.excl, t.inRead = s, who, excl, inRead
 	return t.count(ctx)
 }
 
-// count enters the gate and counts.
+// count enters the gate and counts, unless the creation's read counts
+// (inRead). A count made after the ticket entered the gate, as the
+// read's, misses none of the creations verdict adds to it: those under
+// way since the ticket entered.
 func (t *activeTicket) count(ctx context.Context) error {
 	if err := t.enter(ctx); err != nil {
 		return err
+	}
+	if t.inRead {
+		return nil
 	}
 	n, err := t.s.store.(OwnerCounter).CountActiveRuns(ctx, t.who)
 	if err != nil {

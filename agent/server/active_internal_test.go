@@ -10,7 +10,7 @@ import (
 // enter is enterActive with a new ticket.
 func enter(ctx context.Context, s *Server, who string, excl bool) (*activeTicket, error) {
 	t := new(activeTicket)
-	if err := s.enterActive(ctx, t, who, excl); err != nil {
+	if err := s.enterActive(ctx, t, who, excl, false); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -748,10 +748,15 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		return nil, nil, err
 	}
 	defer unlock()
-	if err := s.enterGate(ctx, tid, who, g, body); err != nil {
+	rc, claims := lr.(RunClaimer)
+	// A CountingClaimer counts the principal's active runs in the
+	// creation's read (a stateless run's count is checked before the
+	// creation, in enterGate).
+	cc, counts := lr.(CountingClaimer)
+	counts = counts && !body.Temporary
+	if err := s.enterGate(ctx, tid, who, g, body, counts); err != nil {
 		return nil, nil, err
 	}
-	rc, claims := lr.(RunClaimer)
 	var run *Run
 	var thread *Thread
 	reserved := false
@@ -781,7 +786,12 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		return run, g.graphID(), busyMetadata(g.graphID(), run.AssistantID), nil
 	}
 	create := func() (created bool, err error) {
-		if claims {
+		if counts && tk.inRead {
+			created, err = cc.CreateRunClaimedCounted(ctx, tid, who, s.cfg.Lease, func(t *Thread, active []*Run, n int) (*Run, string, map[string]any, error) {
+				tk.n = n
+				return plan(t, active)
+			})
+		} else if claims {
 			created, err = rc.CreateRunClaimedLocked(ctx, tid, s.cfg.Lease, plan)
 		} else {
 			created, err = lr.CreateRunLocked(ctx, tid, plan)
@@ -850,11 +860,13 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 
 // enterGate enters the principal's gate for the run of body on thread
 // tid, whose locks the caller holds, and counts the principal's active
-// runs (see enterActive). A stateless run's is checked then, so that a
-// refusal leaves no thread, and its thread made if it is not yet.
-func (s *Server) enterGate(ctx context.Context, tid, who string, g runner, body *runCreate) error {
+// runs (see enterActive), unless inRead: the creation's read counts them
+// then ([CountingClaimer]; not for a stateless run). A stateless run's
+// is checked then, so that a refusal leaves no thread, and its thread
+// made if it is not yet.
+func (s *Server) enterGate(ctx context.Context, tid, who string, g runner, body *runCreate, inRead bool) error {
 	tk := &body.active
-	if err := s.enterActive(ctx, tk, who, false); err != nil {
+	if err := s.enterActive(ctx, tk, who, false, inRead && !body.Temporary); err != nil {
 		return err
 	}
 	if !body.Temporary {
@@ -887,7 +899,7 @@ func (s *Server) enterGate(ctx context.Context, tid, who string, g runner, body 
 // it enters (the caller holds the thread's locks), counting again
 // exclusively when the run fits by the count alone.
 func (s *Server) createRunGated(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, error) {
-	if err := s.enterGate(ctx, tid, who, g, body); err != nil {
+	if err := s.enterGate(ctx, tid, who, g, body, false); err != nil {
 		return nil, err
 	}
 	run, err := s.createRunLocked(ctx, tid, who, g, body)

@@ -480,6 +480,23 @@ type RunClaimer interface {
 	CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 }
 
+// A CountingClaimer is a [RunClaimer] that counts a principal's pending
+// and running runs (as [OwnerCounter].CountActiveRuns counts them) in the
+// read of a run's creation, so that a run's creation under
+// Config.MaxActiveRuns needs no statement of its own for the count. The
+// server creates the runs of a principal it bounds through
+// CreateRunClaimedCounted, except a stateless run's (whose count is
+// checked before its thread is made) and a creation that waits for a
+// lease of LockThread's, which count with CountActiveRuns.
+type CountingClaimer interface {
+	RunClaimer
+	// CreateRunClaimedCounted is CreateRunClaimedLocked whose plan is
+	// passed, beside the thread and its active runs, the count of owner's
+	// pending and running runs on every thread (and, for a store several
+	// instances share, on every instance), read with them.
+	CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(t *Thread, active []*Run, ownerActive int) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
+}
+
 // A RunStarter is a [RunRecorder] that records a run's start and appends
 // the run's first event in one call. The server then appends a run's
 // metadata event with its start, once it read where the run starts,

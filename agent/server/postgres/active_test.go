@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/graph"
@@ -19,7 +21,9 @@ import (
 
 // barrierStore is a Store, with every optional interface of its, whose
 // first k counts of active runs, once read, wait until all k have been
-// read: k run creations count at the same moment.
+// read: k run creations count at the same moment. A count made by a
+// creation's read (CreateRunClaimedCounted) waits in its plan, with the
+// read's transaction open.
 type barrierStore struct {
 	*postgres.Store
 	mu   sync.Mutex
@@ -32,6 +36,23 @@ func (s *barrierStore) CountActiveRuns(ctx context.Context, owner string) (int, 
 	if err != nil {
 		return 0, err
 	}
+	if err := s.arrive(ctx); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+func (s *barrierStore) CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error) {
+	return s.Store.CreateRunClaimedCounted(ctx, threadID, owner, lease, func(t *server.Thread, active []*server.Run, n int) (*server.Run, string, map[string]any, error) {
+		if err := s.arrive(ctx); err != nil {
+			return nil, "", nil, err
+		}
+		return plan(t, active, n)
+	})
+}
+
+// arrive waits, for the first k counts, until all k have been read.
+func (s *barrierStore) arrive(ctx context.Context) error {
 	s.mu.Lock()
 	s.n++
 	i := s.n
@@ -40,13 +61,13 @@ func (s *barrierStore) CountActiveRuns(ctx context.Context, owner string) (int, 
 	}
 	s.mu.Unlock()
 	if i > s.k {
-		return n, nil
+		return nil
 	}
 	select {
 	case <-s.all:
-		return n, nil
+		return nil
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return ctx.Err()
 	}
 }
 
@@ -103,7 +124,10 @@ func heldThread(t *testing.T, url string) string {
 func TestMaxActiveRunsConcurrentCreations(t *testing.T) {
 	const burst, bound = 8, 3
 	_, schema := postgrestest.Schema(t, "agentserver_active_")
-	pst, err := postgres.New(t.Context(), postgres.Config{DSN: postgrestest.DSN(), Schema: schema})
+	// The burst's creations wait for each other with their reads'
+	// transactions open: a connection each.
+	pool := postgrestest.TracedPool(t, nil, func(c *pgxpool.Config) { c.MaxConns = 2 * burst })
+	pst, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,18 +36,19 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // transaction-level advisory lock: no round trip or transaction of its
 // own, and no row written. A transaction of one round trip is a batch
 // without BEGIN or COMMIT (PostgreSQL runs a batch as one implicit
-// transaction). The store's 10 statements: the count of the principal's
-// pending and running runs (Config.MaxActiveRuns: one read, a round trip
-// and an implicit transaction of its own, which writes nothing), the
-// run's creation, which
+// transaction). The store's 9 statements: the run's creation, which
 // claims it too (server.RunClaimer: a transaction of two round trips:
-// BEGIN, the lock's take, one read of the thread and its active runs; then
-// the run's insert, running under this instance's lease, that marks its
-// thread busy, and COMMIT), its start (one statement that marks the run
-// started and appends its metadata event, server.RunStarter, committed
-// without a WAL flush wait), its values event, and its end (one batch:
-// the lock's take, the statement that refreshes the thread, appends the
-// end event and ends the run): 6 round trips, 5 transactions. The
+// BEGIN, the lock's take, one read of the thread and its active runs
+// that also counts the principal's pending and running runs
+// (Config.MaxActiveRuns, server.CountingClaimer); then the run's insert,
+// running under this instance's lease, that marks its thread busy, and
+// COMMIT), its start (one statement that marks the run started and
+// appends its metadata event, server.RunStarter, committed without a
+// WAL flush wait), its values event, and its end (one batch: the lock's
+// take, the statement that refreshes the thread, appends the end event
+// and ends the run): 5 round trips, 4 transactions (the count had a
+// statement, a round trip and an implicit transaction of its own before
+// the creation's read made it). The
 // saver's 3: one read of
 // the thread's latest checkpoint (the server's, for the run's start,
 // which the graph's run starts from with graph.ContinueFrom instead of
@@ -56,9 +57,9 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // The one notification is the run's end (its events notify from their
 // own statement; the end event is announced by the run's end's).
 const (
-	maxStatementsPerRun = 10
-	maxTripsPerRun      = 6
-	maxTxsPerRun        = 5
+	maxStatementsPerRun = 9
+	maxTripsPerRun      = 5
+	maxTxsPerRun        = 4
 	maxSaverPerRun      = 3
 	maxNotifiesPerRun   = 1
 )

@@ -83,6 +83,9 @@
 // run that its creating instance executes at once is inserted claimed
 // (running, under that instance's lease on the database's clock) by its
 // creation's transaction, and is not claimed apart. And a
+// [server.CountingClaimer]: the count of the principal's active runs
+// (Config.MaxActiveRuns) is made by the read of the run's creation, not
+// by a statement of its own. And a
 // [server.NextClaimer]: when a run was enqueued, through the instance
 // that executes a thread's run, behind that run, the batch that ends the
 // run claims the thread's next due run as its third statement.

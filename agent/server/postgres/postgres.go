@@ -869,10 +869,31 @@ func (s *Store) CreateRunClaimedLocked(ctx context.Context, threadID string, lea
 	return s.createRunLocked(ctx, threadID, lease, plan)
 }
 
+// CreateRunClaimedCounted implements [server.CountingClaimer]:
+// CreateRunClaimedLocked's transaction, whose read of the thread and its
+// active runs also counts owner's pending and running runs (on the
+// index of the active runs by owner), in the read's snapshot: the count
+// CountActiveRuns would make before it (one statement, one round trip
+// and one implicit transaction) is not needed.
+func (s *Store) CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error) {
+	if lease <= 0 {
+		return false, errors.New("postgres: create claimed run: lease must be positive; pass the server's Config.Lease")
+	}
+	return s.createRun(ctx, threadID, &owner, lease, plan)
+}
+
 // createRunLocked is CreateRunLocked; with a lease ≥ 0, a run plan
 // returns running is inserted with a lease until the database's clock
 // plus lease.
 func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time.Duration, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
+	return s.createRun(ctx, threadID, nil, lease, func(t *server.Thread, active []*server.Run, _ int) (*server.Run, string, map[string]any, error) {
+		return plan(t, active)
+	})
+}
+
+// createRun is createRunLocked; with owner non-nil, its read counts
+// *owner's active runs too, which plan is passed (0 without owner).
+func (s *Store) createRun(ctx context.Context, threadID string, owner *string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, wrap("create run", err)
@@ -881,16 +902,21 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 	b := &pgx.Batch{}
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue(s.q.xactLock, threadID)
-	b.Queue(s.q.threadFreeActive, threadID)
+	if owner != nil {
+		b.Queue(s.q.threadFreeActiveCount, threadID, *owner)
+	} else {
+		b.Queue(s.q.threadFreeActive, threadID)
+	}
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
 	_, lockErr := br.Exec()
 	var free bool
 	var t *server.Thread
 	var active []*server.Run
+	var counted int
 	readErr := lockErr
 	if readErr == nil {
-		free, t, active, readErr = scanThreadActive(br)
+		free, t, active, counted, readErr = scanThreadActive(br, owner != nil)
 	}
 	closeErr := br.Close()
 	if err := errors.Join(beginErr, lockErr, readErr, closeErr); err != nil {
@@ -901,7 +927,7 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 		rollback(conn)
 		return false, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)
 	}
-	r, graphID, md, err := plan(t, active)
+	r, graphID, md, err := plan(t, active, counted)
 	if err != nil || r == nil {
 		rollback(conn)
 		return false, err
@@ -934,14 +960,16 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 	return true, nil
 }
 
-// scanThreadActive reads the rows of threadFreeActive: whether the
-// thread's lock is free, the thread (nil when there is none) and its
-// active runs, in activeRuns' order (running before pending, each by
-// seq), which the rows do not come in.
-func scanThreadActive(br pgx.BatchResults) (free bool, t *server.Thread, active []*server.Run, err error) {
+// scanThreadActive reads the rows of threadFreeActive (of
+// threadFreeActiveCount with counted): whether the thread's lock is
+// free, the thread (nil when there is none) and its active runs, in
+// activeRuns' order (running before pending, each by seq), which the
+// rows do not come in, and the owner's active runs counted (0 without
+// counted).
+func scanThreadActive(br pgx.BatchResults, counted bool) (free bool, t *server.Thread, active []*server.Run, n int, err error) {
 	rows, err := br.Query()
 	if err != nil {
-		return false, nil, nil, err
+		return false, nil, nil, 0, err
 	}
 	defer rows.Close()
 	type seqRun struct {
@@ -954,27 +982,31 @@ func scanThreadActive(br pgx.BatchResults) (free bool, t *server.Thread, active 
 		var tx threadScan
 		var rx runScan
 		var seq int64
-		if err := rows.Scan(append(append(append(append([]any{&rowFree, &found}, tx.dest()...), &hasRun), rx.dest()...), &seq)...); err != nil {
-			return false, nil, nil, err
+		dest := append(append(append(append([]any{&rowFree, &found}, tx.dest()...), &hasRun), rx.dest()...), &seq)
+		if counted {
+			dest = append(dest, &n) // the same on every row
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return false, nil, nil, 0, err
 		}
 		if first {
 			free = rowFree
 		}
 		if found {
 			if t, err = tx.thread(); err != nil {
-				return false, nil, nil, err
+				return false, nil, nil, 0, err
 			}
 		}
 		if hasRun {
 			r, err := rx.run()
 			if err != nil {
-				return false, nil, nil, err
+				return false, nil, nil, 0, err
 			}
 			runs = append(runs, seqRun{seq, r})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return false, nil, nil, err
+		return false, nil, nil, 0, err
 	}
 	slices.SortFunc(runs, func(a, b seqRun) int {
 		if ap, bp := a.run.Status == server.RunPending, b.run.Status == server.RunPending; ap != bp {
@@ -988,7 +1020,7 @@ func scanThreadActive(br pgx.BatchResults) (free bool, t *server.Thread, active 
 	for _, r := range runs {
 		active = append(active, r.run)
 	}
-	return free, t, active, nil
+	return free, t, active, n, nil
 }
 
 // ClaimThreadLocked implements [server.LockingRecorder]: ClaimThread's

@@ -219,7 +219,7 @@ type queries struct {
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
 	finishedBy, startRunEventAsync                                                   string
 	endRunOwned, runExists                                                           string
-	countActive                                                                      string
+	countActive, threadFreeActiveCount                                               string
 }
 
 func newQueries(schema string) queries {
@@ -460,6 +460,13 @@ func newQueries(schema string) queries {
 		LEFT JOIN {runs} a ON a.thread_id = $1 AND a.status IN ('running', 'pending')
 		LEFT JOIN {threads} t ON t.id = $1 AND (a.seq IS NULL
 			OR a.seq = (SELECT min(seq) FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending')))`)
+	// threadFreeActiveCount is threadFreeActive with, last, the count of
+	// the owner $2's pending and running runs (countActive's, on its
+	// index; an InitPlan, computed once), in the read's snapshot: the
+	// count of a run's creation under Config.MaxActiveRuns without a
+	// statement, a round trip and a transaction of its own.
+	q.threadFreeActiveCount = strings.Replace(q.threadFreeActive, "COALESCE(a.seq, 0)",
+		"COALESCE(a.seq, 0), ("+strings.Replace(q.countActive, "$1", "$2", 1)+")", 1)
 	// claimLocked is claimThread under the lock taken by xactLockThread:
 	// whether the lock is held, whether a run was claimed, the run's
 	// columns and its thread's (zero values when none was).

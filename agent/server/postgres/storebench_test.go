@@ -23,9 +23,17 @@ type runClaimer interface {
 	CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error)
 }
 
+// runCounter is server.CountingClaimer's method, asserted by its
+// signature.
+type runCounter interface {
+	CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error)
+}
+
 // BenchmarkStoreRunPath makes, per op, the Store calls of one run of a
 // one-node graph as the server makes them with a server.LockingRecorder,
-// without the server, the graph or the checkpoint saver: the run's
+// without the server, the graph or the checkpoint saver: the count of
+// the principal's active runs (Config.MaxActiveRuns; made by the
+// creation's read with a CountingClaimer), the run's
 // creation, claim (made by the creation with a RunClaimer), start with
 // its metadata event (one call with a
 // RunStarter, AppendEvent then StartRun without), values event and end.
@@ -70,7 +78,20 @@ func BenchmarkStoreRunPath(b *testing.B) {
 						plan := func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
 							return run, "trivial", map[string]any{"graph_id": "trivial"}, nil
 						}
-						if rc, ok := any(st).(runClaimer); ok {
+						if cc, ok := any(st).(runCounter); ok {
+							run.Status, run.Worker, run.Attempt = server.RunRunning, "w", 1
+							counted := func(t *server.Thread, active []*server.Run, _ int) (*server.Run, string, map[string]any, error) {
+								return plan(t, active)
+							}
+							if _, err := cc.CreateRunClaimedCounted(ctx, tid, "o", time.Minute, counted); err != nil {
+								b.Error(err)
+								return
+							}
+						} else if rc, ok := any(st).(runClaimer); ok {
+							if _, err := st.CountActiveRuns(ctx, "o"); err != nil {
+								b.Error(err)
+								return
+							}
 							run.Status, run.Worker, run.Attempt = server.RunRunning, "w", 1
 							if _, err := rc.CreateRunClaimedLocked(ctx, tid, time.Minute, plan); err != nil {
 								b.Error(err)
