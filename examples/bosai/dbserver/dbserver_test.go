@@ -540,3 +540,26 @@ func TestSessionLocksReleased(t *testing.T) {
 		t.Fatalf("%d advisory locks still held by the query's connection", n)
 	}
 }
+
+// TestStandardStrings connects with standard_conforming_strings off, where
+// PostgreSQL would read '\'' as a quote and run what Check read as a
+// string: queries run with it on, as Check lexes them (and as pgx needs
+// to fetch the rows).
+func TestStandardStrings(t *testing.T) {
+	f := postgresFixture(t, Config{})
+	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: f.srv.cfg.DSN + "&standard_conforming_strings=off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if res, err := srv.Query(t.Context(), `SELECT 'a\b' AS s`); err != nil || !res.Success || res.Data[0][0] != `a\b` {
+		t.Fatalf("a query with a backslash: %v %+v, want a\\b", err, res)
+	}
+	q := `SELECT '\'' , version() , '\''`
+	if err := Check(q, nil); err != nil {
+		t.Fatalf("Check refused %s: %v; the test needs a query it accepts", q, err)
+	}
+	if res, err := srv.Query(t.Context(), q); err != nil || res.Success || !strings.Contains(res.Error, "syntax error") {
+		t.Fatalf("%s: %v %+v, want a syntax error", q, err, res)
+	}
+}
