@@ -542,8 +542,8 @@ func TestSessionLocksReleased(t *testing.T) {
 }
 
 // TestStandardStrings connects with standard_conforming_strings off, where
-// PostgreSQL would read '\'' as a quote and run what Check read as a
-// string: queries run with it on, as Check lexes them (and as pgx needs
+// PostgreSQL would read a backslash before a quote as an escape and run
+// what Check read as a string: queries run with it on, as Check lexes them (and as pgx needs
 // to fetch the rows).
 func TestStandardStrings(t *testing.T) {
 	f := postgresFixture(t, Config{})
