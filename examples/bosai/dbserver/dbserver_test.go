@@ -233,6 +233,9 @@ func TestGuard(t *testing.T) {
 		{"U& six digits", `SELECT U&"\+000070g_sleep"(1)`, "pg_sleep is not allowed"},
 		{"U& UESCAPE", `SELECT U&"!0070g_sleep" UESCAPE '!' (1)`, "pg_sleep is not allowed"},
 		{"UESCAPE after a comment", `SELECT U&"!0070g_sleep" /**/ UESCAPE '!' (1)`, "UESCAPE"},
+		{"U& bad escape", `SELECT U&"\00zz" FROM customers`, "invalid Unicode escape"},
+		{"U& surrogate", `SELECT U&"\D800" FROM customers`, "invalid Unicode escape"},
+		{"U& hex UESCAPE", `SELECT U&"a0070g_sleep" UESCAPE 'a' (1)`, "invalid UESCAPE"},
 		{"U& catalog table", `SELECT usename, passwd FROM customers, U&"\0070g_shadow"`, "pg_shadow is not allowed"},
 		// Only common functions may be called.
 		{"unlisted function", "SELECT version()", "function version is not allowed"},
