@@ -450,20 +450,20 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, "DECLARE bosai_query NO SCROLL CURSOR FOR "+query); err != nil {
-			return nil, queryError(err, s.cfg.Timeout)
+			return nil, s.queryError(err)
 		}
 		// The same FETCH returns different columns each time: no cached
 		// statement description (the simple protocol).
 		rows, err = tx.QueryContext(ctx, "FETCH FORWARD "+strconv.Itoa(s.cfg.MaxRows+1)+" FROM bosai_query", pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
-			return nil, queryError(err, s.cfg.Timeout)
+			return nil, s.queryError(err)
 		}
 		defer rows.Close()
 		return s.collect(ctx, rows, start)
 	}
 	rows, err = s.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, queryError(err, s.cfg.Timeout)
+		return nil, s.queryError(err)
 	}
 	defer rows.Close()
 	return s.collect(ctx, rows, start)
@@ -482,12 +482,13 @@ func (s *Server) release(ctx context.Context, conn *sql.Conn) {
 	conn.Close()
 }
 
-func queryError(err error, timeout time.Duration) error {
+// queryError rewords the errors of the limits for the model.
+func (s *Server) queryError(err error) error {
 	if e := (*pgproto3.ExceededMaxBodyLenErr)(nil); errors.As(err, &e) {
-		return fmt.Errorf("a row of the result is longer than the %d-byte limit; select fewer or shorter values (substr, aggregates)", e.MaxExpectedBodyLen)
+		return fmt.Errorf("a row of the result is longer than the %d-byte limit; select fewer or shorter values (substr, aggregates)", s.cfg.MaxBytes)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "statement timeout") || strings.Contains(err.Error(), "interrupted") {
-		return fmt.Errorf("the query ran longer than the %s limit and was stopped; make it cheaper (filter, aggregate, LIMIT)", timeout)
+		return fmt.Errorf("the query ran longer than the %s limit and was stopped; make it cheaper (filter, aggregate, LIMIT)", s.cfg.Timeout)
 	}
 	return err
 }
@@ -528,10 +529,10 @@ func (s *Server) collect(ctx context.Context, rows *sql.Rows, start time.Time) (
 		res.Data = append(res.Data, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, queryError(err, s.cfg.Timeout)
+		return nil, s.queryError(err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, queryError(err, s.cfg.Timeout)
+		return nil, s.queryError(err)
 	}
 	res.RowCount = len(res.Data)
 	s.log.Debug("query", zap.Int("rows", res.RowCount), zap.Bool("truncated", res.Truncated), zap.Duration("elapsed", time.Since(start)))

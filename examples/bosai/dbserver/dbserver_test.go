@@ -519,7 +519,7 @@ func TestByteCap(t *testing.T) {
 	}
 	f = postgresFixture(t, Config{MaxBytes: 1 << 20})
 	res, err = f.srv.Query(t.Context(), "SELECT rpad('x', 3000000, 'x') AS big")
-	if err != nil || res.Success || !strings.Contains(res.Error, "longer than the") {
+	if err != nil || res.Success || !strings.Contains(res.Error, "longer than the 1048576-byte limit") {
 		t.Fatalf("a 3 MB row with a 1 MiB limit: %v %+v, want a failure naming the limit", err, res)
 	}
 	if res, err = f.srv.Query(t.Context(), "SELECT count(*) FROM customers"); err != nil || !res.Success {
