@@ -502,7 +502,8 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 // MaxBytes, and says it was truncated; a row longer than MaxBytes fails
 // the query, and the server goes on working.
 func TestByteCap(t *testing.T) {
-	f := postgresFixture(t, Config{})
+	// A minute: the limits tested are bytes; the machine may be slow.
+	f := postgresFixture(t, Config{Timeout: time.Minute})
 	res, err := f.srv.Query(t.Context(), "SELECT id, rpad(md5(id::text), 1000000, 'x') AS big FROM orders WHERE id <= 20 ORDER BY id")
 	if err != nil || !res.Success {
 		t.Fatalf("%v %+v", err, res.Error)
@@ -517,7 +518,7 @@ func TestByteCap(t *testing.T) {
 	if text := f.srv.truncation(res); !strings.Contains(text, fmt.Sprintf("%d-byte limit", DefaultMaxBytes)) {
 		t.Fatalf("the result says %q, want the byte limit named", text)
 	}
-	f = postgresFixture(t, Config{MaxBytes: 1 << 20})
+	f = postgresFixture(t, Config{MaxBytes: 1 << 20, Timeout: time.Minute})
 	res, err = f.srv.Query(t.Context(), "SELECT rpad('x', 3000000, 'x') AS big")
 	if err != nil || res.Success || !strings.Contains(res.Error, "longer than the 1048576-byte limit") {
 		t.Fatalf("a 3 MB row with a 1 MiB limit: %v %+v, want a failure naming the limit", err, res)
