@@ -81,7 +81,8 @@ type Config struct {
 	// Database is the bundled database server's configuration when MCP is
 	// nil. The zero value serves the sample shop database (SQLite, built
 	// in a temporary directory and removed by Close); set Driver and DSN
-	// for your own SQLite file or PostgreSQL database.
+	// for your own SQLite file or PostgreSQL database (as a role that can
+	// only read its tables: see dbserver.ReaderRoleStatements).
 	Database dbserver.Config
 	// SQLTools names the SQL agent's MCP tools. The zero value calls the
 	// bundled server's tools on the server "database".

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"iter"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,8 +69,9 @@ func sampleSQLite(t *testing.T) (string, *sql.DB) {
 	return path, db
 }
 
-// samplePostgres loads the sample into a fresh schema and returns its DSN
-// and a connection.
+// samplePostgres loads the sample into a fresh schema and returns a DSN
+// for dbserver (a role made with dbserver.ReaderRoleStatements, dropped
+// when the test ends) and a connection that owns the schema.
 func samplePostgres(t *testing.T) (string, *sql.DB) {
 	t.Helper()
 	pool, schema := postgrestest.Schema(t, "bosai_sql_")
@@ -90,7 +92,22 @@ func samplePostgres(t *testing.T) (string, *sql.DB) {
 	if err := dbserver.CreateSample(t.Context(), db, "postgres"); err != nil {
 		t.Fatal(err)
 	}
-	return dsn, db
+	for _, st := range dbserver.ReaderRoleStatements(schema, schema) {
+		if _, err := pool.Exec(t.Context(), st); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+	t.Cleanup(func() {
+		if _, err := pool.Exec(context.Background(), "DROP OWNED BY "+schema+"; DROP ROLE "+schema); err != nil {
+			t.Errorf("dropping role %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Skipf("the test DSN is not a URL (%v); cannot log in as another role", err)
+	}
+	u.User = url.User(schema)
+	return u.String(), db
 }
 
 // reference runs q and returns its rows as strings, numbers normalised.

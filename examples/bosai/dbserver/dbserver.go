@@ -11,9 +11,28 @@
 // enforced by the database: SQLite is opened with mode=ro and
 // query_only(1); every PostgreSQL query runs in a READ ONLY transaction
 // with a statement timeout, through a cursor that fetches at most MaxRows+1
-// rows. Before that, Check refuses anything but one SELECT over the
-// allowed tables, with a message saying why, which is what a model reads
-// and fixes its query from.
+// rows, and its connection's session advisory locks are released after
+// it. A result holds at most MaxBytes bytes. Before that, Check refuses
+// anything but one SELECT over the allowed tables calling common
+// functions, with a message saying why, which is what a model reads and
+// fixes its query from.
+//
+// Connect to PostgreSQL as a dedicated role that can read the shop's
+// tables and nothing else: Open refuses a superuser, and a member of
+// pg_read_server_files, pg_write_server_files, pg_execute_server_program
+// or pg_signal_backend (unless Config.AllowPrivilegedRole is set), since
+// a query that got past Check could then read the server's files, run
+// programs or stop other sessions. ReaderRoleStatements gives the SQL that
+// creates such a role; for the schema shop:
+//
+//	CREATE ROLE bosai_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS;
+//	ALTER ROLE bosai_reader SET default_transaction_read_only = on;
+//	GRANT USAGE ON SCHEMA shop TO bosai_reader;
+//	GRANT SELECT ON ALL TABLES IN SCHEMA shop TO bosai_reader;
+//
+// then give it a password (ALTER ROLE bosai_reader PASSWORD '…') or
+// another way to log in, and connect with
+// "postgres://bosai_reader@host/db?search_path=shop".
 //
 // SampleStatements and CreateSample build the sample shop database the
 // example ships with.
@@ -22,6 +41,7 @@ package dbserver
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/big"
@@ -31,7 +51,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
@@ -41,7 +63,9 @@ import (
 // Defaults of Config.
 const (
 	DefaultMaxRows = 500
-	DefaultTimeout = 10 * time.Second
+	// DefaultMaxBytes is 4 MiB.
+	DefaultMaxBytes = 4 << 20
+	DefaultTimeout  = 10 * time.Second
 	// Name is the server name when Config.Name is empty.
 	Name = "database"
 )
@@ -61,6 +85,20 @@ type Config struct {
 	// MaxRows caps the rows a query returns; the result says when it was
 	// truncated. Zero means DefaultMaxRows.
 	MaxRows int
+	// MaxBytes caps the bytes of a query's result: the lengths of its text
+	// values, and 8 for every other value, summed over the rows as they
+	// are read; the rows past the cap are dropped and the result says it
+	// was truncated. For PostgreSQL a single row longer than MaxBytes
+	// fails the query. Zero means DefaultMaxBytes.
+	MaxBytes int
+	// AllowPrivilegedRole lets Open connect to PostgreSQL as a superuser
+	// or as a member of pg_read_server_files, pg_write_server_files,
+	// pg_execute_server_program or pg_signal_backend, which Open refuses
+	// otherwise: their functions read the server's files, run programs and
+	// stop other sessions. Set it only for a throwaway database nobody
+	// else uses; otherwise connect as a role made with
+	// ReaderRoleStatements.
+	AllowPrivilegedRole bool
 	// Timeout bounds one query (PostgreSQL's statement_timeout, and the
 	// context of a SQLite query). Zero means DefaultTimeout.
 	Timeout time.Duration
@@ -104,7 +142,8 @@ type QueryResult struct {
 	// (dates as YYYY-MM-DD), booleans or null.
 	Data     [][]any `json:"data"`
 	RowCount int     `json:"row_count"`
-	// Truncated is set when the query had more than MaxRows rows.
+	// Truncated is set when the query had more than MaxRows rows, or
+	// more than MaxBytes bytes.
 	Truncated bool   `json:"truncated,omitempty"`
 	Error     string `json:"error,omitempty"`
 }
@@ -121,11 +160,14 @@ type Server struct {
 // Open connects to the database, reads its schema and builds the MCP
 // server. Close the Server when done.
 func Open(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.MaxRows < 0 || cfg.Timeout < 0 {
-		return nil, errors.New("dbserver: Config.MaxRows and Config.Timeout must not be negative (zero selects the default)")
+	if cfg.MaxRows < 0 || cfg.MaxBytes < 0 || cfg.Timeout < 0 {
+		return nil, errors.New("dbserver: Config.MaxRows, Config.MaxBytes and Config.Timeout must not be negative (zero selects the default)")
 	}
 	if cfg.MaxRows == 0 {
 		cfg.MaxRows = DefaultMaxRows
+	}
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = DefaultMaxBytes
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
@@ -145,7 +187,18 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		if cfg.DSN == "" {
 			return nil, errors.New("dbserver: Config.DSN is empty; give a PostgreSQL connection string")
 		}
-		s.db, err = sql.Open("pgx", cfg.DSN)
+		var pc *pgx.ConnConfig
+		if pc, err = pgx.ParseConfig(cfg.DSN); err != nil {
+			return nil, fmt.Errorf("dbserver: Config.DSN: %w", err)
+		}
+		// No message longer than a result may be: a longer row fails the
+		// query instead of filling memory.
+		limit := cfg.MaxBytes + 64<<10
+		pc.AfterConnect = func(_ context.Context, c *pgconn.PgConn) error {
+			c.Frontend().SetMaxBodyLen(limit)
+			return nil
+		}
+		s.db = stdlib.OpenDB(*pc)
 	default:
 		return nil, fmt.Errorf("dbserver: Config.Driver %q: want sqlite or postgres", cfg.Driver)
 	}
@@ -153,12 +206,78 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("dbserver: open: %w", err)
 	}
 	s.db.SetMaxOpenConns(4)
+	if cfg.Driver == "postgres" && !cfg.AllowPrivilegedRole {
+		if err := s.checkRole(ctx); err != nil {
+			s.db.Close()
+			return nil, err
+		}
+	}
 	if err := s.readSchema(ctx); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("dbserver: reading the schema: %w", err)
 	}
 	s.mcp = s.newMCP()
 	return s, nil
+}
+
+// privilegedRoles are the predefined PostgreSQL roles whose members can
+// read or write the server's files, run programs on it or signal other
+// sessions.
+var privilegedRoles = []string{"pg_execute_server_program", "pg_read_server_files", "pg_signal_backend", "pg_write_server_files"}
+
+// checkRole refuses a PostgreSQL login role that is a superuser or a
+// member of a privilegedRoles role.
+func (s *Server) checkRole(ctx context.Context) error {
+	var user string
+	var super bool
+	var member []string
+	err := s.db.QueryRowContext(ctx, `SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&user, &super)
+	if err != nil {
+		return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT rolname FROM pg_roles WHERE rolname = ANY($1) AND pg_has_role(current_user, oid, 'MEMBER') ORDER BY rolname`, privilegedRoles)
+	if err != nil {
+		return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
+		}
+		member = append(member, r)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
+	}
+	what := ""
+	switch {
+	case super:
+		what = "is a superuser"
+	case len(member) > 0:
+		what = "is a member of " + strings.Join(member, ", ")
+	default:
+		return nil
+	}
+	return fmt.Errorf("dbserver: the PostgreSQL role %s %s, so a query could read the server's files, run programs or stop other sessions; "+
+		"connect as a dedicated role that can only read the tables (ReaderRoleStatements and the package doc give the SQL to create one), "+
+		"or set Config.AllowPrivilegedRole for a throwaway database nobody else uses", user, what)
+}
+
+// ReaderRoleStatements returns the PostgreSQL statements that create role,
+// a login role that can read the tables of schema (those it has when the
+// statements run) and nothing else, and whose transactions are read-only
+// by default. Run them as a role that may create roles, then give role a
+// password or another way to log in, and connect as it with
+// search_path=schema.
+func ReaderRoleStatements(role, schema string) []string {
+	r, sc := quoteIdent(role), quoteIdent(schema)
+	return []string{
+		"CREATE ROLE " + r + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS",
+		"ALTER ROLE " + r + " SET default_transaction_read_only = on",
+		"GRANT USAGE ON SCHEMA " + sc + " TO " + r,
+		"GRANT SELECT ON ALL TABLES IN SCHEMA " + sc + " TO " + r,
+	}
 }
 
 // MCP returns the MCP server, to serve in process (mcp.Server.InProcess)
@@ -228,11 +347,15 @@ func (s *Server) describe(ctx context.Context, name string) (Table, error) {
 	if s.cfg.Driver == "sqlite" {
 		q = `SELECT c.name, c.type, coalesce(f."table" || '.' || f."to", '') FROM pragma_table_info(?1) c LEFT JOIN pragma_foreign_key_list(?1) f ON f."from" = c.name ORDER BY c.cid`
 	} else {
+		// Foreign keys from pg_constraint: information_schema shows
+		// constraints to the tables' owners only, not to a reader role.
 		q = `SELECT c.column_name, upper(c.data_type), coalesce((
-			SELECT ccu.table_name || '.' || ccu.column_name FROM information_schema.key_column_usage kcu
-			JOIN information_schema.table_constraints tc ON tc.constraint_name = kcu.constraint_name AND tc.constraint_schema = kcu.constraint_schema AND tc.constraint_type = 'FOREIGN KEY'
-			JOIN information_schema.constraint_column_usage ccu ON ccu.constraint_name = kcu.constraint_name AND ccu.constraint_schema = kcu.constraint_schema
-			WHERE kcu.table_schema = c.table_schema AND kcu.table_name = c.table_name AND kcu.column_name = c.column_name LIMIT 1), '')
+			SELECT rt.relname || '.' || ra.attname FROM pg_constraint k
+			JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey)
+			JOIN pg_class rt ON rt.oid = k.confrelid
+			JOIN pg_attribute ra ON ra.attrelid = k.confrelid AND ra.attnum = k.confkey[array_position(k.conkey, a.attnum)]
+			WHERE k.contype = 'f' AND k.conrelid = (quote_ident(c.table_schema) || '.' || quote_ident(c.table_name))::regclass AND a.attname = c.column_name
+			ORDER BY k.conname LIMIT 1), '')
 			FROM information_schema.columns c WHERE c.table_schema = current_schema() AND c.table_name = $1 ORDER BY c.ordinal_position`
 	}
 	rows, err := s.db.QueryContext(ctx, q, name)
@@ -311,37 +434,61 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 	var rows *sql.Rows
 	var err error
 	if s.cfg.Driver == "postgres" {
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer s.release(ctx, conn)
+		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return nil, err
 		}
 		defer tx.Rollback()
-		if _, err := tx.ExecContext(ctx, "SET LOCAL statement_timeout = "+strconv.FormatInt(max(1, s.cfg.Timeout.Milliseconds()), 10)); err != nil {
+		// Check lexes strings the standard way; so must the server.
+		if _, err := tx.ExecContext(ctx, "SELECT set_config('statement_timeout', $1, true), set_config('standard_conforming_strings', 'on', true)",
+			strconv.FormatInt(max(1, s.cfg.Timeout.Milliseconds()), 10)); err != nil {
 			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, "DECLARE bosai_query NO SCROLL CURSOR FOR "+query); err != nil {
-			return nil, queryError(err, s.cfg.Timeout)
+			return nil, s.queryError(err)
 		}
 		// The same FETCH returns different columns each time: no cached
 		// statement description (the simple protocol).
 		rows, err = tx.QueryContext(ctx, "FETCH FORWARD "+strconv.Itoa(s.cfg.MaxRows+1)+" FROM bosai_query", pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
-			return nil, queryError(err, s.cfg.Timeout)
+			return nil, s.queryError(err)
 		}
 		defer rows.Close()
 		return s.collect(ctx, rows, start)
 	}
 	rows, err = s.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, queryError(err, s.cfg.Timeout)
+		return nil, s.queryError(err)
 	}
 	defer rows.Close()
 	return s.collect(ctx, rows, start)
 }
 
-func queryError(err error, timeout time.Duration) error {
+// release frees what a query may have left in its connection's session
+// (session advisory locks outlive the transaction), then returns the
+// connection to the pool; a connection it cannot clean is closed.
+func (s *Server) release(ctx context.Context, conn *sql.Conn) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+		s.log.Debug("closing a connection that could not be cleaned", zap.Error(err))
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	conn.Close()
+}
+
+// queryError rewords the errors of the limits for the model.
+func (s *Server) queryError(err error) error {
+	if e := (*pgproto3.ExceededMaxBodyLenErr)(nil); errors.As(err, &e) {
+		return fmt.Errorf("a row of the result is longer than the %d-byte limit; select fewer or shorter values (substr, aggregates)", s.cfg.MaxBytes)
+	}
 	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "statement timeout") || strings.Contains(err.Error(), "interrupted") {
-		return fmt.Errorf("the query ran longer than the %s limit and was stopped; make it cheaper (filter, aggregate, LIMIT)", timeout)
+		return fmt.Errorf("the query ran longer than the %s limit and was stopped; make it cheaper (filter, aggregate, LIMIT)", s.cfg.Timeout)
 	}
 	return err
 }
@@ -353,6 +500,7 @@ func (s *Server) collect(ctx context.Context, rows *sql.Rows, start time.Time) (
 	}
 	types, _ := rows.ColumnTypes()
 	res := &QueryResult{Success: true, Columns: cols, Data: [][]any{}}
+	size := 0
 	for rows.Next() {
 		if len(res.Data) == s.cfg.MaxRows {
 			res.Truncated = true
@@ -368,18 +516,35 @@ func (s *Server) collect(ctx context.Context, rows *sql.Rows, start time.Time) (
 		}
 		for i, v := range vals {
 			vals[i] = jsonValue(v, types[i].DatabaseTypeName())
+			if str, ok := vals[i].(string); ok {
+				size += len(str)
+			} else {
+				size += 8
+			}
+		}
+		if size > s.cfg.MaxBytes {
+			res.Truncated = true
+			break
 		}
 		res.Data = append(res.Data, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, queryError(err, s.cfg.Timeout)
+		return nil, s.queryError(err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, queryError(err, s.cfg.Timeout)
+		return nil, s.queryError(err)
 	}
 	res.RowCount = len(res.Data)
 	s.log.Debug("query", zap.Int("rows", res.RowCount), zap.Bool("truncated", res.Truncated), zap.Duration("elapsed", time.Since(start)))
 	return res, nil
+}
+
+// truncation says, for a truncated result, which limit cut it.
+func (s *Server) truncation(res *QueryResult) string {
+	if res.RowCount == s.cfg.MaxRows {
+		return fmt.Sprintf(", truncated to the first %d; aggregate, filter or add a LIMIT", s.cfg.MaxRows)
+	}
+	return fmt.Sprintf(", truncated: the next row would pass the %d-byte limit; select fewer or shorter values", s.cfg.MaxBytes)
 }
 
 // jsonValue turns a scanned value into a JSON-friendly one.
@@ -443,6 +608,9 @@ func (s *Server) newMCP() *server.MCPServer {
 			return nil, err
 		}
 		text := fmt.Sprintf("%d rows", res.RowCount)
+		if res.Truncated {
+			text += s.truncation(res)
+		}
 		if !res.Success {
 			text = "error: " + res.Error
 		}

@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	agmcp "github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // fixture is a sample database, a writable connection to check it with,
@@ -72,7 +75,7 @@ func postgresFixture(t *testing.T, cfg Config) *fixture {
 	if err := CreateSample(t.Context(), rw, "postgres"); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Driver, cfg.DSN = "postgres", dsn
+	cfg.Driver, cfg.DSN = "postgres", readerDSN(t, pool, schema, schema)
 	srv, err := Open(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +83,31 @@ func postgresFixture(t *testing.T, cfg Config) *fixture {
 	t.Cleanup(func() { srv.Close() })
 	return &fixture{name: "postgres", rw: rw, srv: srv,
 		listTables: `SELECT table_name || ':' || string_agg(column_name || ' ' || data_type, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = current_schema() GROUP BY table_name ORDER BY table_name`}
+}
+
+// readerDSN creates role with ReaderRoleStatements, dropped when the test
+// ends, and returns a DSN for schema that logs in as it (the test server
+// trusts local logins).
+func readerDSN(t *testing.T, pool *pgxpool.Pool, schema, role string) string {
+	t.Helper()
+	for _, st := range ReaderRoleStatements(role, schema) {
+		if _, err := pool.Exec(t.Context(), st); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, st := range []string{"DROP OWNED BY " + role, "DROP ROLE " + role} {
+			if _, err := pool.Exec(context.Background(), st); err != nil {
+				t.Errorf("%s: %v", st, err)
+			}
+		}
+	})
+	u, err := url.Parse(postgresDSN(schema))
+	if err != nil {
+		t.Skipf("the test DSN is not a URL (%v); cannot log in as another role", err)
+	}
+	u.User = url.User(role)
+	return u.String()
 }
 
 func fixtures(t *testing.T, cfg Config) []*fixture {
@@ -198,6 +226,34 @@ func TestGuard(t *testing.T) {
 		{"qualified", "SELECT * FROM information_schema.tables", "schema-qualified"},
 		{"unlisted table in join", "SELECT * FROM orders JOIN secrets ON true", "table secrets is not allowed"},
 		{"dollar quoted", "SELECT $$x$$; DROP TABLE customers", "one statement"},
+		// U& names are decoded before they are checked.
+		{"U& read file", `SELECT U&"\0070g_read_file"('/etc/passwd') AS f`, "pg_read_file is not allowed"},
+		{"U& signal", `SELECT U&"\0070g_terminate_backend"(1) AS k`, "pg_terminate_backend is not allowed"},
+		{"U& advisory lock", `SELECT U&"\0070g_advisory_lock"(424242) AS l`, "pg_advisory_lock is not allowed"},
+		{"U& six digits", `SELECT U&"\+000070g_sleep"(1)`, "pg_sleep is not allowed"},
+		{"U& UESCAPE", `SELECT U&"!0070g_sleep" UESCAPE '!' (1)`, "pg_sleep is not allowed"},
+		{"UESCAPE after a comment", `SELECT U&"!0070g_sleep" /**/ UESCAPE '!' (1)`, "UESCAPE"},
+		{"U& bad escape", `SELECT U&"\00zz" FROM customers`, "invalid Unicode escape"},
+		{"U& surrogate", `SELECT U&"\D800" FROM customers`, "invalid Unicode escape"},
+		{"U& hex UESCAPE", `SELECT U&"a0070g_sleep" UESCAPE 'a' (1)`, "invalid UESCAPE"},
+		{"U& catalog table", `SELECT usename, passwd FROM customers, U&"\0070g_shadow"`, "pg_shadow is not allowed"},
+		// Only common functions may be called.
+		{"unlisted function", "SELECT version()", "function version is not allowed"},
+		{"SQL as text", "SELECT ts_stat('SELECT 1')", "function ts_stat is not allowed"},
+		{"sequence", "SELECT nextval('customers_id_seq')", "function nextval is not allowed"},
+		{"call in an array", "SELECT ARRAY[lower('x'), pg_read_file('/etc/passwd')]", "pg_read_file is not allowed"},
+		{"quoted call", `SELECT "version"()`, "function version is not allowed"},
+		// Every FROM item is checked.
+		{"schema after a subquery", "SELECT table_name FROM (SELECT 1) x, information_schema.tables", "schema-qualified"},
+		{"table after a subquery", "SELECT * FROM (SELECT 1) AS x (a), secrets", "table secrets is not allowed"},
+		{"table after a join", "SELECT * FROM customers JOIN orders ON true, secrets", "table secrets is not allowed"},
+		{"table after a cross join", "SELECT * FROM customers CROSS JOIN orders, secrets", "table secrets is not allowed"},
+		{"parenthesised join", "SELECT * FROM (secrets CROSS JOIN customers)", "table secrets is not allowed"},
+		{"table in a subquery", "SELECT * FROM customers WHERE id IN (SELECT id FROM (SELECT 1) x, secrets)", "table secrets is not allowed"},
+		{"CTE out of its scope", "SELECT * FROM (WITH secrets AS (SELECT 1) SELECT 1) a, secrets", "table secrets is not allowed"},
+		{"CTE reads the table it hides", "WITH secrets AS (SELECT * FROM secrets) SELECT * FROM secrets", "table secrets is not allowed"},
+		{"CTE before its sibling", "WITH a AS (SELECT * FROM secrets), secrets AS (SELECT 1) SELECT * FROM a", "table secrets is not allowed"},
+		{"TABLE command", "SELECT id FROM customers UNION TABLE secrets", "TABLE"},
 	}
 	for _, f := range fixtures(t, Config{}) {
 		t.Run(f.name, func(t *testing.T) {
@@ -254,15 +310,18 @@ func TestDatabaseEnforcesReadOnly(t *testing.T) {
 				if err != nil || fmt.Sprint(res.Data) != "[[on]]" {
 					t.Fatalf("transaction_read_only: %v %v", err, res)
 				}
-				// A function that writes passes Check (it names no
-				// forbidden word): the READ ONLY transaction refuses it.
+				// A function that writes is refused by Check (it is not
+				// one of the common functions); past Check, the READ ONLY
+				// transaction refuses it.
 				if _, err := f.rw.ExecContext(t.Context(), "CREATE FUNCTION purge() RETURNS bigint LANGUAGE sql AS 'DELETE FROM order_items RETURNING 1'"); err != nil {
 					t.Fatal(err)
 				}
 				before = f.checksum(t)
-				qr, err := f.srv.Query(t.Context(), "SELECT purge()")
-				if err != nil || qr.Success || !strings.Contains(qr.Error, "read-only transaction") {
-					t.Fatalf("SELECT purge(): %v %+v, want refused by the read-only transaction", err, qr)
+				if qr, err := f.srv.Query(t.Context(), "SELECT purge()"); err != nil || qr.Success || !strings.Contains(qr.Error, "function purge is not allowed") {
+					t.Fatalf("SELECT purge(): %v %+v, want refused by Check", err, qr)
+				}
+				if _, err := f.srv.run(t.Context(), "SELECT purge()"); err == nil || !strings.Contains(err.Error(), "read-only transaction") {
+					t.Fatalf("SELECT purge() past Check: %v, want refused by the read-only transaction", err)
 				}
 			}
 			if after := f.checksum(t); after != before {
@@ -345,5 +404,166 @@ func TestMCPTools(t *testing.T) {
 	r = call("mcp_db_query", map[string]any{"sql": "DROP TABLE customers"})
 	if !r.IsError || !strings.Contains(r.Text(), "only SELECT") {
 		t.Fatalf("drop: %v %q", r.IsError, r.Text())
+	}
+}
+
+// TestGuardAccepts runs queries Check must let through (subqueries, CTEs,
+// casts, window functions, U& names of allowed tables) on the database
+// they are written for: each succeeds.
+func TestGuardAccepts(t *testing.T) {
+	both := []string{
+		"SELECT x.n, c.name FROM (SELECT 1 AS n) x, customers c WHERE c.id = x.n",
+		"SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.id, products p WHERE p.id = 1 AND o.id = 1",
+		"WITH big AS (SELECT * FROM orders WHERE id > 10), top AS (SELECT customer_id, count(*) AS n FROM big GROUP BY customer_id) SELECT * FROM top ORDER BY n DESC LIMIT 3",
+		"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT sum(x) FROM n",
+		"SELECT * FROM (SELECT category, avg(price) AS a FROM products GROUP BY category) t WHERE t.a > 10",
+		"SELECT * FROM (customers c JOIN orders o ON o.customer_id = c.id) LIMIT 1",
+		"SELECT name, rank() OVER (PARTITION BY category ORDER BY price DESC) FROM products",
+		"SELECT id FROM customers WHERE id IN (SELECT customer_id FROM orders) AND EXISTS (SELECT 1 FROM products)",
+		"SELECT coalesce(nullif(city, ''), 'none'), upper(substr(name, 1, 3)), round(abs(-1.5)) FROM customers",
+		"SELECT count(*) FROM orders o WHERE o.status IS NOT DISTINCT FROM 'pending'",
+		"SELECT CAST(price AS varchar(20)) FROM products",
+	}
+	pg := []string{
+		"SELECT a, b FROM (VALUES (1, 2)) AS v(a, b)",
+		`SELECT U&"\0063ount"(*) FROM U&"!0063ustomers" UESCAPE '!'`,
+		"SELECT EXTRACT(YEAR FROM order_date), date_trunc('month', order_date), to_char(order_date, 'YYYY-MM') FROM orders",
+		"SELECT substring(name FROM 1 FOR 3), trim(BOTH ' ' FROM name), position('a' IN name) FROM customers",
+		"SELECT round(sum(quantity * unit_price)::numeric(12, 2), 1) FROM order_items",
+		"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY price), count(*) FILTER (WHERE price > 100) FROM products",
+		"SELECT (ARRAY[1, 2, 3])[2], string_agg(name, ', ' ORDER BY name) FROM products",
+		"SELECT c.name FROM customers c JOIN LATERAL (SELECT count(*) AS n FROM orders o WHERE o.customer_id = c.id) x ON x.n > 0 LIMIT 1",
+		"SELECT x FROM (SELECT 1 AS x) a(x) JOIN (SELECT 1 AS y) b ON a.x = b.y WHERE a.x = ANY (ARRAY[1, 2])",
+	}
+	lite := []string{
+		"SELECT strftime('%Y-%m', order_date), julianday(order_date), ifnull(status, '') FROM orders LIMIT 1",
+		"SELECT `name`, group_concat(category) FROM `products` GROUP BY `name`",
+	}
+	for _, f := range fixtures(t, Config{}) {
+		t.Run(f.name, func(t *testing.T) {
+			queries := append(slices.Clone(both), lite...)
+			if f.name == "postgres" {
+				queries = append(slices.Clone(both), pg...)
+			}
+			for _, q := range queries {
+				if res, err := f.srv.Query(t.Context(), q); err != nil || !res.Success {
+					t.Errorf("%s: %v %+v", q, err, res)
+				}
+			}
+		})
+	}
+}
+
+// TestOpenRefusesPrivilegedRoles opens the server as the test server's
+// superuser and as a member of pg_signal_backend: both are refused unless
+// AllowPrivilegedRole is set; a role made with ReaderRoleStatements is
+// accepted.
+func TestOpenRefusesPrivilegedRoles(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "bosai_role_")
+	if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	var super bool
+	if err := pool.QueryRow(t.Context(), "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil || !super {
+		t.Skipf("the test DSN is not a superuser's (%v); this test needs one", err)
+	}
+	signal := readerDSN(t, pool, schema, schema+"_signal")
+	if _, err := pool.Exec(t.Context(), "GRANT pg_signal_backend TO "+schema+"_signal"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, dsn, want string }{
+		{"superuser", postgresDSN(schema), "is a superuser"},
+		{"pg_signal_backend", signal, "is a member of pg_signal_backend"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn})
+			if err == nil {
+				srv.Close()
+				t.Fatal("Open accepted the role")
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "ReaderRoleStatements") || !strings.Contains(err.Error(), "AllowPrivilegedRole") {
+				t.Fatalf("Open: %v; want it to say the role %s and how to fix it", err, c.want)
+			}
+			srv, err = Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn, AllowPrivilegedRole: true})
+			if err != nil {
+				t.Fatalf("Open with AllowPrivilegedRole: %v", err)
+			}
+			srv.Close()
+		})
+	}
+	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: readerDSN(t, pool, schema, schema)})
+	if err != nil {
+		t.Fatalf("Open as a reader: %v", err)
+	}
+	srv.Close()
+}
+
+// TestByteCap reads rows of about 1 MB: the result stops before it passes
+// MaxBytes, and says it was truncated; a row longer than MaxBytes fails
+// the query, and the server goes on working.
+func TestByteCap(t *testing.T) {
+	// A minute: the limits tested are bytes; the machine may be slow.
+	f := postgresFixture(t, Config{Timeout: time.Minute})
+	res, err := f.srv.Query(t.Context(), "SELECT id, rpad(md5(id::text), 1000000, 'x') AS big FROM orders WHERE id <= 20 ORDER BY id")
+	if err != nil || !res.Success {
+		t.Fatalf("%v %+v", err, res.Error)
+	}
+	size := 0
+	for _, r := range res.Data {
+		size += 8 + len(r[1].(string))
+	}
+	if res.RowCount != 4 || !res.Truncated || size > DefaultMaxBytes {
+		t.Fatalf("%d rows, %d bytes, truncated %v; want 4 rows, at most %d bytes, truncated", res.RowCount, size, res.Truncated, DefaultMaxBytes)
+	}
+	if text := f.srv.truncation(res); !strings.Contains(text, fmt.Sprintf("%d-byte limit", DefaultMaxBytes)) {
+		t.Fatalf("the result says %q, want the byte limit named", text)
+	}
+	f = postgresFixture(t, Config{MaxBytes: 1 << 20, Timeout: time.Minute})
+	res, err = f.srv.Query(t.Context(), "SELECT rpad('x', 3000000, 'x') AS big")
+	if err != nil || res.Success || !strings.Contains(res.Error, "longer than the 1048576-byte limit") {
+		t.Fatalf("a 3 MB row with a 1 MiB limit: %v %+v, want a failure naming the limit", err, res)
+	}
+	if res, err = f.srv.Query(t.Context(), "SELECT count(*) FROM customers"); err != nil || !res.Success {
+		t.Fatalf("after a row over the limit: %v %+v", err, res)
+	}
+}
+
+// TestSessionLocksReleased takes a session advisory lock past Check (Check
+// refuses the call): the lock is gone once the query returns.
+func TestSessionLocksReleased(t *testing.T) {
+	f := postgresFixture(t, Config{})
+	res, err := f.srv.run(t.Context(), "SELECT pg_advisory_lock(424242) AS l, pg_backend_pid() AS pid")
+	if err != nil || !res.Success {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var n int
+	if err := f.rw.QueryRowContext(t.Context(), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 424242 AND pid = $1", res.Data[0][1]).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d advisory locks still held by the query's connection", n)
+	}
+}
+
+// TestStandardStrings connects with standard_conforming_strings off, where
+// PostgreSQL would read a backslash before a quote as an escape and run
+// what Check read as a string: queries run with it on, as Check lexes them (and as pgx needs
+// to fetch the rows).
+func TestStandardStrings(t *testing.T) {
+	f := postgresFixture(t, Config{})
+	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: f.srv.cfg.DSN + "&standard_conforming_strings=off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if res, err := srv.Query(t.Context(), `SELECT 'a\b' AS s`); err != nil || !res.Success || res.Data[0][0] != `a\b` {
+		t.Fatalf("a query with a backslash: %v %+v, want a\\b", err, res)
+	}
+	q := `SELECT '\'' , version() , '\''`
+	if err := Check(q, nil); err != nil {
+		t.Fatalf("Check refused %s: %v; the test needs a query it accepts", q, err)
+	}
+	if res, err := srv.Query(t.Context(), q); err != nil || res.Success || !strings.Contains(res.Error, "syntax error") {
+		t.Fatalf("%s: %v %+v, want a syntax error", q, err, res)
 	}
 }

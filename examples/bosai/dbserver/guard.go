@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrRefused wraps every refusal of Check: the query is not a single
@@ -13,22 +15,95 @@ var ErrRefused = errors.New("query refused")
 
 // forbiddenWords are keywords a read-only query never needs. Each one
 // starts or hides a write, a schema change, a session change or a
-// command (SELECT … INTO creates a table in PostgreSQL; FOR UPDATE locks).
+// command (SELECT … INTO creates a table in PostgreSQL; FOR UPDATE locks;
+// TABLE t reads t without a FROM). UESCAPE is allowed only right after
+// its U& literal, where lex consumes it.
 var forbiddenWords = []string{
 	"insert", "update", "delete", "merge", "upsert", "drop", "alter", "create", "truncate",
 	"grant", "revoke", "attach", "detach", "pragma", "vacuum", "reindex", "analyze",
 	"copy", "call", "do", "execute", "exec", "prepare", "deallocate", "lock", "set", "reset",
 	"listen", "notify", "unlisten", "load", "begin", "commit", "rollback", "savepoint",
 	"release", "into", "returning", "refresh", "cluster", "comment", "security", "import",
+	"table", "uescape",
 }
 
 // forbiddenFuncs are functions that sleep, touch files, run SQL given as
 // text, change settings or signal other sessions. Every name starting with
-// pg_ or lo_ is refused too.
+// pg_ or lo_ is refused too. None of them is in allowedFuncs; the list
+// gives the clearer message and guards names that are not calls.
 var forbiddenFuncs = []string{
 	"set_config", "current_setting", "dblink", "dblink_exec", "query_to_xml",
 	"query_to_xml_and_xmlschema", "query_to_xmlschema", "cursor_to_xml", "table_to_xml",
 	"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sleep",
+}
+
+// allowedFuncs are the functions a query may call: aggregates, window
+// functions, and common date, string, math, conditional and JSON
+// functions of PostgreSQL and SQLite. None of them reads files, runs SQL
+// given as text, takes locks, changes settings or signals sessions.
+var allowedFuncs = setOf(
+	// aggregates
+	"count", "sum", "avg", "min", "max", "total", "string_agg", "array_agg", "group_concat",
+	"bool_and", "bool_or", "every", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop",
+	"var_samp", "percentile_cont", "percentile_disc", "mode", "corr", "covar_pop", "covar_samp",
+	"regr_slope", "regr_intercept", "regr_r2", "json_agg", "jsonb_agg", "json_object_agg",
+	"jsonb_object_agg", "json_group_array", "json_group_object", "grouping",
+	// window functions
+	"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+	"first_value", "last_value", "nth_value",
+	// math
+	"abs", "ceil", "ceiling", "floor", "round", "trunc", "sqrt", "cbrt", "power", "pow", "exp",
+	"ln", "log", "log10", "log2", "mod", "sign", "div", "pi", "degrees", "radians", "sin", "cos",
+	"tan", "asin", "acos", "atan", "atan2", "width_bucket", "greatest", "least", "random", "scale",
+	// strings
+	"length", "char_length", "character_length", "octet_length", "bit_length", "lower", "upper",
+	"initcap", "trim", "btrim", "ltrim", "rtrim", "substr", "substring", "left", "right", "lpad",
+	"rpad", "replace", "translate", "reverse", "concat", "concat_ws", "position", "strpos",
+	"instr", "split_part", "starts_with", "format", "printf", "ascii", "chr", "char", "unicode",
+	"md5", "regexp_replace", "regexp_match", "regexp_matches", "regexp_like", "regexp_count",
+	"regexp_substr", "regexp_split_to_array", "string_to_array", "array_to_string", "overlay",
+	"to_hex", "hex", "typeof", "like", "glob",
+	// dates and times
+	"now", "current_timestamp", "current_time", "localtimestamp", "localtime", "date_trunc",
+	"date_part", "extract", "age", "make_date", "make_time", "make_timestamp", "make_interval",
+	"to_char", "to_date", "to_timestamp", "to_number", "justify_days", "justify_hours",
+	"justify_interval", "isfinite", "date_bin", "timezone", "date", "time", "datetime",
+	"julianday", "strftime", "unixepoch",
+	// conditionals and casts
+	"coalesce", "nullif", "ifnull", "iif", "cast",
+	// JSON and arrays
+	"json_build_object", "jsonb_build_object", "json_build_array", "jsonb_build_array",
+	"json_object", "json_array", "json_extract", "to_json", "to_jsonb", "json_array_length",
+	"jsonb_array_length", "json_typeof", "jsonb_typeof", "array_length", "cardinality", "unnest",
+	"array_position", "array_remove", "array_append", "generate_series",
+)
+
+// callKeywords are keywords that may stand right before "(" without
+// being a function call.
+var callKeywords = setOf(
+	"select", "from", "join", "where", "and", "or", "not", "in", "exists", "any", "all", "some",
+	"as", "on", "using", "over", "filter", "within", "values", "array", "row", "when", "then",
+	"else", "case", "by", "with", "recursive", "lateral", "distinct", "rollup", "cube", "sets",
+	"partition", "between", "ilike", "similar", "to", "is", "union", "intersect", "except",
+	"having", "limit", "offset", "group", "order", "materialized", "escape", "collate", "only",
+	"interval", "match", "regexp",
+)
+
+// fromFuncs are the functions whose arguments may hold the word FROM
+// (EXTRACT(YEAR FROM d), SUBSTRING(s FROM 2)): it starts no FROM clause.
+var fromFuncs = setOf("extract", "substring", "trim", "overlay", "position")
+
+// clauseEnds are the reserved words that end a FROM clause, or (ON and
+// USING) a table reference's alias.
+var clauseEnds = setOf("where", "group", "having", "window", "order", "limit", "offset", "fetch",
+	"for", "union", "intersect", "except", "on", "using")
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
 }
 
 type tokKind int
@@ -43,11 +118,13 @@ const (
 
 type token struct {
 	kind tokKind
-	text string // words in lower case, punctuation as is
+	text string // words in lower case, quoted identifiers unquoted (U& decoded) in lower case, punctuation as is
 }
 
 // lex splits sql into tokens, dropping comments and whitespace. It fails on
-// an unterminated comment, string or quoted identifier.
+// an unterminated comment, string or quoted identifier, and on a U&
+// literal it cannot decode. "[" is punctuation (PostgreSQL's subscript),
+// not a quote: what it encloses is lexed, so checked, like the rest.
 func lex(sql string) ([]token, error) {
 	var out []token
 	i := 0
@@ -83,6 +160,13 @@ func lex(sql string) ([]token, error) {
 			}
 			i = j
 			out = append(out, token{tokPunct, " "}) // a comment separates tokens
+		case (c == 'u' || c == 'U') && i+2 < len(sql) && sql[i+1] == '&' && (sql[i+2] == '"' || sql[i+2] == '\''):
+			t, n, err := lexUnicode(sql[i:])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+			i += n
 		case c == '\'' || ((c == 'e' || c == 'E') && i+1 < len(sql) && sql[i+1] == '\''):
 			esc := c != '\''
 			if esc {
@@ -108,18 +192,25 @@ func lex(sql string) ([]token, error) {
 			}
 			out = append(out, token{tokString, sql[i : j+1]})
 			i = j + 1
-		case c == '"' || c == '`' || c == '[':
-			end := byte('"')
-			if c == '`' {
-				end = '`'
-			} else if c == '[' {
-				end = ']'
+		case c == '"':
+			body, n, err := quoted(sql[i:])
+			if err != nil {
+				return nil, err
 			}
-			j := strings.IndexByte(sql[i+1:], end)
+			out = append(out, token{tokQuoted, strings.ToLower(body)})
+			i += n
+		case c == '`':
+			// SQLite's quoted identifier; PostgreSQL reads ` as an operator,
+			// so only plain names may be quoted this way.
+			j := strings.IndexByte(sql[i+1:], '`')
 			if j < 0 {
 				return nil, fmt.Errorf("%w: unterminated quoted identifier", ErrRefused)
 			}
-			out = append(out, token{tokQuoted, strings.ToLower(sql[i+1 : i+1+j])})
+			name := sql[i+1 : i+1+j]
+			if strings.IndexFunc(name, func(r rune) bool { return r != ' ' && (r >= utf8.RuneSelf || !isIdentPart(byte(r))) }) >= 0 {
+				return nil, fmt.Errorf("%w: `%s` is not a plain name; quote identifiers with \"", ErrRefused, name)
+			}
+			out = append(out, token{tokQuoted, strings.ToLower(name)})
 			i += j + 2
 		case c == '$' && i+1 < len(sql) && (sql[i+1] == '$' || isIdentStart(sql[i+1])):
 			// PostgreSQL dollar quoting: $tag$ … $tag$.
@@ -160,6 +251,95 @@ func lex(sql string) ([]token, error) {
 	return slices.DeleteFunc(out, func(t token) bool { return t.kind == tokPunct && t.text == " " }), nil
 }
 
+// quoted reads the literal that s starts with, quoted by s[0] ("…" or
+// '…', the quote doubled inside), and returns its body and length.
+func quoted(s string) (string, int, error) {
+	q := s[0]
+	var b strings.Builder
+	for j := 1; j < len(s); j++ {
+		if s[j] != q {
+			b.WriteByte(s[j])
+			continue
+		}
+		if j+1 < len(s) && s[j+1] == q {
+			b.WriteByte(q)
+			j++
+			continue
+		}
+		return b.String(), j + 1, nil
+	}
+	if q == '"' {
+		return "", 0, fmt.Errorf("%w: unterminated quoted identifier", ErrRefused)
+	}
+	return "", 0, fmt.Errorf("%w: unterminated string literal", ErrRefused)
+}
+
+// lexUnicode reads PostgreSQL's U&"…" identifier or U&'…' string that s
+// starts with, and the UESCAPE 'c' clause that may follow it after
+// whitespace, and returns it decoded: U&"\0070g_sleep" is pg_sleep.
+func lexUnicode(s string) (token, int, error) {
+	body, n, err := quoted(s[2:])
+	if err != nil {
+		return token{}, 0, err
+	}
+	n += 2
+	esc := '\\'
+	j := n
+	for j < len(s) && strings.IndexByte(" \t\n\r\f\v", s[j]) >= 0 {
+		j++
+	}
+	if len(s)-j >= 7 && strings.EqualFold(s[j:j+7], "uescape") && (len(s) == j+7 || !isIdentPart(s[j+7])) {
+		k := j + 7
+		for k < len(s) && strings.IndexByte(" \t\n\r\f\v", s[k]) >= 0 {
+			k++
+		}
+		if k >= len(s) || s[k] != '\'' {
+			return token{}, 0, fmt.Errorf("%w: UESCAPE must be followed by a one-character string such as '!'", ErrRefused)
+		}
+		e, m, err := quoted(s[k:])
+		if err != nil {
+			return token{}, 0, err
+		}
+		r, size := utf8.DecodeRuneInString(e)
+		if size == 0 || size != len(e) || strings.ContainsRune("0123456789abcdefABCDEF+'\" \t\n\r\f\v", r) {
+			return token{}, 0, fmt.Errorf("%w: invalid UESCAPE character %q", ErrRefused, e)
+		}
+		esc, n = r, k+m
+	}
+	var b strings.Builder
+	for i := 0; i < len(body); {
+		r, size := utf8.DecodeRuneInString(body[i:])
+		i += size
+		if r != esc {
+			b.WriteRune(r)
+			continue
+		}
+		digits := 4
+		switch {
+		case strings.HasPrefix(body[i:], string(esc)):
+			b.WriteRune(esc)
+			i += len(string(esc))
+			continue
+		case strings.HasPrefix(body[i:], "+"):
+			digits = 6
+			i++
+		}
+		if i+digits > len(body) {
+			return token{}, 0, fmt.Errorf("%w: invalid Unicode escape in %s", ErrRefused, s[:n])
+		}
+		v, err := strconv.ParseUint(body[i:i+digits], 16, 32)
+		if err != nil || v == 0 || !utf8.ValidRune(rune(v)) {
+			return token{}, 0, fmt.Errorf("%w: invalid Unicode escape in %s", ErrRefused, s[:n])
+		}
+		b.WriteRune(rune(v))
+		i += digits
+	}
+	if s[2] == '\'' {
+		return token{tokString, s[:n]}, n, nil
+	}
+	return token{tokQuoted, strings.ToLower(b.String())}, n, nil
+}
+
 func isIdentStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
@@ -167,17 +347,19 @@ func isIdentStart(c byte) bool {
 func isIdentPart(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' || c == '$' }
 
 // Check is the first line of defence of mcp_db_query: it accepts one
-// read-only SELECT (or WITH … SELECT) that reads only the allowed tables,
-// and refuses anything else with an error wrapping ErrRefused that says
-// what to change. A nil or empty allowed list allows every table. The
-// database enforces read-only as well (see Config); Check is what makes the
-// refusal clear.
+// read-only SELECT (or WITH … SELECT) that reads only the allowed tables
+// and calls only common functions (aggregates, window functions, date,
+// string and math functions), and refuses anything else with an error
+// wrapping ErrRefused that says what to change. A nil or empty allowed
+// list allows every table. PostgreSQL's U&"…" identifiers are decoded
+// before they are checked. The database enforces read-only as well (see
+// Config); Check is what makes the refusal clear.
 func Check(sql string, allowed []string) error {
 	toks, err := lex(sql)
 	if err != nil {
 		return err
 	}
-	for len(toks) > 0 && toks[len(toks)-1].text == ";" {
+	for len(toks) > 0 && isPunct(toks[len(toks)-1], ";") {
 		toks = toks[:len(toks)-1]
 	}
 	if len(toks) == 0 {
@@ -188,102 +370,290 @@ func Check(sql string, allowed []string) error {
 	}
 	for i, t := range toks {
 		switch {
-		case t.kind == tokPunct && t.text == ";":
+		case isPunct(t, ";"):
 			return fmt.Errorf("%w: only one statement is allowed; remove everything after the first ';'", ErrRefused)
 		case t.kind == tokWord && slices.Contains(forbiddenWords, t.text):
 			return fmt.Errorf("%w: the keyword %s is not allowed in a read-only query", ErrRefused, strings.ToUpper(t.text))
-		case t.kind == tokWord || t.kind == tokQuoted:
+		case isName(t):
 			if slices.Contains(forbiddenFuncs, t.text) || strings.HasPrefix(t.text, "pg_") || strings.HasPrefix(t.text, "lo_") {
 				return fmt.Errorf("%w: %s is not allowed in a read-only query", ErrRefused, t.text)
 			}
-			if strings.HasPrefix(t.text, "sqlite_") && i+1 < len(toks) && toks[i+1].text == "(" {
+			if strings.HasPrefix(t.text, "sqlite_") && i+1 < len(toks) && isPunct(toks[i+1], "(") {
 				return fmt.Errorf("%w: %s is not allowed in a read-only query", ErrRefused, t.text)
 			}
 		}
 	}
-	return checkTables(toks, allowed)
+	p, err := parse(toks)
+	if err != nil {
+		return err
+	}
+	if err := p.checkTables(allowed); err != nil {
+		return err
+	}
+	return p.checkCalls()
+}
+
+// cte is a common table expression: its name, where it is defined and
+// the tokens it is visible in.
+type cte struct {
+	name     string
+	def      int // index of the name
+	from, to int // visible in toks[from:to]
+}
+
+// query is a lexed query with its parentheses matched and its common
+// table expressions found.
+type query struct {
+	toks []token
+	// match maps each "(" to its ")" and back; outer maps each token to
+	// the "(" of the innermost parentheses around it, or -1.
+	match, outer []int
+	ctes         []cte
+}
+
+func parse(toks []token) (*query, error) {
+	p := &query{toks: toks, match: make([]int, len(toks)), outer: make([]int, len(toks))}
+	var stack []int
+	for i, t := range toks {
+		p.match[i] = -1
+		p.outer[i] = -1
+		if len(stack) > 0 {
+			p.outer[i] = stack[len(stack)-1]
+		}
+		switch {
+		case isPunct(t, "("):
+			stack = append(stack, i)
+		case isPunct(t, ")"):
+			if len(stack) == 0 {
+				return nil, fmt.Errorf("%w: unbalanced parentheses: a ')' closes nothing", ErrRefused)
+			}
+			o := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			p.match[o], p.match[i] = i, o
+			p.outer[i] = p.outer[o]
+		}
+	}
+	if len(stack) > 0 {
+		return nil, fmt.Errorf("%w: unbalanced parentheses: a '(' is never closed", ErrRefused)
+	}
+	depth := 0
+	for _, t := range toks {
+		if isPunct(t, "[") {
+			depth++
+		} else if isPunct(t, "]") {
+			if depth--; depth < 0 {
+				return nil, fmt.Errorf("%w: unbalanced brackets: a ']' closes nothing", ErrRefused)
+			}
+		}
+	}
+	if depth > 0 {
+		return nil, fmt.Errorf("%w: unbalanced brackets: a '[' is never closed", ErrRefused)
+	}
+	for w, t := range toks {
+		if t.kind == tokWord && t.text == "with" {
+			p.readWith(w)
+		}
+	}
+	return p, nil
+}
+
+// readWith records the common table expressions of the WITH at toks[w]:
+// WITH [RECURSIVE] name [(cols)] AS [[NOT] MATERIALIZED] (body) {, …}.
+// A CTE is visible up to the end of the parentheses around its WITH; a
+// recursive one from its name on, another only after its body (before,
+// the name is a table's).
+func (p *query) readWith(w int) {
+	toks := p.toks
+	end := len(toks)
+	if o := p.outer[w]; o >= 0 {
+		end = p.match[o]
+	}
+	j := w + 1
+	recursive := j < len(toks) && isWord(toks[j], "recursive")
+	if recursive {
+		j++
+	}
+	for j < len(toks) && isName(toks[j]) {
+		c := cte{name: toks[j].text, def: j, to: end}
+		j++
+		if j < len(toks) && isPunct(toks[j], "(") {
+			j = p.match[j] + 1
+		}
+		if j >= len(toks) || !isWord(toks[j], "as") {
+			return
+		}
+		j++
+		for j < len(toks) && (isWord(toks[j], "not") || isWord(toks[j], "materialized")) {
+			j++
+		}
+		if j >= len(toks) || !isPunct(toks[j], "(") {
+			return
+		}
+		j = p.match[j]
+		c.from = j
+		if recursive {
+			c.from = c.def
+		}
+		p.ctes = append(p.ctes, c)
+		j++
+		if j >= len(toks) || !isPunct(toks[j], ",") {
+			return
+		}
+		j++
+	}
+}
+
+// isCTE reports whether the name at toks[i] is a common table expression.
+func (p *query) isCTE(i int) bool {
+	return slices.ContainsFunc(p.ctes, func(c cte) bool { return c.name == p.toks[i].text && c.from < i && i < c.to })
 }
 
 // checkTables refuses table references outside allowed (and the query's
 // own common table expressions), schema-qualified names and table
-// functions.
-func checkTables(toks []token, allowed []string) error {
-	ctes := map[string]bool{}
-	for i := 0; i+1 < len(toks); i++ {
-		if !isName(toks[i]) {
+// functions, in every FROM clause: after FROM, each comma and each JOIN,
+// inside parenthesised joins, and in subqueries (each has its own FROM).
+func (p *query) checkTables(allowed []string) error {
+	for i, t := range p.toks {
+		if t.kind != tokWord || (t.text != "from" && t.text != "join") {
 			continue
 		}
-		j := i + 1
-		if toks[j].text == "(" { // name(cols) AS (
-			depth := 0
-			for ; j < len(toks); j++ {
-				if toks[j].text == "(" {
-					depth++
-				} else if toks[j].text == ")" {
-					depth--
-					if depth == 0 {
-						break
-					}
-				}
-			}
-			j++
-		}
-		if j+1 < len(toks) && toks[j].text == "as" && toks[j+1].text == "(" {
-			ctes[toks[i].text] = true
-		}
-	}
-	stop := []string{"where", "group", "order", "limit", "having", "union", "intersect", "except", "on", "using", "window", "offset", "fetch", "join", "inner", "left", "right", "full", "cross", "natural", "outer"}
-	for i := 0; i < len(toks); i++ {
-		if toks[i].kind != tokWord || (toks[i].text != "from" && toks[i].text != "join") {
-			continue
-		}
-		if i >= 3 && toks[i-2].text == "(" && slices.Contains([]string{"extract", "substring", "trim", "overlay", "position"}, toks[i-3].text) {
+		if o := p.outer[i]; o > 0 && p.toks[o-1].kind == tokWord && fromFuncs[p.toks[o-1].text] {
 			continue // EXTRACT(YEAR FROM d) and friends
 		}
-		// Read a list of table references: name [[AS] alias] {, …}.
-		j := i + 1
-		for j < len(toks) {
-			if toks[j].text == "lateral" || toks[j].text == "only" {
-				j++
-			}
-			if j >= len(toks) || toks[j].text == "(" {
-				break // a subquery: its own FROM is checked on its own
-			}
-			if !isName(toks[j]) {
-				return fmt.Errorf("%w: expected a table name after %s, found %q", ErrRefused, strings.ToUpper(toks[i].text), toks[j].text)
-			}
-			name := toks[j].text
-			j++
-			if j < len(toks) && toks[j].text == "." {
-				return fmt.Errorf("%w: schema-qualified names such as %s.%s are not allowed; name the table alone", ErrRefused, name, tokText(toks, j+1))
-			}
-			if j < len(toks) && toks[j].text == "(" {
-				return fmt.Errorf("%w: table functions such as %s(…) are not allowed; read tables", ErrRefused, name)
-			}
-			if !ctes[name] && len(allowed) > 0 && !slices.Contains(allowed, name) {
-				return fmt.Errorf("%w: table %s is not allowed; the tables are %s", ErrRefused, name, strings.Join(allowed, ", "))
-			}
-			if j < len(toks) && toks[j].text == "as" {
-				j++
-			}
-			if j < len(toks) && isName(toks[j]) && !slices.Contains(stop, toks[j].text) {
-				j++ // alias
-			}
-			if j < len(toks) && toks[j].text == "," && toks[i].text == "from" {
-				j++
-				continue
-			}
-			break
+		if i >= 2 && isWord(p.toks[i-1], "distinct") && (isWord(p.toks[i-2], "is") || isWord(p.toks[i-2], "not")) {
+			continue // a IS [NOT] DISTINCT FROM b
 		}
+		if err := p.fromList(i, allowed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fromList checks the table references of the FROM clause whose keyword
+// (FROM, JOIN, or the "(" of a parenthesised join) is toks[k], up to the
+// end of the clause.
+func (p *query) fromList(k int, allowed []string) error {
+	toks := p.toks
+	kw := strings.ToUpper(toks[k].text)
+	expect := true
+	for j := k + 1; j < len(toks); j++ {
+		t := toks[j]
+		if expect {
+			expect = false
+			var err error
+			if j, err = p.tableRef(j, kw, allowed); err != nil {
+				return err
+			}
+			continue
+		}
+		switch {
+		case isPunct(t, "("):
+			j = p.match[j]
+		case isPunct(t, "["):
+			for depth := 1; depth > 0 && j+1 < len(toks); {
+				j++
+				if isPunct(toks[j], "[") {
+					depth++
+				} else if isPunct(toks[j], "]") {
+					depth--
+				}
+			}
+		case isPunct(t, ")"):
+			return nil // the end of the parentheses around the clause
+		case isPunct(t, ","):
+			expect, kw = true, ","
+		case t.kind == tokWord && !isPunct(toks[j-1], "."):
+			if t.text == "join" {
+				expect, kw = true, "JOIN"
+			} else if clauseEnds[t.text] && t.text != "on" && t.text != "using" {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// tableRef checks the table reference at toks[j] (after kw) and returns
+// the index of its last token: [LATERAL|ONLY] name [[AS] alias [(cols)]],
+// or a subquery or parenthesised join in place of name.
+func (p *query) tableRef(j int, kw string, allowed []string) (int, error) {
+	toks := p.toks
+	for j < len(toks) && (isWord(toks[j], "lateral") || isWord(toks[j], "only")) {
+		j++
+	}
+	if j >= len(toks) {
+		return j, fmt.Errorf("%w: expected a table name after %s", ErrRefused, kw)
+	}
+	switch {
+	case isPunct(toks[j], "("):
+		if n := tokAt(toks, j+1); !isWord(n, "select") && !isWord(n, "with") && !isWord(n, "values") {
+			// A parenthesised join: its tables are a FROM list of their own.
+			if err := p.fromList(j, allowed); err != nil {
+				return j, err
+			}
+		} // else a subquery: its own FROM is checked on its own.
+		j = p.match[j]
+	case isName(toks[j]):
+		name := toks[j].text
+		if n := tokAt(toks, j+1); isPunct(n, ".") {
+			return j, fmt.Errorf("%w: schema-qualified names such as %s.%s are not allowed; name the table alone", ErrRefused, name, tokAt(toks, j+2).text)
+		} else if isPunct(n, "(") {
+			return j, fmt.Errorf("%w: table functions such as %s(…) are not allowed; read tables", ErrRefused, name)
+		}
+		if !p.isCTE(j) && len(allowed) > 0 && !slices.Contains(allowed, name) {
+			return j, fmt.Errorf("%w: table %s is not allowed; the tables are %s", ErrRefused, name, strings.Join(allowed, ", "))
+		}
+	default:
+		return j, fmt.Errorf("%w: expected a table name after %s, found %q", ErrRefused, kw, toks[j].text)
+	}
+	// The alias, and its column list.
+	if n := tokAt(toks, j+1); isWord(n, "as") && isName(tokAt(toks, j+2)) {
+		j += 2
+	} else if isName(n) && (n.kind == tokQuoted || !clauseEnds[n.text] && !callKeywords[n.text] &&
+		!slices.Contains([]string{"inner", "left", "right", "full", "cross", "natural", "outer"}, n.text)) {
+		j++
+	} else {
+		return j, nil
+	}
+	if isPunct(tokAt(toks, j+1), "(") {
+		j = p.match[j+1]
+	}
+	return j, nil
+}
+
+// checkCalls refuses calls of functions outside allowedFuncs. A name right
+// before "(" is a call unless it is a keyword (IN (…), OVER (…)), a CTE's
+// name, a type (x::numeric(10,2), CAST(x AS varchar(9))) or an alias's
+// column list (AS t(a, b), (VALUES …) v(a, b)).
+func (p *query) checkCalls() error {
+	toks := p.toks
+	for i := 0; i+1 < len(toks); i++ {
+		t := toks[i]
+		if !isName(t) || !isPunct(toks[i+1], "(") || allowedFuncs[t.text] {
+			continue
+		}
+		if t.kind == tokWord && callKeywords[t.text] || slices.ContainsFunc(p.ctes, func(c cte) bool { return c.def == i }) {
+			continue
+		}
+		if i > 0 && (isWord(toks[i-1], "as") || isPunct(toks[i-1], ")")) || i > 1 && isPunct(toks[i-1], ":") && isPunct(toks[i-2], ":") {
+			continue
+		}
+		return fmt.Errorf("%w: the function %s is not allowed; use aggregates, window functions and common date, string and math functions (such as count, sum, round, lower, coalesce, date_trunc, strftime)", ErrRefused, t.text)
 	}
 	return nil
 }
 
 func isName(t token) bool { return t.kind == tokWord || t.kind == tokQuoted }
 
-func tokText(toks []token, i int) string {
+func isWord(t token, w string) bool { return t.kind == tokWord && t.text == w }
+
+func isPunct(t token, p string) bool { return t.kind == tokPunct && t.text == p }
+
+// tokAt returns toks[i], or the zero token past the end.
+func tokAt(toks []token, i int) token {
 	if i < len(toks) {
-		return toks[i].text
+		return toks[i]
 	}
-	return ""
+	return token{kind: tokPunct}
 }
