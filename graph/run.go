@@ -373,7 +373,9 @@ func (r *run[S]) execute(ctx context.Context) {
 	}
 	// The step's context is a child of ctx, marked offLoop when the
 	// step is served: the mark goes under the cancellation, so that the
-	// run's own context, marked once in the sink, serves every step.
+	// mark the sink holds for the run's own context serves every step
+	// (a child of the run's parent then, which the run's cancellation
+	// reaches through serve: see streamSink.offLoop).
 	parent := ctx
 	served := r.out != nil && r.out.onLoop(ctx)
 	if served {
@@ -421,7 +423,7 @@ func (r *run[S]) serveStep(helpers int) {
 		}
 	}()
 	r.nhelp = helpers
-	r.out.serve(r.start, r.stepDone)
+	r.out.serve(r.start, r.stepDone, r.cancel)
 	served = true
 }
 
