@@ -458,3 +458,31 @@ func TestStreamParallelStepAllocations(t *testing.T) {
 		t.Fatalf("a streamed run with a parallel step allocates %v times, one with the same tasks in two steps %v times: want at most 3 more", par, seq)
 	}
 }
+
+// Breaking out of the loop while a parallel step is served cancels the
+// step's tasks, whose context is not a child of the run's: a task waiting
+// on its context has returned when the loop ends.
+func TestStreamBreakCancelsServedStep(t *testing.T) {
+	returned := make(chan error, 1)
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, graph.Emit(ctx, "x")
+	})
+	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		<-ctx.Done()
+		returned <- ctx.Err()
+		return graph.Update[logState]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	for range mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+		break
+	}
+	select {
+	case err := <-returned:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("b's context ended with %v, want context.Canceled", err)
+		}
+	default:
+		t.Fatal("b was still running after the loop ended")
+	}
+}
