@@ -373,7 +373,9 @@ func (r *run[S]) execute(ctx context.Context) {
 	}
 	// The step's context is a child of ctx, marked offLoop when the
 	// step is served: the mark goes under the cancellation, so that the
-	// run's own context, marked once in the sink, serves every step.
+	// mark the sink holds for the run's own context serves every step
+	// (a child of the run's parent then, which the run's cancellation
+	// reaches through serve: see streamSink.offLoop).
 	parent := ctx
 	served := r.out != nil && r.out.onLoop(ctx)
 	if served {
@@ -421,7 +423,7 @@ func (r *run[S]) serveStep(helpers int) {
 		}
 	}()
 	r.nhelp = helpers
-	r.out.serve(r.start, r.stepDone)
+	r.out.serve(r.start, r.stepDone, r.cancel)
 	served = true
 }
 
@@ -627,9 +629,16 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 		if it != nil {
 			it.n, it.raised, it.used = 0, nil, nil
 		}
-		if !r.observed && t.n.timeout == 0 {
+		switch {
+		case t.n.timeout != 0:
+			err = r.attempt(ctx, t, i, attempt)
+		case !r.observed:
 			err = r.call(ctx, t)
-		} else {
+		case len(r.set.hooks) == 0 && !r.modes.has(StreamDebug):
+			// Streamed without hooks or debug events: the attempt
+			// needs only its scope.
+			err = r.call(r.scope(ctx, i, attempt), t)
+		default:
 			err = r.attempt(ctx, t, i, attempt)
 		}
 		t.tries = attempt
@@ -696,13 +705,10 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 	if !r.observed {
 		return timedOut(ctx, tctx, r.call(tctx, t), nd.timeout)
 	}
-	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
-	sctx := r.scopeFor(i, attempt)
-	sctx.Context = tctx
-	sctx.sc.sink, sctx.sc.info, sctx.sc.hooks = r.out, info, r.set.hooks
+	sctx := r.scope(tctx, i, attempt)
+	info := sctx.sc.info
 	var actx context.Context = sctx
 	if r.out != nil {
-		sctx.sc.modes = r.modes
 		if r.modes.has(StreamDebug) {
 			_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info, debug: &Debug{Kind: TaskStart, Attempt: attempt}})
 		}
@@ -742,6 +748,16 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 			debug: &Debug{Kind: TaskEnd, Attempt: attempt, Elapsed: elapsed, Err: err}})
 	}
 	return err
+}
+
+// scope returns the context of attempt number attempt of the current
+// step's task i, a child of ctx carrying the task's scope.
+func (r *run[S]) scope(ctx context.Context, i, attempt int) *scopeContext {
+	sctx := r.scopeFor(i, attempt)
+	sctx.Context = ctx
+	sctx.sc.sink, sctx.sc.hooks, sctx.sc.modes = r.out, r.set.hooks, r.modes
+	sctx.sc.info = TaskInfo{Namespace: r.ns, Step: r.step, Node: r.cur[i].n.name, Index: i, Attempt: attempt}
+	return sctx
 }
 
 // timedOut turns the failure of an attempt whose own deadline passed (while

@@ -139,12 +139,17 @@ type sink interface {
 	// scope's own context when own is set (see scopeOf).
 	sendTask(ctx context.Context, sc *scope, own bool, mode StreamMode, payload any, c model.Chunk) error
 	// onLoop reports whether ctx runs on the goroutine of the loop over
-	// the stream; offLoop marks a context that does not.
+	// the stream; offLoop returns the parent of the context of a parallel
+	// step's tasks when the step runs in ctx: ctx marked as not on the
+	// loop, or one that the run's cancellation reaches through serve's
+	// cancel only (see [streamSink.offLoop]).
 	onLoop(ctx context.Context) bool
 	offLoop(ctx context.Context) context.Context
 	// serve calls start, which starts the goroutines of a parallel
-	// step, and yields the events they send until done.
-	serve(start func(), done <-chan struct{})
+	// step, and yields the events they send until done. cancel cancels
+	// the step's context: serve calls it when the stream stops while it
+	// serves (or has stopped before).
+	serve(start func(), done <-chan struct{}, cancel context.CancelFunc)
 }
 
 // scope is what a node's context carries in an observed run (one with
@@ -269,13 +274,19 @@ type streamSink[S any] struct {
 	panicked bool // the loop body panicked with panicV: Stream panics with it
 	panicV   any
 
-	// off is the run's context (off.Context) marked offLoop, for the
-	// parallel steps of the run itself: held in the sink, it costs no
+	// off is the run's context (off.Context) marked offLoop; free is the
+	// context the iterator was made with, the run's context's parent,
+	// marked offLoop: the parent of the contexts of the run's own
+	// parallel steps (see offLoop). Held in the sink, they cost no
 	// allocation per step. Set before the run starts and kept after it
 	// (the run's context is a child of the iterator's, which the
 	// iterator keeps anyway), so that a goroutine a node left running
-	// reads it without a race.
-	off offLoopContext[S]
+	// reads them without a race.
+	off, free offLoopContext[S]
+	// step cancels the context of the parallel step being served, which
+	// the run's own cancellation does not reach (see offLoop); nil when
+	// no step is served. Guarded by mu.
+	step context.CancelFunc
 }
 
 // offLoopContext is a context marked offLoop for its sink, as
@@ -315,11 +326,16 @@ func (s *streamSink[S]) onLoop(ctx context.Context) bool {
 	return ctx.Value(offLoop[S]{s}) == nil
 }
 
-// offLoop returns ctx marked as the context of tasks running off the
-// loop's goroutine: the one held in the sink when ctx is the run's own.
+// offLoop returns the parent of the context of a parallel step run in
+// ctx, whose tasks run off the loop's goroutine: ctx marked as such. When
+// ctx is the run's own context, it is the run's parent marked (s.free),
+// held in the sink: the run's context adds only its cancellation to its
+// parent, which reaches the step through serve's cancel (stop), so that a
+// step's context is not a child of the run's and each step costs no
+// registration with it (a map of children and a done channel per run).
 func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
 	if s.off.Context != nil && ctx == s.off.Context {
-		return &s.off
+		return &s.free
 	}
 	return context.WithValue(ctx, offLoop[S]{s}, true)
 }
@@ -436,8 +452,7 @@ func (s *streamSink[S]) deliver(o *outEvent[S], whole *Event[S]) (err error) {
 	}
 	done = true
 	if !ok {
-		s.stopped = true
-		s.cancel()
+		s.stop()
 		return context.Canceled
 	}
 	return nil
@@ -457,8 +472,7 @@ func (s *streamSink[S]) deliverTask(mode StreamMode, info *TaskInfo, payload any
 	ok := s.yield(Event[S]{Mode: mode, Namespace: info.Namespace, Step: info.Step, Node: info.Node, Task: *info, Payload: payload, chunk: *c}, nil)
 	done = true
 	if !ok {
-		s.stopped = true
-		s.cancel()
+		s.stop()
 		return context.Canceled
 	}
 	return nil
@@ -473,11 +487,20 @@ func (s *streamSink[S]) yielded(done *bool, err *error) {
 		if v := recover(); v != nil {
 			s.panicked, s.panicV = true, v
 		}
-		s.stopped = true
-		s.cancel()
+		s.stop()
 		*err = context.Canceled
 	}
 	s.mu.Unlock()
+}
+
+// stop stops the stream, with mu held: nothing more is yielded, and the
+// run and the step it serves, if any, are cancelled.
+func (s *streamSink[S]) stop() {
+	s.stopped = true
+	s.cancel()
+	if s.step != nil {
+		s.step()
+	}
 }
 
 // serve calls start, which starts the tasks of a parallel step, and yields
@@ -485,17 +508,30 @@ func (s *streamSink[S]) yielded(done *bool, err *error) {
 // signals done. Once it returns (or its goroutine exits from the loop
 // body), events sent with the step's contexts are yielded on their
 // senders' goroutines.
-func (s *streamSink[S]) serve(start func(), done <-chan struct{}) {
+func (s *streamSink[S]) serve(start func(), done <-chan struct{}, cancel context.CancelFunc) {
 	if s.ch == nil {
 		// Made at the first parallel step, which a run may not have.
 		// Senders read ch only once they have seen serving, set below.
 		s.ch = make(chan Event[S])
 	}
+	// The step's context is not the run's child (see offLoop): a stop
+	// from now on cancels it, and one before (from a goroutine a node
+	// left running) cancels it at once.
+	s.mu.Lock()
+	if s.stopped {
+		cancel()
+	} else {
+		s.step = cancel
+	}
+	s.mu.Unlock()
 	s.hmu.Lock()
 	s.serving = true
 	s.hmu.Unlock()
 	start() // after serving is set: the tasks' events go to this goroutine
 	defer func() {
+		s.mu.Lock()
+		s.step = nil
+		s.mu.Unlock()
 		s.hmu.Lock()
 		idle := s.idle
 		s.serving, s.idle = false, nil
@@ -654,6 +690,7 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 	}
 	s.modes, s.yield, s.cancel = sc.set.modes, yield, cancel
 	s.off = offLoopContext[S]{Context: ctx, sink: s}
+	s.free = offLoopContext[S]{Context: sc.ctx, sink: s}
 	c, set, thread, input := sc.c, sc.set, sc.thread, sc.input
 	var runErr error
 	switch {

@@ -423,3 +423,66 @@ func loopOnce(t *testing.T, seq func(func(graph.Event[logState], error) bool)) w
 	}
 	return wp
 }
+
+// A streamed run's parallel step costs its own context (context.WithCancel
+// allocates the context and its cancel function) and, at the run's first
+// parallel step, the channel its tasks' events come over: its context is
+// not registered with the run's, which would cost the run's context a map
+// of children and a done channel.
+func TestStreamParallelStepAllocations(t *testing.T) {
+	noop := func(context.Context, logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, nil
+	}
+	build := func(parallel bool) *graph.Compiled[logState] {
+		g := graph.New[logState]()
+		g.AddNode("a", noop)
+		g.AddNode("b", noop)
+		if parallel {
+			g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+		} else {
+			g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
+		}
+		return mustCompile(t, g)
+	}
+	allocs := func(c *graph.Compiled[logState]) float64 {
+		return graph.MinAllocs(20, func() {
+			for _, err := range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamValues)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	seq, par := allocs(build(false)), allocs(build(true))
+	if par > seq+3 {
+		t.Fatalf("a streamed run with a parallel step allocates %v times, one with the same tasks in two steps %v times: want at most 3 more", par, seq)
+	}
+}
+
+// Breaking out of the loop while a parallel step is served cancels the
+// step's tasks, whose context is not a child of the run's: a task waiting
+// on its context has returned when the loop ends.
+func TestStreamBreakCancelsServedStep(t *testing.T) {
+	returned := make(chan error, 1)
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, graph.Emit(ctx, "x")
+	})
+	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		<-ctx.Done()
+		returned <- ctx.Err()
+		return graph.Update[logState]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	for range mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+		break
+	}
+	select {
+	case err := <-returned:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("b's context ended with %v, want context.Canceled", err)
+		}
+	default:
+		t.Fatal("b was still running after the loop ended")
+	}
+}
