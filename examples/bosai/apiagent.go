@@ -309,6 +309,11 @@ type httpResult struct {
 }
 
 func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
+	// Run checked the request; the graph may also be run without it (a
+	// LangGraph server serving Graph), so the agent checks again.
+	if err := b.checkAPIContext(req); err != nil {
+		return rec.fail(ctx, KindHTTP, err)
+	}
 	p, err := agent.Call[apiCallPlan](ctx, b.model, b.apiPrompt(req))
 	if err != nil {
 		return rec.fail(ctx, KindModel, modelFailure(err))

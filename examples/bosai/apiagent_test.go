@@ -328,6 +328,15 @@ func TestAPIContextCannotChooseTheAPI(t *testing.T) {
 	if !errors.Is(err, bosai.ErrInvalidRequest) || !strings.Contains(err.Error(), "Config.AllowedAPIBases") {
 		t.Errorf("Go caller: %v; want ErrInvalidRequest naming Config.AllowedAPIBases", err)
 	}
+	// So does the agent when the graph runs without Run, as a LangGraph
+	// server (examples/agentserver) runs it.
+	st, err := bot.Graph().Thread("direct").Invoke(t.Context(), bosai.State{Request: apiOnly("Is the service operational?", map[string]string{bosai.CtxAPIBaseURL: internal.URL})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.Results; len(r) != 1 || r[0].Status != bosai.StatusFailed || !strings.Contains(r[0].Error.Message, "Config.AllowedAPIBases") {
+		t.Errorf("the graph without Run: %+v", r)
+	}
 	if called() {
 		t.Fatal("the internal server was called")
 	}
