@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,18 +22,24 @@ import (
 
 // The request context keys the API agent reads (the seed's).
 const (
-	// CtxAPIBaseURL is the API's base URL; it wins over EnvAPIBaseURL and
-	// Config.APIBaseURL.
+	// CtxAPIBaseURL chooses the API's base URL for one request among the
+	// configured ones: the configured base (EnvAPIBaseURL, else
+	// Config.APIBaseURL, else the docs' base_url) or one of
+	// Config.AllowedAPIBases. Any other value fails the request with
+	// ErrInvalidRequest, for Go callers and HTTP callers alike, so that a
+	// request cannot make the Bot fetch an address of its choosing.
 	CtxAPIBaseURL = "api_base_url"
 	// CtxAPIBearerToken is a bearer token to send.
 	CtxAPIBearerToken = "api_bearer_token"
 	// CtxAPIHeaders is a JSON object of extra headers, such as
-	// {"X-Tenant": "acme"}.
+	// {"X-Tenant": "acme"}. Go callers may set it; Handler refuses it
+	// (400), since headers sent with the Bot's credentials are the
+	// program's to choose, not an HTTP caller's.
 	CtxAPIHeaders = "api_headers"
 )
 
-// EnvAPIBaseURL is the environment variable of the API's base URL, used
-// when the request context has none.
+// EnvAPIBaseURL is the environment variable of the API's base URL, read by
+// New; it wins over Config.APIBaseURL.
 const EnvAPIBaseURL = "BOSAI_API_BASE_URL"
 
 // The markers of the API agent's model calls.
@@ -42,12 +49,17 @@ const (
 )
 
 // TokenRefresher obtains a new bearer token after the API answered 401,
-// for the request req. It is the seed's token refresh.
+// for the request req. It is the seed's token refresh. baseURL is always
+// the configured base (see CtxAPIBaseURL): a 401 from a base the request
+// chose among Config.AllowedAPIBases is not refreshed, so that the
+// configured API's credentials and tokens go nowhere else.
 type TokenRefresher func(ctx context.Context, baseURL string, req Request) (string, error)
 
 // DemoTokenRefresher asks the demo API's POST /v1/auth/token for a token
-// with DemoClientID and DemoClientSecret.
+// with DemoClientID and DemoClientSecret, sent with client (nil means
+// http.DefaultClient) whose redirects it follows on baseURL's origin only.
 func DemoTokenRefresher(client *http.Client) TokenRefresher {
+	client = sameOriginClient(client)
 	return func(ctx context.Context, baseURL string, req Request) (string, error) {
 		body, _ := json.Marshal(map[string]string{"client_id": DemoClientID, "client_secret": DemoClientSecret})
 		r, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+"/v1/auth/token", bytes.NewReader(body))
@@ -144,6 +156,9 @@ func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
 	if e.Mutating() && !e.Allowed {
 		return e, fmt.Errorf("%s %s changes data and the API documentation does not allow it; the agent calls it only when the endpoint says allowed: true", e.Method, e.Path)
 	}
+	if _, err := renderPath(e.Path, p.PathParams); err != nil {
+		return e, fmt.Errorf("%s %s: %w", e.Method, e.Path, err)
+	}
 	for _, prm := range e.Params {
 		if prm.Required {
 			var v any
@@ -163,10 +178,128 @@ func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
 	return e, nil
 }
 
-// baseURL resolves the API's base URL: context, environment, Config, the
-// docs, the demo.
+// configuredAPIBase resolves the API's base URL at New: the environment,
+// Config, the docs, the demo; the error names the source that is invalid.
+func configuredAPIBase(cfg Config, docs *APIDocs) (string, error) {
+	src, raw := "environment variable "+EnvAPIBaseURL, os.Getenv(EnvAPIBaseURL)
+	switch {
+	case raw != "":
+	case cfg.APIBaseURL != "":
+		src, raw = "Config.APIBaseURL", cfg.APIBaseURL
+	case docs.BaseURL != "":
+		src, raw = "Config.APIDocs base_url", docs.BaseURL
+	default:
+		return DemoAPIBase, nil
+	}
+	base, err := normalizeAPIBase(raw)
+	if err != nil {
+		return "", fmt.Errorf("bosai: %s: %w", src, err)
+	}
+	return base, nil
+}
+
+// normalizeAPIBase checks that s is an absolute http or https URL without
+// credentials, query or fragment, and returns it without a trailing slash.
+func normalizeAPIBase(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute http or https URL; give one such as https://api.example.com", s)
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", fmt.Errorf("%q has credentials, a query or a fragment; give the base URL alone (credentials go in the token or the HTTP client)", s)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// checkAPIContext refuses a request whose context chooses an API base URL
+// that is not configured.
+func (b *Bot) checkAPIContext(req Request) error {
+	raw, ok := req.Context[CtxAPIBaseURL]
+	if !ok {
+		return nil
+	}
+	if base, err := normalizeAPIBase(raw); err == nil && (base == b.apiBase || b.allowedBases[base]) {
+		return nil
+	}
+	return fmt.Errorf("%w: context %s %q is not an API base URL this Bot may call: it calls its configured base; "+
+		"to let requests choose another, list it in Config.AllowedAPIBases", ErrInvalidRequest, CtxAPIBaseURL, raw)
+}
+
+// baseURL is the API's base URL for req, checked by checkAPIContext: the
+// context's choice, else the configured base.
 func (b *Bot) baseURL(req Request) string {
-	return cmp.Or(req.Context[CtxAPIBaseURL], os.Getenv(EnvAPIBaseURL), b.apiBase, b.docs.BaseURL, DemoAPIBase)
+	if base, err := normalizeAPIBase(req.Context[CtxAPIBaseURL]); err == nil {
+		return base
+	}
+	return b.apiBase
+}
+
+// errOffOrigin marks a redirect the API agent refused to follow.
+var errOffOrigin = errors.New("bosai: the API redirected to another origin; the agent follows redirects on the API's own scheme, host and port only")
+
+// sameOriginClient returns a copy of c (http.DefaultClient when nil) that
+// follows a redirect only to the origin (scheme, host and port) of the
+// request that met it, so that the headers and bodies of the API's calls,
+// credentials included, never leave the API. c's own CheckRedirect, if
+// any, is asked next; else at most 10 redirects are followed, as by
+// default.
+func sameOriginClient(c *http.Client) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if from, to := origin(via[0].URL), origin(r.URL); from != to {
+			return fmt.Errorf("%w (%s to %s)", errOffOrigin, from, to)
+		}
+		if next != nil {
+			return next(r, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("bosai: the API redirected 10 times; stopped")
+		}
+		return nil
+	}
+	return &cc
+}
+
+// origin is u's scheme, host and port, with the scheme's default port
+// when u names none.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// renderPath puts the plan's path parameters into an endpoint's path: each
+// segment ":name" becomes the parameter name's value, escaped. A value
+// that is empty, "." or ".." is refused, since it would make the call
+// reach another path than the endpoint's.
+func renderPath(path string, params map[string]any) (string, error) {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		name, ok := strings.CutPrefix(seg, ":")
+		if !ok || name == "" {
+			continue
+		}
+		v, ok := params[name]
+		if !ok || v == nil {
+			return "", fmt.Errorf("the plan gives no path parameter %s; set path_params.%s", name, name)
+		}
+		switch s := fmt.Sprint(v); s {
+		case "", ".", "..":
+			return "", fmt.Errorf("path parameter %s is %q, which would reach another path; give the parameter's value itself, such as an id", name, s)
+		default:
+			segs[i] = url.PathEscape(s)
+		}
+	}
+	return strings.Join(segs, "/"), nil
 }
 
 // httpResult is an HTTP response, kept for the summary and the retries.
@@ -176,6 +309,11 @@ type httpResult struct {
 }
 
 func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
+	// Run checked the request; the graph may also be run without it (a
+	// LangGraph server serving Graph), so the agent checks again.
+	if err := b.checkAPIContext(req); err != nil {
+		return rec.fail(ctx, KindHTTP, err)
+	}
 	p, err := agent.Call[apiCallPlan](ctx, b.model, b.apiPrompt(req))
 	if err != nil {
 		return rec.fail(ctx, KindModel, modelFailure(err))
@@ -199,10 +337,12 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 			return rec.fail(ctx, KindHTTP, err)
 		}
 		switch {
-		case res.status == http.StatusUnauthorized && !refreshed && b.refresh != nil:
+		case res.status == http.StatusUnauthorized && !refreshed && b.refresh != nil && base == b.apiBase:
+			// Only the configured base's tokens are refreshed: a base the
+			// request chose gets no token of another API's.
 			refreshed = true
 			rec.add(ctx, TraceMessage, "401 Unauthorized: refreshing the token", map[string]any{"url": u})
-			if token, err = b.refresh(ctx, base, req); err != nil {
+			if token, err = b.refresh(ctx, b.apiBase, req); err != nil {
 				return rec.fail(ctx, KindHTTP, fmt.Errorf("token refresh: %w", err))
 			}
 			continue
@@ -241,14 +381,11 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 // call makes the planned request once (retrying 5xx and 429 under the
 // policy) and returns its status and body; 4xx are results, not errors.
 func (b *Bot) call(ctx context.Context, rec *recorder, req Request, base string, plan apiCallPlan, token string) (httpResult, string, error) {
-	path := plan.Path
-	for k, v := range plan.PathParams {
-		path = strings.ReplaceAll(path, ":"+k, url.PathEscape(fmt.Sprint(v)))
+	path, err := renderPath(plan.Path, plan.PathParams)
+	if err != nil {
+		return httpResult{}, "", resilience.MarkPermanent(fmt.Errorf("%s %s: %w", plan.Method, plan.Path, err))
 	}
-	if strings.Contains(path, "/:") {
-		return httpResult{}, "", resilience.MarkPermanent(fmt.Errorf("path %s has a parameter the plan does not give", path))
-	}
-	u, err := url.Parse(strings.TrimSuffix(base, "/") + path)
+	u, err := url.Parse(base + path)
 	if err != nil {
 		return httpResult{}, "", err
 	}
@@ -296,6 +433,9 @@ func (b *Bot) call(ctx context.Context, rec *recorder, req Request, base string,
 			r.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := b.http.Do(r)
+		if errors.Is(err, errOffOrigin) {
+			return httpResult{}, resilience.MarkPermanent(err)
+		}
 		if err != nil {
 			return httpResult{}, err
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -98,13 +100,13 @@ func traceHas(resp *bosai.Response, agent bosai.AgentName, msg string) bool {
 }
 
 // TestAPIAgentSendsTokenAndHeaders: the bearer token and headers of the
-// request context reach the API at the context's base URL.
+// request context reach the API at the configured base URL.
 func TestAPIAgentSendsTokenAndHeaders(t *testing.T) {
 	api := newRecordingAPI(t)
 	tok := api.token(t)
-	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client()})
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL})
 	resp, err := bot.Ask(t.Context(), apiOnly("Is the service operational?", map[string]string{
-		bosai.CtxAPIBaseURL: api.URL, bosai.CtxAPIBearerToken: tok, bosai.CtxAPIHeaders: `{"X-Tenant": "acme"}`}))
+		bosai.CtxAPIBearerToken: tok, bosai.CtxAPIHeaders: `{"X-Tenant": "acme"}`}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +133,8 @@ func TestAPIAgentRefreshesToken(t *testing.T) {
 		refreshes++
 		return bosai.DemoTokenRefresher(api.Client())(ctx, base, req)
 	}
-	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client(), TokenRefresher: refresh})
-	resp, err := bot.Ask(t.Context(), apiOnly("Any critical incidents?", map[string]string{bosai.CtxAPIBaseURL: api.URL, bosai.CtxAPIBearerToken: "stale"}))
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL, TokenRefresher: refresh})
+	resp, err := bot.Ask(t.Context(), apiOnly("Any critical incidents?", map[string]string{bosai.CtxAPIBearerToken: "stale"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +146,8 @@ func TestAPIAgentRefreshesToken(t *testing.T) {
 		t.Fatalf("answer %q, want the critical incident only", r.Answer)
 	}
 	// Without a refresh hook the 401 fails the agent.
-	bot = newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client()})
-	resp, _ = bot.Ask(t.Context(), apiOnly("Any critical incidents?", map[string]string{bosai.CtxAPIBaseURL: api.URL}))
+	bot = newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL})
+	resp, _ = bot.Ask(t.Context(), apiOnly("Any critical incidents?", nil))
 	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "401") {
 		t.Fatalf("no refresh hook: %+v", r)
 	}
@@ -171,8 +173,8 @@ func TestAPIAgentAdjustsOn400(t *testing.T) {
 	m := newMarkerModel(map[string]string{
 		bosai.MarkerAPI: `{"make_request": true, "method": "GET", "path": "/v1/incidents", "query_params": {"severity": "urgent"}, "reason": "scripted"}`,
 	})
-	bot := newBot(t, m, bosai.Config{HTTPClient: api.Client()})
-	resp, err := bot.Ask(t.Context(), apiOnly("Which incidents are urgent?", map[string]string{bosai.CtxAPIBaseURL: api.URL, bosai.CtxAPIBearerToken: api.token(t)}))
+	bot := newBot(t, m, bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL})
+	resp, err := bot.Ask(t.Context(), apiOnly("Which incidents are urgent?", map[string]string{bosai.CtxAPIBearerToken: api.token(t)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +201,8 @@ func TestAPIAgentAdjustsOn400(t *testing.T) {
 // DELETE /v1/tickets/:id is not, and never reaches the API.
 func TestAPIAgentMutations(t *testing.T) {
 	api := newRecordingAPI(t)
-	ctx := map[string]string{bosai.CtxAPIBaseURL: api.URL, bosai.CtxAPIBearerToken: api.token(t)}
-	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client()})
+	ctx := map[string]string{bosai.CtxAPIBearerToken: api.token(t)}
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL})
 	resp, err := bot.Ask(t.Context(), apiOnly("Open a support ticket: dashboards are slow, severity major", ctx))
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +213,7 @@ func TestAPIAgentMutations(t *testing.T) {
 	m := newMarkerModel(map[string]string{
 		bosai.MarkerAPI: `{"make_request": true, "method": "DELETE", "path": "/v1/tickets/:id", "path_params": {"id": "T-1"}, "reason": "scripted"}`,
 	})
-	bot = newBot(t, m, bosai.Config{HTTPClient: api.Client()})
+	bot = newBot(t, m, bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL})
 	resp, err = bot.Ask(t.Context(), apiOnly("Delete ticket T-1", ctx))
 	if err != nil {
 		t.Fatal(err)
@@ -226,15 +228,16 @@ func TestAPIAgentMutations(t *testing.T) {
 	}
 }
 
-// TestAPIBaseURLOrder: the context's base URL wins over the environment's,
-// which wins over the default.
+// TestAPIBaseURLOrder: the environment's base URL wins over Config's; a
+// request's context may choose one of Config.AllowedAPIBases instead.
 func TestAPIBaseURLOrder(t *testing.T) {
 	ctxAPI, envAPI := newRecordingAPI(t), newRecordingAPI(t)
 	t.Setenv(bosai.EnvAPIBaseURL, envAPI.URL)
 	refresh := func(ctx context.Context, base string, req bosai.Request) (string, error) {
 		return bosai.DemoTokenRefresher(http.DefaultClient)(ctx, base, req)
 	}
-	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: http.DefaultClient, TokenRefresher: refresh})
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: http.DefaultClient, TokenRefresher: refresh,
+		APIBaseURL: "http://config.invalid", AllowedAPIBases: []string{ctxAPI.URL}})
 	if _, err := bot.Ask(t.Context(), apiOnly("Is the service operational?", nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -263,5 +266,234 @@ func TestParseAPIDocs(t *testing.T) {
 	json.NewEncoder(&buf).Encode(d)
 	if !strings.Contains(buf.String(), `"allowed":true`) {
 		t.Fatal("the ticket endpoint is not allowed")
+	}
+}
+
+// TestAPIContextCannotChooseTheAPI: a request's context may not point the
+// API agent at an address of its choosing (server-side request forgery):
+// over HTTP the api_base_url of an internal server and any api_headers
+// get 400 naming the key, and a Go caller's Ask fails with
+// ErrInvalidRequest; the internal server is never called. A base listed
+// in Config.AllowedAPIBases may be chosen, that base exactly.
+func TestAPIContextCannotChooseTheAPI(t *testing.T) {
+	var hits sync.Map
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Store(r.URL.String(), true)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status": "INTERNAL-ONLY"}`)
+	}))
+	defer internal.Close()
+	called := func() bool {
+		n := 0
+		hits.Range(func(any, any) bool { n++; return true })
+		return n > 0
+	}
+	ask := func(srv *httptest.Server, ctx map[string]string) (int, string) {
+		body, _ := json.Marshal(map[string]any{"question": "Is the service operational?", "disable_agents": []string{"sql", "computation"}, "context": ctx})
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/v1/ask", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out)
+	}
+	serve := func(cfg bosai.Config) (*bosai.Bot, *httptest.Server) {
+		bot := newBot(t, bosai.NewOfflineModel(), cfg)
+		h, err := bosai.Handler(bot, bosai.HTTPConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return bot, srv
+	}
+
+	bot, srv := serve(bosai.Config{})
+	for _, c := range []struct {
+		ctx  map[string]string
+		want string
+	}{
+		{map[string]string{bosai.CtxAPIBaseURL: internal.URL}, "context api_base_url"},
+		{map[string]string{bosai.CtxAPIBaseURL: internal.URL + "/admin/secrets?x="}, "Config.AllowedAPIBases"},
+		{map[string]string{bosai.CtxAPIHeaders: `{"X-Injected": "yes"}`}, "context api_headers is not accepted over HTTP"},
+	} {
+		if code, body := ask(srv, c.ctx); code != http.StatusBadRequest || !strings.Contains(body, c.want) || strings.Contains(body, "INTERNAL-ONLY") {
+			t.Errorf("context %v: %d %s; want 400 saying %q", c.ctx, code, body, c.want)
+		}
+	}
+	_, err := bot.Ask(t.Context(), apiOnly("Is the service operational?", map[string]string{bosai.CtxAPIBaseURL: internal.URL}))
+	if !errors.Is(err, bosai.ErrInvalidRequest) || !strings.Contains(err.Error(), "Config.AllowedAPIBases") {
+		t.Errorf("Go caller: %v; want ErrInvalidRequest naming Config.AllowedAPIBases", err)
+	}
+	// So does the agent when the graph runs without Run, as a LangGraph
+	// server (examples/agentserver) runs it.
+	st, err := bot.Graph().Thread("direct").Invoke(t.Context(), bosai.State{Request: apiOnly("Is the service operational?", map[string]string{bosai.CtxAPIBaseURL: internal.URL})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.Results; len(r) != 1 || r[0].Status != bosai.StatusFailed || !strings.Contains(r[0].Error.Message, "Config.AllowedAPIBases") {
+		t.Errorf("the graph without Run: %+v", r)
+	}
+	if called() {
+		t.Fatal("the internal server was called")
+	}
+
+	// Listed, the base may be chosen; a path or query below it may not.
+	_, srv = serve(bosai.Config{AllowedAPIBases: []string{internal.URL + "/"}})
+	if code, body := ask(srv, map[string]string{bosai.CtxAPIBaseURL: internal.URL + "/admin?x="}); code != http.StatusBadRequest {
+		t.Errorf("a path below an allowed base: %d %s; want 400", code, body)
+	}
+	if code, body := ask(srv, map[string]string{bosai.CtxAPIBaseURL: internal.URL}); code != http.StatusOK || !called() {
+		t.Errorf("an allowed base: %d %s; want 200 and a call", code, body)
+	}
+	if _, ok := hits.Load("/v1/status"); !ok {
+		t.Errorf("the allowed base got %v; want GET /v1/status", func() (s []any) { hits.Range(func(k, _ any) bool { s = append(s, k); return true }); return }())
+	}
+
+	if _, err := bosai.New(bosai.Config{Offline: true, AllowedAPIBases: []string{"ftp://x"}}); err == nil || !strings.Contains(err.Error(), "Config.AllowedAPIBases[0]") {
+		t.Errorf("an invalid allowed base: %v", err)
+	}
+	if _, err := bosai.New(bosai.Config{Offline: true, APIBaseURL: "http://user:pw@api.example"}); err == nil || !strings.Contains(err.Error(), "Config.APIBaseURL") {
+		t.Errorf("a base with credentials: %v", err)
+	}
+}
+
+// TestAPIAgentRefreshesOnlyTheConfiguredBase: a 401 from a base the
+// request chose (allowed) is not refreshed, so the client secret and the
+// configured API's tokens stay with the configured API; a 401 from the
+// configured base still is.
+func TestAPIAgentRefreshesOnlyTheConfiguredBase(t *testing.T) {
+	api := newRecordingAPI(t)
+	var mu sync.Mutex
+	var otherGot []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		otherGot = append(otherGot, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(b))
+		mu.Unlock()
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer other.Close()
+	var bases []string
+	refresh := func(ctx context.Context, base string, req bosai.Request) (string, error) {
+		mu.Lock()
+		bases = append(bases, base)
+		mu.Unlock()
+		return bosai.DemoTokenRefresher(api.Client())(ctx, base, req)
+	}
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL, AllowedAPIBases: []string{other.URL}, TokenRefresher: refresh})
+	resp, err := bot.Ask(t.Context(), apiOnly("Any critical incidents?", map[string]string{bosai.CtxAPIBaseURL: other.URL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "401") {
+		t.Fatalf("result %+v; want the 401", r)
+	}
+	mu.Lock()
+	if len(bases) != 0 || len(otherGot) != 1 || strings.Contains(otherGot[0], bosai.DemoClientSecret) || strings.Contains(otherGot[0], "Bearer") {
+		t.Fatalf("refreshes against %v; the other base got %q", bases, otherGot)
+	}
+	mu.Unlock()
+	resp, err = bot.Ask(t.Context(), apiOnly("Any critical incidents?", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Results[0]; r.Status != bosai.StatusSucceeded || fmt.Sprint(bases) != "["+api.URL+"]" {
+		t.Fatalf("configured base: %+v, refreshes against %v", r, bases)
+	}
+}
+
+// TestAPIAgentRedirectsStayOnOrigin: the API's redirect to another origin
+// is refused, so the token and the context's headers never reach it, and
+// so is the token endpoint's (which would resend the client secret); a
+// redirect on the API's own origin is followed.
+func TestAPIAgentRedirectsStayOnOrigin(t *testing.T) {
+	var mu sync.Mutex
+	var elsewhereGot []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		elsewhereGot = append(elsewhereGot, r.Method+" "+r.URL.Path+" "+fmt.Sprint(r.Header)+" "+string(b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status": "elsewhere"}`)
+	}))
+	defer elsewhere.Close()
+	demo := bosai.DemoAPI()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/status" && r.URL.Query().Get("moved") == "":
+			http.Redirect(w, r, "/v1/status?moved=here", http.StatusFound) // same origin
+		case r.URL.Path == "/v1/status" && r.URL.Query().Get("moved") == "here":
+			http.Redirect(w, r, elsewhere.URL+"/v1/status", http.StatusTemporaryRedirect)
+		case r.URL.Path == "/v1/regions" && r.URL.Query().Get("moved") == "":
+			http.Redirect(w, r, "/v1/regions?moved=1", http.StatusMovedPermanently)
+		case r.URL.Path == "/moved/v1/auth/token":
+			http.Redirect(w, r, elsewhere.URL+"/v1/auth/token", http.StatusPermanentRedirect)
+		default:
+			demo.ServeHTTP(w, r)
+		}
+	}))
+	defer api.Close()
+	client := &http.Client{}
+	tok, err := bosai.DemoTokenRefresher(client)(t.Context(), api.URL, bosai.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: client, APIBaseURL: api.URL})
+	ctx := map[string]string{bosai.CtxAPIBearerToken: tok, bosai.CtxAPIHeaders: `{"X-Api-Key": "tenant-key"}`}
+	resp, err := bot.Ask(t.Context(), apiOnly("Is the service operational?", ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "redirected to another origin") {
+		t.Fatalf("off-origin redirect: %+v", r)
+	}
+	resp, err = bot.Ask(t.Context(), apiOnly("Which regions are there, and what is their latency?", ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Results[0]; r.Status != bosai.StatusSucceeded || !strings.Contains(r.Answer, "eu-west") {
+		t.Fatalf("same-origin redirect: %+v", r)
+	}
+	if _, err := bosai.DemoTokenRefresher(client)(t.Context(), api.URL+"/moved", bosai.Request{}); err == nil || !strings.Contains(err.Error(), "redirected to another origin") {
+		t.Fatalf("the token endpoint's off-origin redirect: %v", err)
+	}
+	if client.CheckRedirect != nil {
+		t.Fatal("the Config's client was changed")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(elsewhereGot) != 0 {
+		t.Fatalf("another origin got %q", elsewhereGot)
+	}
+}
+
+// TestAPIAgentRefusesDotPathParams: a path parameter "." or ".." would
+// make /v1/incidents/:id reach another path; the plan is refused, naming
+// the parameter, and nothing reaches the API.
+func TestAPIAgentRefusesDotPathParams(t *testing.T) {
+	api := newRecordingAPI(t)
+	tok := api.token(t)
+	for _, id := range []string{"..", "."} {
+		m := newMarkerModel(map[string]string{
+			bosai.MarkerAPI: `{"make_request": true, "method": "GET", "path": "/v1/incidents/:id", "path_params": {"id": "` + id + `"}, "reason": "scripted"}`,
+		})
+		bot := newBot(t, m, bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL})
+		resp, err := bot.Ask(t.Context(), apiOnly("Show incident INC-204", map[string]string{bosai.CtxAPIBearerToken: tok}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, fmt.Sprintf("path parameter id is %q", id)) {
+			t.Errorf("id %q: %+v", id, r)
+		}
+	}
+	for _, q := range api.requests() {
+		if q.URL.Path != "/v1/auth/token" {
+			t.Errorf("%s %s reached the API", q.Method, q.URL)
+		}
 	}
 }

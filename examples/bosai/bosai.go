@@ -53,12 +53,19 @@ type Config struct {
 	// environment says.
 	Offline bool
 	// HTTPClient is the API agent's HTTP client. Nil means a client whose
-	// transport serves DemoAPI in this process.
+	// transport serves DemoAPI in this process. The Bot uses a copy that
+	// follows redirects on the called API's origin only.
 	HTTPClient *http.Client
-	// APIBaseURL is the base URL of the API agent's calls when neither
-	// the request context (CtxAPIBaseURL) nor the environment
-	// (EnvAPIBaseURL) gives one. Empty means APIDocs' base_url.
+	// APIBaseURL is the base URL of the API agent's calls (an absolute
+	// http or https URL) when the environment (EnvAPIBaseURL) gives none.
+	// Empty means APIDocs' base_url, else DemoAPIBase. Token refresh
+	// (TokenRefresher) happens against this base only.
 	APIBaseURL string
+	// AllowedAPIBases are other base URLs a request may choose with its
+	// context's CtxAPIBaseURL. Empty means none: every call goes to the
+	// configured base, and a request naming another fails with
+	// ErrInvalidRequest (400 over HTTP).
+	AllowedAPIBases []string
 	// APIDocs is the API agent's endpoint catalogue. Nil means
 	// DemoAPIDocs.
 	APIDocs *APIDocs
@@ -105,21 +112,22 @@ type Config struct {
 // Bot is Bos-AI: a planner, specialist agents run in parallel and a
 // composer, as one graph. It is safe for concurrent use.
 type Bot struct {
-	model      model.Model
-	manager    *mcp.Manager
-	reg        *mcp.Registry // the manager's tools, as the agents call them (mcptool)
-	ownsMCP    bool
-	http       *http.Client
-	apiBase    string
-	docs       *APIDocs
-	topK       int
-	refresh    TokenRefresher
-	httpPolicy *resilience.Policy[httpResult]
-	graph      *graph.Compiled[State]
-	sqlGraph   *graph.Compiled[sqlState]
-	sqlTools   SQLTools
-	db         *dbserver.Server
-	tmpDir     string
+	model        model.Model
+	manager      *mcp.Manager
+	reg          *mcp.Registry // the manager's tools, as the agents call them (mcptool)
+	ownsMCP      bool
+	http         *http.Client
+	apiBase      string          // the configured base URL, normalized
+	allowedBases map[string]bool // Config.AllowedAPIBases, normalized
+	docs         *APIDocs
+	topK         int
+	refresh      TokenRefresher
+	httpPolicy   *resilience.Policy[httpResult]
+	graph        *graph.Compiled[State]
+	sqlGraph     *graph.Compiled[sqlState]
+	sqlTools     SQLTools
+	db           *dbserver.Server
+	tmpDir       string
 
 	mu     sync.Mutex
 	closed bool
@@ -133,9 +141,21 @@ func New(cfg Config) (*Bot, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	b := &Bot{model: cfg.Model, http: cfg.HTTPClient, apiBase: cfg.APIBaseURL, docs: cfg.APIDocs, topK: cmp.Or(cfg.APITopK, 3), refresh: cfg.TokenRefresher}
+	b := &Bot{model: cfg.Model, docs: cfg.APIDocs, topK: cmp.Or(cfg.APITopK, 3), refresh: cfg.TokenRefresher}
 	if b.docs == nil {
 		b.docs = DemoAPIDocs()
+	}
+	var err error
+	if b.apiBase, err = configuredAPIBase(cfg, b.docs); err != nil {
+		return nil, err
+	}
+	b.allowedBases = make(map[string]bool, len(cfg.AllowedAPIBases))
+	for i, s := range cfg.AllowedAPIBases {
+		base, err := normalizeAPIBase(s)
+		if err != nil {
+			return nil, fmt.Errorf("bosai: Config.AllowedAPIBases[%d]: %w", i, err)
+		}
+		b.allowedBases[base] = true
 	}
 	if b.model == nil {
 		m, err := defaultModel(cfg.Offline)
@@ -144,12 +164,14 @@ func New(cfg Config) (*Bot, error) {
 		}
 		b.model = m
 	}
-	if b.http == nil {
+	if cfg.HTTPClient == nil {
 		u, _ := url.Parse(DemoAPIBase)
-		b.http = &http.Client{Transport: handlerTransport{u.Host, DemoAPI()}}
+		b.http = sameOriginClient(&http.Client{Transport: handlerTransport{u.Host, DemoAPI()}})
 		if b.refresh == nil {
 			b.refresh = DemoTokenRefresher(b.http)
 		}
+	} else {
+		b.http = sameOriginClient(cfg.HTTPClient)
 	}
 	pc := resilience.Config{Name: "http:api", Timeout: 10 * time.Second,
 		Retry: resilience.RetryConfig{MaxAttempts: 3, BaseDelay: 200 * time.Millisecond, MaxDelay: 2 * time.Second, Jitter: 0.2}}
@@ -327,11 +349,13 @@ type Event struct {
 // Trace holds the same events in plan order. An agent's failure is not an
 // error: it is in its AgentResult and the trace, and the answer is
 // partial. The run stops with ctx's error when ctx is cancelled, and with
-// the loop when the caller breaks out of it.
+// the loop when the caller breaks out of it. A request that is not valid
+// (Request.Validate), or whose context names an API base URL the Bot may
+// not call (CtxAPIBaseURL), yields an error wrapping ErrInvalidRequest.
 func (b *Bot) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		req = req.Normalize()
-		if err := req.Validate(); err != nil {
+		if err := b.validate(req); err != nil {
 			yield(Event{}, err)
 			return
 		}
@@ -370,6 +394,12 @@ func (b *Bot) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
 		resp.Thread = thread
 		yield(Event{Response: &resp}, nil)
 	}
+}
+
+// validate checks a normalized request as Request.Validate does, and its
+// context's API base URL against the Bot's configuration.
+func (b *Bot) validate(req Request) error {
+	return errors.Join(req.Validate(), b.checkAPIContext(req))
 }
 
 // Ask runs req and returns the response.

@@ -33,8 +33,9 @@ type Param struct {
 type Endpoint struct {
 	// Method is the HTTP method, such as "GET".
 	Method string `yaml:"method" json:"method"`
-	// Path is the path below the API's base URL; ":name" marks a path
-	// parameter, as in "/v1/incidents/:id".
+	// Path is the path below the API's base URL; a segment ":name" is a
+	// path parameter, as in "/v1/incidents/:id". A parameter's value is
+	// escaped into its segment and may not be empty, "." or "..".
 	Path string `yaml:"path" json:"path"`
 	// Summary says what the endpoint does; the model reads it.
 	Summary string `yaml:"summary" json:"summary"`

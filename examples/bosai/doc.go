@@ -32,7 +32,9 @@
 //     a model-written ApiCallPlan, bearer token and headers from the
 //     request context, 401 → token refresh, 400 → the model adjusts once,
 //     mutating methods only when the documentation allows them, and a
-//     model-written summary;
+//     model-written summary; the agent calls the configured API only
+//     (a request may choose another base among Config.AllowedAPIBases),
+//     refreshes tokens against it and follows redirects on its origin;
 //   - computation: the model writes a Starlark program that the
 //     calculator MCP server runs in its sandbox (run_code).
 //

@@ -108,7 +108,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hosts := fs.String("allow-host", "", "with -serve: comma-separated host names served besides the defaults")
 	origins := fs.String("allow-origin", "", "with -serve: comma-separated browser origins allowed to call the API")
 	kv := contextFlag{}
-	fs.Var(kv, "context", "request context as key=value (repeatable), e.g. api_base_url=http://localhost:8080")
+	fs.Var(kv, "context", "request context as key=value (repeatable), e.g. api_bearer_token=…; the API's base URL is $BOSAI_API_BASE_URL")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bosai [flags] question...\n       bosai -serve addr [flags]")
 		fs.PrintDefaults()
