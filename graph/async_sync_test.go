@@ -290,3 +290,45 @@ func TestAsyncSyncFailsAtPause(t *testing.T) {
 		t.Fatalf("Stream with a Sync that works ended with %v (mode %v), want the interrupt event", err, ev.Mode)
 	}
 }
+
+// TestAsyncPauseSyncsOnce: a run in DurabilityAsync that pauses saves the
+// pause, as its other saves, with PutNoSync and makes them durable with its
+// one Sync after it (one flush, not a synchronous Put and a Sync), both when
+// it paused after saves of its own and when a resumed run pauses again at
+// once (its pause is then its only save, still synced).
+func TestAsyncPauseSyncsOnce(t *testing.T) {
+	s := &syncingSaver{Memory: checkpoint.NewMemory()}
+	g := graph.New[job]()
+	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
+	g.AddNode("ask", func(ctx context.Context, _ job) (graph.Update[job], error) {
+		if _, err := graph.Interrupt[string](ctx, "go on?"); err != nil {
+			return graph.Update[job]{}, err
+		}
+		_, err := graph.Interrupt[string](ctx, "sure?")
+		return graph.Update[job]{}, err
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", "ask").AddEdge("ask", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i, opts := range [][]graph.RunOption{nil, {graph.Resume("yes")}} {
+		s.mu.Lock()
+		s.log = nil
+		s.mu.Unlock()
+		if _, err := c.Thread("p").Invoke(ctx, job{}, opts...); !errors.Is(err, graph.ErrInterrupted) {
+			t.Fatalf("run %d: Invoke = %v, want a pause", i, err)
+		}
+		s.mu.Lock()
+		log := append([]string(nil), s.log...)
+		s.mu.Unlock()
+		counts := map[string]int{}
+		for _, e := range log {
+			counts[e]++
+		}
+		if counts["put"] != 0 || counts["sync"] != 1 || len(log) < 2 || log[len(log)-2] != "nosync" || log[len(log)-1] != "sync" {
+			t.Errorf("run %d: saves %v; want the pause saved with PutNoSync, then one Sync, and no synchronous Put", i, log)
+		}
+	}
+}

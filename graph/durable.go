@@ -107,8 +107,7 @@ func (r *run[S]) freeDrun() {
 func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, interrupts []checkpoint.Interrupt, writes []checkpoint.Write) (*checkpoint.Checkpoint, error) {
 	d := r.d
 	if d.w != nil {
-		// A save that waits for none: after every queued one, which it
-		// makes durable with itself.
+		// A save that waits for none: after every queued one.
 		if err := d.w.wait(ctx); err != nil {
 			return nil, err
 		}
@@ -133,7 +132,15 @@ func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, 
 	if d.saved != nil {
 		start = time.Now()
 	}
-	err = d.dur.saver.Put(ctx, d.latest, cp, d.blobs, writes)
+	saver := d.dur.saver
+	if d.w != nil {
+		// The writer's saver: with a checkpoint.Syncer, a PutNoSync
+		// that the Sync the run makes as it returns makes durable with
+		// the saves before it (a pause is one flush, and synced even
+		// when it is the run's only save).
+		saver = d.w.saver
+	}
+	err = saver.Put(ctx, d.latest, cp, d.blobs, writes)
 	if d.saved != nil {
 		d.saved(ctx, SaveInfo{Thread: d.thread, Checkpoint: cp.ID, Step: cp.Step, Bytes: saveSize(d.blobs, writes)}, start, err)
 	}

@@ -70,8 +70,10 @@ const (
 )
 
 // limitReader passes a stream through and fails it once one message grows
-// past max bytes, so that an endless message is never buffered whole. The
-// failure is reported once to onLimit.
+// past max bytes, so that an endless message is never buffered whole: the
+// reader gets at most max bytes of it, then the *LimitError (the rest of
+// what the underlying Read returned is dropped). The failure is reported
+// once to onLimit.
 type limitReader struct {
 	r       io.Reader
 	framing framing
@@ -96,15 +98,27 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	cut := -1 // where the message went past max: the bytes passed on end there
 	switch l.framing {
 	case frameLine:
-		if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
-			l.n = int64(n - i - 1)
-		} else {
-			l.n += int64(n)
+		for start := 0; start < n; {
+			end := n // the current line's bytes in p end here
+			if i := bytes.IndexByte(p[start:n], '\n'); i >= 0 {
+				end = start + i
+			}
+			if l.n+int64(end-start) > l.max {
+				cut = start + int(l.max-l.n)
+				l.n += int64(end - start)
+				break
+			}
+			l.n += int64(end - start)
+			if end == n {
+				break
+			}
+			l.n, start = 0, end+1
 		}
 	case frameEvent:
-		for _, b := range p[:n] {
+		for i, b := range p[:n] {
 			switch b {
 			case '\n':
 				if l.line == 0 {
@@ -116,17 +130,24 @@ func (l *limitReader) Read(p []byte) (int, error) {
 				l.line++
 				l.n++
 			}
+			if l.n > l.max {
+				cut = i
+				break
+			}
 		}
 	case frameBody:
+		if l.n+int64(n) > l.max {
+			cut = int(l.max - l.n)
+		}
 		l.n += int64(n)
 	}
-	if l.n > l.max && l.err == nil {
+	if cut >= 0 && l.err == nil {
 		le := &LimitError{Server: l.server, Limit: "MaxMessageBytes", Max: l.max, Size: l.n}
 		l.err = le
 		if l.onLimit != nil {
 			l.onLimit(le)
 		}
-		return n, l.err
+		return cut, l.err
 	}
 	return n, err
 }

@@ -123,3 +123,37 @@ func TestStdioEndCancelsTheServersRequests(t *testing.T) {
 		t.Fatalf("a request admitted after the transport ended (%d slots held); want it ignored (its answer cannot be sent)", n)
 	}
 }
+
+// TestLimitReaderIsExact: a reader of a stream gets at most max bytes of
+// a message over the limit, then the *LimitError, even when one Read of
+// the stream returns much more; a message of max bytes passes, in each
+// framing.
+func TestLimitReaderIsExact(t *testing.T) {
+	const max = 10
+	for _, tc := range []struct {
+		name    string
+		framing framing
+		in      string
+		want    string // what the reader gets before the error
+	}{
+		{"line", frameLine, "0123456789\n" + "abcdefghijklmnop\nmore\n", "0123456789\nabcdefghij"},
+		{"line split", frameLine, "0123\n012345" + "6789abcdef", "0123\n0123456789"},
+		{"event", frameEvent, "data: 1234\n\n" + "data: 123456789\n\n", "data: 1234\n\ndata: 1234"},
+		{"body", frameBody, "0123456789abc", "0123456789"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var limited *LimitError
+			l := &limitReader{r: strings.NewReader(tc.in), framing: tc.framing, max: max, server: "s",
+				onLimit: func(le *LimitError) { limited = le }}
+			got, err := io.ReadAll(l)
+			var le *LimitError
+			if string(got) != tc.want || !errors.As(err, &le) || le.Max != max || le.Size <= max || limited != le {
+				t.Errorf("read %q, %v (onLimit %v); want %q and a *LimitError of a message over %d bytes", got, err, limited, tc.want, max)
+			}
+			l = &limitReader{r: strings.NewReader(tc.want[:strings.LastIndexByte(tc.want, '\n')+1] + "0123456789"), framing: tc.framing, max: max}
+			if got, err := io.ReadAll(l); err != nil {
+				t.Errorf("a message of %d bytes: read %q, %v; want it whole", max, got, err)
+			}
+		})
+	}
+}

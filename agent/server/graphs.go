@@ -23,10 +23,11 @@ type Codec[S any] struct {
 	// Input decodes a run's input, or the values of a state update, into
 	// a state value. The JSON keys present are the fields written. It
 	// must be pure (no effects, the same answer for the same data): a
-	// run's input is decoded twice, when the run is made (so that an
-	// input that does not decode is refused with 422 before the run
-	// exists) and again when the run starts, possibly on another
-	// instance. The error of a json.Unmarshal (an
+	// run's input is decoded when the run is made (so that an input that
+	// does not decode is refused with 422 before the run exists), and the
+	// run starts with that value when it starts on the same instance; a
+	// run that starts on another instance, or after a restart, decodes
+	// its stored input again. The error of a json.Unmarshal (an
 	// *json.UnmarshalTypeError) is answered naming the field.
 	Input func(data json.RawMessage) (S, error)
 	// Values encodes a state value (the values stream mode, thread state,
@@ -101,11 +102,11 @@ type runner interface {
 	describe() string
 	// nodes lists the graph's nodes, which a run's breakpoints name.
 	nodes() []string
-	// checkInput refuses a run's input that does not decode into the
-	// graph's state (absent or null: none), as execute would, so that
+	// checkInput decodes a run's input into the graph's state (absent or
+	// null: none, nil), and refuses one that does not decode, so that
 	// the run is refused before it is made and its thread stays as it
-	// was.
-	checkInput(input json.RawMessage) error
+	// was. The value it returns is runCall.decoded for the run's start.
+	checkInput(input json.RawMessage) (any, error)
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
 	// latest reads the thread's latest checkpoint for a run about to
@@ -122,18 +123,22 @@ type runner interface {
 type runCall struct {
 	runID, threadID string
 	input           json.RawMessage // absent or null: none
-	resume          json.RawMessage // absent: none
-	strictResume    bool            // resume must answer pending interrupts (checkResume)
-	before, after   []string
-	checkpointID    string
-	modes           map[string]bool
-	subgraphs       bool
-	metadata        map[string]any
-	tags            []string
-	context         map[string]any // the request's context, for RunContext
-	durability      string         // sync, async, exit or "" (the graph's own)
-	stepLimit       int            // config.recursion_limit; 0: the graph's own
-	concurrency     int            // config.max_concurrency; 0: the graph's own
+	// decoded, if not nil, is input as checkInput decoded it when the
+	// run was made on this instance (see Server.keepInput): the run
+	// starts with it instead of decoding input again.
+	decoded       any
+	resume        json.RawMessage // absent: none
+	strictResume  bool            // resume must answer pending interrupts (checkResume)
+	before, after []string
+	checkpointID  string
+	modes         map[string]bool
+	subgraphs     bool
+	metadata      map[string]any
+	tags          []string
+	context       map[string]any // the request's context, for RunContext
+	durability    string         // sync, async, exit or "" (the graph's own)
+	stepLimit     int            // config.recursion_limit; 0: the graph's own
+	concurrency   int            // config.max_concurrency; 0: the graph's own
 	// latest, when latestKnown, is the thread's latest snapshot (nil for
 	// a thread without a checkpoint) as the server read it before the
 	// run: the graph's adapter uses it instead of reading it again, and
@@ -293,14 +298,15 @@ func encodeUpdate(fields []string, full json.RawMessage, keys map[string]string)
 	return b
 }
 
-func (a *adapter[S]) checkInput(input json.RawMessage) error {
+func (a *adapter[S]) checkInput(input json.RawMessage) (any, error) {
 	if len(input) == 0 || string(input) == "null" {
-		return nil
+		return nil, nil
 	}
-	if _, err := a.codec.Input(input); err != nil {
-		return a.inputError(input, err)
+	v, err := a.codec.Input(input)
+	if err != nil {
+		return nil, a.inputError(input, err)
 	}
-	return nil
+	return v, nil
 }
 
 // inputError is the 422 of an input that does not decode into the
@@ -324,7 +330,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	th := a.g.Thread(rc.threadID)
 	var input S
 	hasInput := len(rc.input) > 0 && string(rc.input) != "null"
-	if hasInput {
+	if v, ok := rc.decoded.(S); ok && hasInput {
+		input = v
+	} else if hasInput {
 		v, err := a.codec.Input(rc.input)
 		if err != nil {
 			return nil, a.inputError(rc.input, err)

@@ -427,7 +427,8 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := errors.Join(checkBreakpoints(g, &body), g.checkInput(body.Input)); err != nil {
+	decoded, ierr := g.checkInput(body.Input)
+	if err := errors.Join(checkBreakpoints(g, &body), ierr); err != nil {
 		return nil, nil, err
 	}
 	ctx := r.Context()
@@ -481,6 +482,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		}
 		return nil, nil, err
 	}
+	s.keepInput(run.ID, decoded, len(body.Input))
 	if body.Attached {
 		body.watched, body.unwatch = s.hub.watch(run.ID, run.ThreadID)
 	}
@@ -695,7 +697,54 @@ func (s *Server) unmakeRun(run *Run) (removed bool, err error) {
 		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
 		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
+	s.takeInput(run.ID)
 	return true, nil
+}
+
+// maxKeptInputs bounds the JSON size of the inputs whose decoded values
+// Server.inputs keeps: past it the entries of runs that started elsewhere
+// or never started give way, and a run without one decodes its input when
+// it starts.
+const maxKeptInputs = 8 << 20
+
+// keptInput is a run's input as checkInput decoded it, and the size of
+// its JSON, which counts against maxKeptInputs.
+type keptInput struct {
+	v    any
+	size int
+}
+
+// keepInput keeps v, the decoded input of run id (size bytes of JSON), for
+// the run's start on this instance (takeInput), so that the graph's Codec
+// decodes it once. A nil v (no input) is not kept.
+func (s *Server) keepInput(id string, v any, size int) {
+	if v == nil || size > maxKeptInputs {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for old, k := range s.inputs {
+		if s.inputSize+size <= maxKeptInputs {
+			break
+		}
+		delete(s.inputs, old)
+		s.inputSize -= k.size
+	}
+	s.inputs[id] = keptInput{v: v, size: size}
+	s.inputSize += size
+}
+
+// takeInput returns and forgets the decoded input kept for run id, or nil.
+func (s *Server) takeInput(id string) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.inputs[id]
+	if !ok {
+		return nil
+	}
+	delete(s.inputs, id)
+	s.inputSize -= k.size
+	return k.v
 }
 
 // A claimedRun is a run created claimed by this instance (see
@@ -1462,6 +1511,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		s.mu.Unlock()
 	}()
 	bg := s.bg
+	decoded := s.takeInput(run.ID) // taken by any end of this execution
 	var kw runCreate
 	err := json.Unmarshal(run.Kwargs, &kw)
 	if err == nil {
@@ -1521,7 +1571,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
 		modes: make(map[string]bool, len(kw.modes)), metadata: make(map[string]any, len(t.Metadata)+len(kw.Metadata)+5),
-		context: kw.runContext(run.Owner), durability: kw.Durability, latest: latest, latestKnown: latestKnown}
+		context: kw.runContext(run.Owner), durability: kw.Durability, latest: latest, latestKnown: latestKnown,
+		decoded: decoded}
 	rc.checkpointID = kw.checkpointID()
 	if rc.checkpointID == "" && t.Head != "" {
 		rc.checkpointID, rc.head = t.Head, true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/server"
@@ -85,9 +86,10 @@ func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
 	}
 }
 
-// TestIndentedCodecStreamsValidSSE: JSON a Codec gives indented is sent
-// compact, one data line per event, so every event's data parses.
-func TestIndentedCodecStreamsValidSSE(t *testing.T) {
+// serveGreet serves the graph "greet", which answers "hi" and the input's
+// name, with codec, and returns the server's URL.
+func serveGreet(t *testing.T, codec server.Codec[greeting]) string {
+	t.Helper()
 	srv, err := server.New(server.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -101,11 +103,37 @@ func TestIndentedCodecStreamsValidSSE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	indented := server.Codec[greeting]{Values: func(s greeting) (json.RawMessage, error) { return json.MarshalIndent(s, "", "  ") }}
-	if err := server.Register(srv, "greet", app, server.WithCodec(indented)); err != nil {
+	if err := server.Register(srv, "greet", app, server.WithCodec(codec)); err != nil {
 		t.Fatal(err)
 	}
-	url := newHTTPServer(t, srv)
+	return newHTTPServer(t, srv)
+}
+
+// TestCodecInputDecodedOnce: a run's input is decoded by its graph's
+// Codec once, when the run is made; the run starts with that value.
+func TestCodecInputDecodedOnce(t *testing.T) {
+	var decodes atomic.Int32
+	counting := server.Codec[greeting]{Input: func(data json.RawMessage) (greeting, error) {
+		decodes.Add(1)
+		var s greeting
+		err := json.Unmarshal(data, &s)
+		return s, err
+	}}
+	url := serveGreet(t, counting)
+	var out greeting
+	if code := do(t, "POST", url+"/runs/wait", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}}, nil, &out); code != 200 || out.Reply != "hi ada" {
+		t.Fatalf("wait = %d, %+v; want 200 and the greeting", code, out)
+	}
+	if n := decodes.Load(); n != 1 {
+		t.Errorf("the Codec decoded the run's input %d times, want once", n)
+	}
+}
+
+// TestIndentedCodecStreamsValidSSE: JSON a Codec gives indented is sent
+// compact, one data line per event, so every event's data parses.
+func TestIndentedCodecStreamsValidSSE(t *testing.T) {
+	indented := server.Codec[greeting]{Values: func(s greeting) (json.RawMessage, error) { return json.MarshalIndent(s, "", "  ") }}
+	url := serveGreet(t, indented)
 	resp, err := http.Post(url+"/runs/stream", "application/json", strings.NewReader(`{"assistant_id":"greet","input":{"name":"ada"},"stream_mode":["values","updates"]}`))
 	if err != nil {
 		t.Fatal(err)

@@ -203,6 +203,16 @@ func TestToolsAndHealth(t *testing.T) {
 	if diff := cmp.Diff([]string{"calculator inprocess", "knowledge inprocess", "websearch inprocess"}, servers); diff != "" {
 		t.Errorf("health's MCP servers (-want +got):\n%s", diff)
 	}
+	// Each server's counts of what it sent that was dropped or refused.
+	var counts struct{ MCP []map[string]any }
+	getJSON(t, srv.URL+"/health", &counts)
+	for _, s := range counts.MCP {
+		for _, k := range []string{"dropped_progress", "rejected_requests"} {
+			if v, ok := s[k].(float64); !ok || v != 0 {
+				t.Errorf("health's MCP server %v: %s is %v, want 0", s["name"], k, s[k])
+			}
+		}
+	}
 	var pending struct{ Pending []string }
 	getJSON(t, srv.URL+"/api/v1/elicitation/pending", &pending)
 	if pending.Pending == nil || len(pending.Pending) != 0 {

@@ -422,7 +422,8 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 	servers := []ServerHealth{}
 	for _, h := range b.manager.Health() {
 		sh := ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
-			Connected: h.Connected, InFlight: h.InFlight, Waiting: h.Waiting, Failures: h.Failures}
+			Connected: h.Connected, InFlight: h.InFlight, Waiting: h.Waiting, Failures: h.Failures,
+			DroppedProgress: h.DroppedProgress, RejectedRequests: h.RejectedRequests}
 		if admin {
 			sh.LastError = h.LastError
 		}
@@ -464,6 +465,13 @@ type ServerHealth struct {
 	// Failures counts the transport failures and timed-out calls in a
 	// row.
 	Failures int `json:"failures"`
+	// DroppedProgress counts the server's progress notifications dropped
+	// because the turn reading them was too far behind, or had returned.
+	DroppedProgress int64 `json:"dropped_progress"`
+	// RejectedRequests counts the requests the server sent the bot
+	// (elicitations, pings, roots, sampling) refused at once because too
+	// many of its requests were being answered already.
+	RejectedRequests int64 `json:"rejected_requests"`
 	// LastError is the last failure's message, for admins only.
 	LastError string `json:"last_error,omitempty"`
 }

@@ -114,16 +114,26 @@ type Migrations struct {
 // Migrate applies the steps of m that the database has not recorded yet,
 // in one transaction that first takes a transaction-scoped advisory lock,
 // so it is idempotent and several processes may run it at once: each step
-// runs once. It fails, changing nothing, when the database records a
-// version newer than len(m.Steps). Its errors start with
-// "postgres: migrate: ".
+// runs once. The transaction is read committed whatever the sessions'
+// default_transaction_isolation, so that one that waited for the lock
+// reads the versions the holder recorded, not a snapshot taken before it
+// waited. Migrations of other tables in the same schema (other stores
+// starting at once) wait for each other's CREATE SCHEMA, on a lock of the
+// schema's, instead of failing on it. It fails, changing nothing, when the
+// database records a version newer than len(m.Steps). Its errors start
+// with "postgres: migrate: ".
 func Migrate(ctx context.Context, pool *pgxpool.Pool, m Migrations) error {
 	table := Table(m.Schema, m.Table)
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, m.Lock+":"+table); err != nil {
 			return err
 		}
 		if m.Schema != "" {
+			// Taken after the table's lock by every Migrate: no two
+			// wait for each other's.
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/internal/pgdb schema:"+m.Schema); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{m.Schema}.Sanitize()); err != nil {
 				return err
 			}

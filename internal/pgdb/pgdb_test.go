@@ -173,6 +173,98 @@ func TestMigrateConcurrent(t *testing.T) {
 	}
 }
 
+// waitingOnLock waits until n sessions of pool's server named app
+// (application_name) wait for a lock.
+func waitingOnLock(t *testing.T, pool *pgxpool.Pool, app string, n int) {
+	t.Helper()
+	for count(t, pool, `SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = '`+app+`'`) < n {
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%d sessions of %s waiting for a lock: %v", n, app, t.Context().Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// holdLock takes the transaction-scoped advisory lock of key on a
+// connection of pool and returns the function that releases it.
+func holdLock(t *testing.T, pool *pgxpool.Pool, key string) (release func()) {
+	t.Helper()
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock(hashtext($1))`, key); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := tx.Commit(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMigrateConcurrentRepeatableRead: two processes whose sessions
+// default to repeatable read (default_transaction_isolation) migrate at
+// once: the one that waited for the other's lock sees the steps the other
+// applied, not the snapshot it took before it waited, and applies none
+// again.
+func TestMigrateConcurrentRepeatableRead(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
+	app := "rr_" + schema
+	rr := postgrestest.Settings(t, pool, map[string]string{"default_transaction_isolation": "repeatable read", "application_name": app})
+	m := migrations(schema, steps)
+	release := holdLock(t, pool, m.Lock+":"+pgdb.Table(schema, m.Table)) // both wait for it, their snapshots taken
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { errs[i] = pgdb.Migrate(t.Context(), rr, m) })
+	}
+	waitingOnLock(t, pool, app, len(errs))
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Migrate %d: %v", i, err)
+		}
+	}
+	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "a")); n != 1 {
+		t.Errorf("%d rows in a, want 1", n)
+	}
+}
+
+// TestMigrateConcurrentSchema: two stores' migrations (tables and locks of
+// their own) create their shared schema at once: the second waits for
+// the first's schema instead of failing on it.
+func TestMigrateConcurrentSchema(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
+	app := "schema_" + schema
+	p := postgrestest.Settings(t, pool, map[string]string{"application_name": app})
+	gate := "pgdbtest gate " + schema
+	release := holdLock(t, pool, gate)
+	// a holds its transaction open, the schema created, until the gate
+	// opens.
+	a := migrations(schema, append([]string{`SELECT pg_advisory_xact_lock(hashtext('` + gate + `'))`}, steps...))
+	b := migrations(schema, []string{`CREATE TABLE {b} (id INT PRIMARY KEY)`})
+	b.Table, b.Lock, b.Replacer = "y_migrations", "agentgraph/internal/pgdb test y", strings.NewReplacer("{b}", pgdb.Table(schema, "b"))
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = pgdb.Migrate(t.Context(), p, a) })
+	waitingOnLock(t, pool, app, 1)
+	wg.Go(func() { errs[1] = pgdb.Migrate(t.Context(), p, b) })
+	waitingOnLock(t, pool, app, 2)
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Migrate %d: %v", i, err)
+		}
+	}
+	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "b")); n != 0 {
+		t.Errorf("%d rows in b, want the table, empty", n)
+	}
+}
+
 func TestMigrateCanceled(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "pgdbtest_")
 	ctx, cancel := context.WithCancel(t.Context())

@@ -467,6 +467,9 @@ func learn(human string) cognition.Learning {
 	var said []string
 	for _, line := range strings.Split(turn, "\n") {
 		if msg, ok := strings.CutPrefix(line, "user: "); ok {
+			if m, err := strconv.Unquote(msg); err == nil { // LearnPrompt quotes messages
+				msg = m
+			}
 			said = append(said, strings.TrimSpace(msg))
 		}
 	}
