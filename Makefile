@@ -14,10 +14,11 @@ STRESS_LOAD ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || ech
 
 .PHONY: test test-stress test-count bench lint fmt tidy
 
-## test: vet, then run every test with the race detector.
+## test: vet, then run every test with the race detector, in shuffled order;
+## a package may take 20 minutes (the race detector on a loaded machine).
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -shuffle=on $(TESTFLAGS) $(PKGS)
+	$(GO) test -race -shuffle=on -timeout 20m $(TESTFLAGS) $(PKGS)
 
 ## test-count: make test, reported by internal/cmd/testcount: package
 ## results, failed tests' output, skipped tests with their reason, and a last
