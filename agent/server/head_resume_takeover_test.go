@@ -14,28 +14,12 @@ import (
 // of ts and says "worked: <approved>".
 func registerAskGate(t *testing.T, ts *testServer) {
 	t.Helper()
-	g := graph.New[chat]()
-	g.AddNode("ask", func(ctx context.Context, s chat) (graph.Update[chat], error) {
-		answer, err := graph.Interrupt[string](ctx, "approve?")
-		if err != nil {
-			return graph.Update[chat]{}, err
-		}
-		return chatApproved.Set(answer), nil
-	})
-	g.AddNode("work", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+	registerAsk(t, ts.Server, "askgate", "work", func(ctx context.Context, s chat) (graph.Update[chat], error) {
 		if err := ts.gates.wait(ctx, graph.ConfigFrom(ctx).ThreadID); err != nil {
 			return graph.Update[chat]{}, err
 		}
 		return chatMessages.Set([]msg{{Type: "ai", Content: "worked: " + s.Approved}}), nil
 	})
-	g.AddEdge(graph.START, "ask").AddEdge("ask", "work").AddEdge("work", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(ts.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(ts.Server, "askgate", app); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestTakeoverOfResumeFromHead: a run resuming (command.resume, no input)

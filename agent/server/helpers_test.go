@@ -216,6 +216,30 @@ func newTestServer(t *testing.T, cfg server.Config) *testServer {
 	return &testServer{Server: srv, URL: hs.URL, gates: gs}
 }
 
+// registerAsk registers graph id on srv: ask (an interrupt asking
+// "approve?", whose answer becomes approved), then the node next, which
+// runs then.
+func registerAsk(t *testing.T, srv *server.Server, id, next string, then func(context.Context, chat) (graph.Update[chat], error)) {
+	t.Helper()
+	g := graph.New[chat]()
+	g.AddNode("ask", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		answer, err := graph.Interrupt[string](ctx, "approve?")
+		if err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatApproved.Set(answer), nil
+	})
+	g.AddNode(next, then)
+	g.AddEdge(graph.START, "ask").AddEdge("ask", next).AddEdge(next, graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, id, app); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // do sends a JSON request and decodes a JSON answer into out (when not nil).
 func do(t *testing.T, method, url string, body any, header http.Header, out any) int {
 	t.Helper()
