@@ -7,14 +7,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
-	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
 // flakyStore fails the next read of one run's events (Events) or of the
@@ -131,17 +129,9 @@ func TestStatelessThreadGoesAfterClose(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			open := func() (server.Config, server.Store) {
-				st, err := server.OpenSQLite(t.Context(), filepath.Join(dir, "server.db"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { st.Close() })
-				saver, err := sqlite.New(t.Context(), sqlite.Config{Path: filepath.Join(dir, "checkpoints.db")})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { saver.Close() })
-				return server.Config{Store: st, Checkpointer: saver, SweepInterval: 10 * time.Millisecond}, st
+				cfg := sqliteConfigIn(t, dir)
+				cfg.SweepInterval = 10 * time.Millisecond
+				return cfg, cfg.Store
 			}
 			cfg, st := open()
 			a := newTestServer(t, cfg)
