@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -238,6 +239,33 @@ func registerAsk(t *testing.T, srv *server.Server, id, next string, then func(co
 	if err := server.Register(srv, id, app); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// reply is the answer to a request: its status and body, or, for a
+// request that got none, status 0 and the error's text.
+type reply struct {
+	code int
+	body string
+}
+
+// postLater posts body as JSON to url under ctx in a goroutine of its own
+// and sends the answer on the channel it returns.
+func postLater(ctx context.Context, url string, body map[string]any) <-chan reply {
+	out := make(chan reply, 1)
+	go func() {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			out <- reply{0, err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		rb, _ := io.ReadAll(resp.Body)
+		out <- reply{resp.StatusCode, string(rb)}
+	}()
+	return out
 }
 
 // do sends a JSON request and decodes a JSON answer into out (when not nil).
