@@ -41,6 +41,20 @@ func incServer(t *testing.T, cfg Config) (*Server, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	registerInc(t, s)
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		hs.CloseClientConnections() // a request still waiting fails the test, not its end
+		s.Close(context.Background())
+		hs.Close()
+	})
+	return s, hs
+}
+
+// registerInc registers on s the graph "inc", whose one node, inc, adds 1
+// to n.
+func registerInc(t *testing.T, s *Server) {
+	t.Helper()
 	n := graph.Replace(func(h *held) *int { return &h.N })
 	g := graph.New[held]()
 	g.AddNode("inc", func(ctx context.Context, h held) (graph.Update[held], error) { return n.Set(h.N + 1), nil })
@@ -52,13 +66,6 @@ func incServer(t *testing.T, cfg Config) (*Server, *httptest.Server) {
 	if err := Register(s, "inc", app); err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(func() {
-		hs.CloseClientConnections() // a request still waiting fails the test, not its end
-		s.Close(context.Background())
-		hs.Close()
-	})
-	return s, hs
 }
 
 // call sends a JSON request to hs and returns the status and body; a
