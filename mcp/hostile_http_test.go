@@ -37,6 +37,18 @@ func (l *requestLog) all() []string {
 	return append([]string(nil), l.seen...)
 }
 
+// ownAuthorizationServer serves on mux the metadata of an MCP server at
+// *rs/mcp that is its own authorization server, whose token endpoint is
+// *rs/token (for a client_secret_post client).
+func ownAuthorizationServer(mux *http.ServeMux, rs **httptest.Server) {
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"resource": (*rs).URL + "/mcp", "authorization_servers": []string{(*rs).URL}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"issuer": (*rs).URL, "token_endpoint": (*rs).URL + "/token", "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
+	})
+}
+
 // A server that redirects to another origin gets neither its bearer token
 // nor its static headers sent there: the redirect is not followed.
 func TestRedirectToAnotherOriginNotFollowed(t *testing.T) {
@@ -48,12 +60,7 @@ func TestRedirectToAnotherOriginNotFollowed(t *testing.T) {
 	defer other.Close()
 	var rs *httptest.Server
 	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"resource": rs.URL + "/mcp", "authorization_servers": []string{rs.URL}})
-	})
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"issuer": rs.URL, "token_endpoint": rs.URL + "/token", "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
-	})
+	ownAuthorizationServer(mux, &rs)
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"access_token": "SECRET-TOKEN", "token_type": "Bearer", "expires_in": 3600})
 	})
@@ -263,9 +270,7 @@ func TestOAuthSecretOnlyToAllowedServer(t *testing.T) {
 				json.NewEncoder(w).Encode(map[string]any{"resource": rs.URL + "/mcp", "authorization_servers": []string{as.URL}})
 			})
 			rsMux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-				if r.Header.Get("Authorization") != "Bearer tok" {
-					w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+rs.URL+`/.well-known/oauth-protected-resource/mcp"`)
-					http.Error(w, "unauthorized", http.StatusUnauthorized)
+				if !authorized(w, r, "Bearer tok", rs.URL+"/.well-known/oauth-protected-resource/mcp") {
 					return
 				}
 				h.ServeHTTP(w, r)
@@ -304,12 +309,7 @@ func TestOAuthTokenRedirectNotFollowed(t *testing.T) {
 	defer other.Close()
 	var rs *httptest.Server
 	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"resource": rs.URL + "/mcp", "authorization_servers": []string{rs.URL}})
-	})
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"issuer": rs.URL, "token_endpoint": rs.URL + "/token", "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
-	})
+	ownAuthorizationServer(mux, &rs)
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.URL+"/token", http.StatusTemporaryRedirect)
 	})

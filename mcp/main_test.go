@@ -2,17 +2,14 @@ package mcp_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
 	"github.com/agentgraph/agentgraph/resilience"
-	"go.uber.org/goleak"
 )
 
 // serverEnv makes the test binary serve the test server over stdio instead
@@ -25,17 +22,7 @@ func TestMain(m *testing.M) {
 		badServer(hangAfter)
 		os.Exit(0)
 	}
-	if name := os.Getenv(serverEnv); name != "" {
-		if err := testserver.ServeStdio(name); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	// Children inherit it: a race-enabled child otherwise sleeps a second
-	// when it exits.
-	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	goleak.VerifyTestMain(m)
+	testserver.Main(m, serverEnv)
 }
 
 // stdioServer describes the test server run as a subprocess.

@@ -66,9 +66,7 @@ func TestOAuthSSEAuthorizeOutsideConnectTimeout(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"resource": rs.URL + "/sse", "authorization_servers": []string{as.URL}})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer granted" {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+rs.URL+`/.well-known/oauth-protected-resource/sse"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
+		if !authorized(w, r, "Bearer granted", rs.URL+"/.well-known/oauth-protected-resource/sse") {
 			return
 		}
 		sse.ServeHTTP(w, r)

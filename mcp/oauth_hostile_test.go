@@ -142,9 +142,7 @@ func TestOAuthRefreshTokenStaysWithIssuer(t *testing.T) {
 		if phase.Load() == 1 {
 			want, prm = "Bearer a2", "/prm/2"
 		}
-		if r.Header.Get("Authorization") != want {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+rs.URL+prm+`"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
+		if !authorized(w, r, want, rs.URL+prm) {
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -74,6 +74,13 @@ func newTenantServer(t *testing.T) *tenantServer {
 	return ts
 }
 
+// manager returns a manager of the server, named tenant, authorized with
+// redirectBack.
+func (ts *tenantServer) manager(t *testing.T) *mcp.Manager {
+	t.Helper()
+	return newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "tenant", URL: ts.hs.URL + "/mcp", NoListen: true, OAuth: &mcp.OAuth{Authorize: redirectBack}})
+}
+
 // revoke makes the server refuse every token issued so far.
 func (ts *tenantServer) revoke() {
 	none := "revoked"
@@ -96,7 +103,7 @@ func redirectBack(ctx context.Context, authURL string) (*url.URL, error) {
 // server's origin, while the metadata says <origin>/tenant).
 func TestOAuthSameIssuerKeepsClient(t *testing.T) {
 	ts := newTenantServer(t)
-	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "tenant", URL: ts.hs.URL + "/mcp", NoListen: true, OAuth: &mcp.OAuth{Authorize: redirectBack}})
+	m := ts.manager(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := m.Check(ctx, "tenant"); err != nil {
@@ -118,7 +125,7 @@ func TestOAuthSameIssuerKeepsClient(t *testing.T) {
 func TestOAuthResourceMetadataDownIsTransient(t *testing.T) {
 	ts := newTenantServer(t)
 	ts.prmStatus.Store(http.StatusServiceUnavailable)
-	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "tenant", URL: ts.hs.URL + "/mcp", NoListen: true, OAuth: &mcp.OAuth{Authorize: redirectBack}})
+	m := ts.manager(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := m.Check(ctx, "tenant")
@@ -135,7 +142,7 @@ func TestOAuthResourceMetadataDownIsTransient(t *testing.T) {
 // attempt with a transient AuthError, which the call's policy retries.
 func TestOAuthTokenEndpointDownIsRetried(t *testing.T) {
 	ts := newTenantServer(t)
-	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "tenant", URL: ts.hs.URL + "/mcp", NoListen: true, OAuth: &mcp.OAuth{Authorize: redirectBack}})
+	m := ts.manager(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := m.Check(ctx, "tenant"); err != nil {
@@ -184,9 +191,7 @@ func TestOAuthSwitchedAuthorizationServerFollowed(t *testing.T) {
 		if phase.Load() == 1 {
 			want = "Bearer a2"
 		}
-		if r.Header.Get("Authorization") != want {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+rs.URL+`/prm"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
+		if !authorized(w, r, want, rs.URL+"/prm") {
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -111,6 +111,18 @@ func newAuthServer(t *testing.T) *authServer {
 	return a
 }
 
+// authorized reports whether r carries the Authorization header want; when
+// not, it answers 401 with a bearer challenge naming the protected resource
+// metadata at metadata (a URL).
+func authorized(w http.ResponseWriter, r *http.Request, want, metadata string) bool {
+	if r.Header.Get("Authorization") == want {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+metadata+`"`)
+	http.Error(w, "unauthorized", http.StatusUnauthorized)
+	return false
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -347,24 +347,17 @@ func TestWireOpenAIStructuredOutputs(t *testing.T) {
 	}
 }
 
-// interleaved is a model whose stream interleaves the pieces of two tool
-// calls, as OpenAI's protocol allows: each piece names its call by index.
-type interleaved struct{}
+// toolDeltas is a model whose stream is these tool-call pieces, then the
+// end of a turn that calls tools.
+type toolDeltas []model.ToolCallDelta
 
-func (interleaved) Generate(context.Context, *model.Request) (*model.Response, error) {
+func (toolDeltas) Generate(context.Context, *model.Request) (*model.Response, error) {
 	return nil, nil
 }
 
-func (interleaved) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+func (ds toolDeltas) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		for _, d := range []model.ToolCallDelta{
-			{Index: 0, ID: "call_a", Name: "fa"},
-			{Index: 1, ID: "call_b", Name: "fb"},
-			{Index: 0, Arguments: `{"x":`},
-			{Index: 1, Arguments: `{"y":`},
-			{Index: 0, Arguments: `{"z":1}}`},
-			{Index: 1, Arguments: `2}`},
-		} {
+		for _, d := range ds {
 			if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &d}, nil) {
 				return
 			}
@@ -373,11 +366,12 @@ func (interleaved) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 	}
 }
 
-// The pieces of streamed tool calls are assembled by the index the wire
-// gives them, also when the calls' pieces interleave: in the chunks and in
-// the response.
-func TestOpenAIInterleavedToolCalls(t *testing.T) {
-	_, m := start(t, wires[0], llmtest.From(interleaved{}))
+// checkStreamedCalls streams ds through the OpenAI wire and checks that two
+// calls arrive, call_a to fa and call_b to fb with the arguments want gives
+// their indexes: in the chunks and in the response.
+func checkStreamedCalls(t *testing.T, ds toolDeltas, want map[int]string) {
+	t.Helper()
+	_, m := start(t, wires[0], llmtest.From(ds))
 	req := &model.Request{Messages: []model.Message{model.User("go")}, Tools: []model.ToolDef{weatherTool}}
 	args := map[int]string{}
 	ids := map[int]string{}
@@ -396,7 +390,6 @@ func TestOpenAIInterleavedToolCalls(t *testing.T) {
 			resp = c.Response
 		}
 	}
-	want := map[int]string{0: `{"x":{"z":1}}`, 1: `{"y":2}`}
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Fatalf("streamed arguments (-want +got):\n%s", diff)
 	}
@@ -413,65 +406,29 @@ func TestOpenAIInterleavedToolCalls(t *testing.T) {
 	}
 }
 
-// ollamaCalls is a model whose stream has the shape of Ollama's
-// OpenAI-compatible API: every tool call whole in one piece, each with its
-// own id, all at the index 0.
-type ollamaCalls struct{}
-
-func (ollamaCalls) Generate(context.Context, *model.Request) (*model.Response, error) {
-	return nil, nil
+// The pieces of streamed tool calls are assembled by the index the wire
+// gives them, also when the calls' pieces interleave (as OpenAI's protocol
+// allows: each piece names its call by index): in the chunks and in the
+// response.
+func TestOpenAIInterleavedToolCalls(t *testing.T) {
+	checkStreamedCalls(t, toolDeltas{
+		{Index: 0, ID: "call_a", Name: "fa"},
+		{Index: 1, ID: "call_b", Name: "fb"},
+		{Index: 0, Arguments: `{"x":`},
+		{Index: 1, Arguments: `{"y":`},
+		{Index: 0, Arguments: `{"z":1}}`},
+		{Index: 1, Arguments: `2}`},
+	}, map[int]string{0: `{"x":{"z":1}}`, 1: `{"y":2}`})
 }
 
-func (ollamaCalls) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		for _, d := range []model.ToolCallDelta{
-			{Index: 0, ID: "call_a", Name: "fa", Arguments: `{"x":1}`},
-			{Index: 0, ID: "call_b", Name: "fb", Arguments: `{"y":2}`},
-		} {
-			if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &d}, nil) {
-				return
-			}
-		}
-		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{FinishReason: model.FinishToolCalls}}, nil)
-	}
-}
-
-// Calls streamed whole at one index, each with its own id (Ollama), are
-// separate calls, in the chunks and in the response.
+// Calls streamed whole at one index, each with its own id (the shape of
+// Ollama's OpenAI-compatible API: every call in one piece, all at the index
+// 0), are separate calls, in the chunks and in the response.
 func TestOpenAIToolCallsSharingAnIndex(t *testing.T) {
-	_, m := start(t, wires[0], llmtest.From(ollamaCalls{}))
-	req := &model.Request{Messages: []model.Message{model.User("go")}, Tools: []model.ToolDef{weatherTool}}
-	args := map[int]string{}
-	ids := map[int]string{}
-	var resp *model.Response
-	for c, err := range m.Stream(context.Background(), req) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch c.Kind {
-		case model.ChunkToolCall:
-			args[c.ToolCall.Index] += c.ToolCall.Arguments
-			if c.ToolCall.ID != "" {
-				ids[c.ToolCall.Index] = c.ToolCall.ID
-			}
-		case model.ChunkDone:
-			resp = c.Response
-		}
-	}
-	if diff := cmp.Diff(map[int]string{0: `{"x":1}`, 1: `{"y":2}`}, args); diff != "" {
-		t.Fatalf("streamed arguments (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(map[int]string{0: "call_a", 1: "call_b"}, ids); diff != "" {
-		t.Fatalf("streamed ids (-want +got):\n%s", diff)
-	}
-	if resp == nil {
-		t.Fatal("no ChunkDone")
-	}
-	calls := resp.ToolCalls()
-	if len(calls) != 2 || calls[0].ID != "call_a" || calls[0].Name != "fa" || string(calls[0].Arguments) != `{"x":1}` ||
-		calls[1].ID != "call_b" || calls[1].Name != "fb" || string(calls[1].Arguments) != `{"y":2}` {
-		t.Fatalf("the response's calls: %+v", calls)
-	}
+	checkStreamedCalls(t, toolDeltas{
+		{Index: 0, ID: "call_a", Name: "fa", Arguments: `{"x":1}`},
+		{Index: 0, ID: "call_b", Name: "fb", Arguments: `{"y":2}`},
+	}, map[int]string{0: `{"x":1}`, 1: `{"y":2}`})
 }
 
 // A server whose tool-call lines are long, one with '<', '>' and '&' (which

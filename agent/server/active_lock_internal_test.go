@@ -2,15 +2,10 @@ package server
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/agentgraph/agentgraph/graph"
 )
 
 // TestActiveGateNotHeldWhileWaitingForALock: with Config.MaxActiveRuns,
@@ -21,42 +16,10 @@ import (
 // request is principal "" here, as without Authenticate: a full gate
 // stalled every creation of the instance.)
 func TestActiveGateNotHeldWhileWaitingForALock(t *testing.T) {
-	s, err := New(Config{MaxActiveRuns: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := graph.Replace(func(h *held) *int { return &h.N })
-	g := graph.New[held]()
-	g.AddNode("inc", func(ctx context.Context, h held) (graph.Update[held], error) { return n.Set(h.N + 1), nil })
-	g.AddEdge(graph.START, "inc").AddEdge("inc", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(s.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Register(s, "inc", app); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	defer hs.Close()
-	defer s.Close(context.Background())
-	call := func(ctx context.Context, p, body string) (int, string) {
-		req, err := http.NewRequestWithContext(ctx, "POST", hs.URL+p, strings.NewReader(body))
-		if err != nil {
-			t.Error(err)
-			return 0, ""
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hs.Client().Do(req)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	s, hs := incServer(t, Config{MaxActiveRuns: 1000})
 	const busy, other = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
 	for _, tid := range []string{busy, other} {
-		if code, body := call(t.Context(), "/threads", `{"thread_id":"`+tid+`"}`); code != http.StatusOK {
+		if code, body := call(t.Context(), t, hs, "POST", "/threads", `{"thread_id":"`+tid+`"}`); code != http.StatusOK {
 			t.Fatalf("POST /threads: %d %s", code, body)
 		}
 	}
@@ -70,7 +33,7 @@ func TestActiveGateNotHeldWhileWaitingForALock(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if code, body := call(t.Context(), "/threads/"+busy+"/runs", `{"assistant_id":"inc","input":{"n":1}}`); code != http.StatusOK {
+			if code, body := call(t.Context(), t, hs, "POST", "/threads/"+busy+"/runs", `{"assistant_id":"inc","input":{"n":1}}`); code != http.StatusOK {
 				t.Errorf("a creation queued on the busy thread: %d %s; want 200 once the lock is free", code, body)
 			}
 		}()
@@ -93,10 +56,10 @@ func TestActiveGateNotHeldWhileWaitingForALock(t *testing.T) {
 	// test fails instead of hanging.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	if code, body := call(ctx, "/threads/"+other+"/runs/wait", `{"assistant_id":"inc","input":{"n":1}}`); code != http.StatusOK {
+	if code, body := call(ctx, t, hs, "POST", "/threads/"+other+"/runs/wait", `{"assistant_id":"inc","input":{"n":1}}`); code != http.StatusOK {
 		t.Errorf("a creation on another thread while %d wait on a busy one: %d %s; want 200", queued, code, body)
 	}
-	if code, body := call(ctx, "/runs/wait", `{"assistant_id":"inc","input":{"n":1}}`); code != http.StatusOK {
+	if code, body := call(ctx, t, hs, "POST", "/runs/wait", `{"assistant_id":"inc","input":{"n":1}}`); code != http.StatusOK {
 		t.Errorf("a stateless creation while %d wait on a busy thread: %d %s; want 200", queued, code, body)
 	}
 	if live, waiting := gateState(s, ""); live != 0 || waiting != 0 {

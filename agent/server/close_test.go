@@ -1,9 +1,7 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -145,26 +143,8 @@ func TestCloseEndsWaitsOnUnstartedRuns(t *testing.T) {
 	// the test fails instead of hanging.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	type answer struct {
-		code int
-		body string
-	}
-	post := func(path string, body map[string]any, out chan<- answer) {
-		b, _ := json.Marshal(body)
-		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+path, bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			out <- answer{0, err.Error()}
-			return
-		}
-		defer resp.Body.Close()
-		rb, _ := io.ReadAll(resp.Body)
-		out <- answer{resp.StatusCode, string(rb)}
-	}
-	waited, streamed := make(chan answer, 1), make(chan answer, 1)
-	go post("/threads/"+delayed+"/runs/wait", map[string]any{"assistant_id": "slow", "input": in, "after_seconds": 3600}, waited)
-	go post("/threads/"+queued+"/runs/stream", map[string]any{"assistant_id": "slow", "input": in, "multitask_strategy": "enqueue"}, streamed)
+	waited := postLater(ctx, ts.URL+"/threads/"+delayed+"/runs/wait", map[string]any{"assistant_id": "slow", "input": in, "after_seconds": 3600})
+	streamed := postLater(ctx, ts.URL+"/threads/"+queued+"/runs/stream", map[string]any{"assistant_id": "slow", "input": in, "multitask_strategy": "enqueue"})
 	pending := func(tid string) bool {
 		var runs []struct {
 			Status string `json:"status"`

@@ -1,11 +1,7 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,24 +84,7 @@ func TestCloseEndsWaitWhenWorkerEnds(t *testing.T) {
 	// that the test fails instead of hanging.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	type answer struct {
-		code int
-		body string
-	}
-	waited := make(chan answer, 1)
-	go func() {
-		b, _ := json.Marshal(map[string]any{"assistant_id": "stubborn", "input": in, "multitask_strategy": "enqueue"})
-		req, _ := http.NewRequestWithContext(ctx, "POST", runs+"/wait", bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			waited <- answer{0, err.Error()}
-			return
-		}
-		defer resp.Body.Close()
-		rb, _ := io.ReadAll(resp.Body)
-		waited <- answer{resp.StatusCode, string(rb)}
-	}()
+	waited := postLater(ctx, runs+"/wait", map[string]any{"assistant_id": "stubborn", "input": in, "multitask_strategy": "enqueue"})
 	waitUntil(t, "the wait to read the queued run", func() bool { return st.n.Load() >= 1 })
 	st.n.Store(0)
 	// The worker, once its run ends, finds nothing to claim (it may claim

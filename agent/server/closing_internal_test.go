@@ -3,14 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentgraph/agentgraph/graph"
 )
 
 // TestCloseBetweenCheckAndRegistration parks a run-creating request
@@ -23,43 +20,11 @@ import (
 func TestCloseBetweenCheckAndRegistration(t *testing.T) {
 	for _, path := range []string{"/runs/wait", "/runs/stream", "stateless /runs/wait"} {
 		t.Run(path, func(t *testing.T) {
-			s, err := New(Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := graph.Replace(func(h *held) *int { return &h.N })
-			g := graph.New[held]()
-			g.AddNode("inc", func(ctx context.Context, h held) (graph.Update[held], error) { return n.Set(h.N + 1), nil })
-			g.AddEdge(graph.START, "inc").AddEdge("inc", graph.END)
-			app, err := g.Compile(graph.WithCheckpointer(s.Checkpointer()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Register(s, "inc", app); err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewServer(s)
-			defer hs.Close()
-			defer hs.CloseClientConnections() // a request still waiting fails the test, not its end
-			call := func(ctx context.Context, method, p, body string) (int, string) {
-				req, err := http.NewRequestWithContext(ctx, method, hs.URL+p, strings.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					return 0, ""
-				}
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := hs.Client().Do(req)
-				if err != nil {
-					return 0, err.Error()
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				return resp.StatusCode, string(b)
-			}
+			s, hs := incServer(t, Config{})
 			var tid string
 			target := "/runs/wait"
 			if path != "stateless /runs/wait" {
-				code, body := call(t.Context(), "POST", "/threads", `{}`)
+				code, body := call(t.Context(), t, hs, "POST", "/threads", `{}`)
 				var th struct {
 					ThreadID string `json:"thread_id"`
 				}
@@ -80,7 +45,7 @@ func TestCloseBetweenCheckAndRegistration(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 			go func() {
-				code, body := call(ctx, "POST", target, `{"assistant_id":"inc","input":{"n":1}}`)
+				code, body := call(ctx, t, hs, "POST", target, `{"assistant_id":"inc","input":{"n":1}}`)
 				done <- answer{code, body}
 			}()
 			<-parked
@@ -95,7 +60,7 @@ func TestCloseBetweenCheckAndRegistration(t *testing.T) {
 			if tid == "" {
 				return
 			}
-			code, body := call(t.Context(), "GET", "/threads/"+tid+"/runs", "")
+			code, body := call(t.Context(), t, hs, "GET", "/threads/"+tid+"/runs", "")
 			var runs []struct {
 				Status string `json:"status"`
 			}
@@ -105,7 +70,7 @@ func TestCloseBetweenCheckAndRegistration(t *testing.T) {
 			if len(runs) != 0 {
 				t.Errorf("runs after the 503: %s; want none (the refused run is removed, as if never created)", body)
 			}
-			code, body = call(t.Context(), "GET", "/threads/"+tid, "")
+			code, body = call(t.Context(), t, hs, "GET", "/threads/"+tid, "")
 			var th struct {
 				Status string `json:"status"`
 			}

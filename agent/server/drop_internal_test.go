@@ -5,12 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentgraph/agentgraph/graph"
 )
 
 // claimedElsewhereStore stores each run as another instance would find
@@ -48,24 +45,7 @@ func TestDropTemporaryDoesNotHoldTheRequest(t *testing.T) {
 	// The lease bounds how long the request waited before the fix (the
 	// test then fails after it); the run's own lease, an hour, keeps the
 	// sweeper from taking it over.
-	s, err := New(Config{Store: st, Lease: 90 * time.Second, SweepInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := graph.Replace(func(h *held) *int { return &h.N })
-	g := graph.New[held]()
-	g.AddNode("inc", func(ctx context.Context, h held) (graph.Update[held], error) { return n.Set(h.N + 1), nil })
-	g.AddEdge(graph.START, "inc").AddEdge("inc", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(s.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Register(s, "inc", app); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	defer hs.Close()
-	defer hs.CloseClientConnections()
+	s, hs := incServer(t, Config{Store: st, Lease: 90 * time.Second, SweepInterval: time.Hour})
 	post := func() (int, string) {
 		t.Helper()
 		// The deadline only ends a request that would wait for its

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/graph"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // registerAskGate registers graph "askgate" on ts: ask (an interrupt
@@ -15,28 +14,12 @@ import (
 // of ts and says "worked: <approved>".
 func registerAskGate(t *testing.T, ts *testServer) {
 	t.Helper()
-	g := graph.New[chat]()
-	g.AddNode("ask", func(ctx context.Context, s chat) (graph.Update[chat], error) {
-		answer, err := graph.Interrupt[string](ctx, "approve?")
-		if err != nil {
-			return graph.Update[chat]{}, err
-		}
-		return chatApproved.Set(answer), nil
-	})
-	g.AddNode("work", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+	registerAsk(t, ts.Server, "askgate", "work", func(ctx context.Context, s chat) (graph.Update[chat], error) {
 		if err := ts.gates.wait(ctx, graph.ConfigFrom(ctx).ThreadID); err != nil {
 			return graph.Update[chat]{}, err
 		}
 		return chatMessages.Set([]msg{{Type: "ai", Content: "worked: " + s.Approved}}), nil
 	})
-	g.AddEdge(graph.START, "ask").AddEdge("ask", "work").AddEdge("work", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(ts.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(ts.Server, "askgate", app); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestTakeoverOfResumeFromHead: a run resuming (command.resume, no input)
@@ -63,11 +46,7 @@ func TestTakeoverOfResumeFromNamedCheckpoint(t *testing.T) {
 func testTakeoverOfResumeFromHead(t *testing.T, named bool) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
-			cfg := open(t)
-			st, saver := cfg.Store, cfg.Checkpointer
-			if st == nil {
-				st, saver = server.NewMemoryStore(), checkpoint.NewMemory()
-			}
+			st, saver := backendOf(open(t))
 			ts0 := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Worker: "w0", Lease: time.Minute, SweepInterval: time.Hour})
 			registerAskGate(t, ts0)
 			var th struct {
@@ -104,7 +83,7 @@ func testTakeoverOfResumeFromHead(t *testing.T, named bool) {
 			}
 			// R2 answers "two" from the head, on an instance whose lease
 			// renewals fail, and waits in work, having saved nothing.
-			ts1 := newTestServer(t, server.Config{Store: deafStore{st}, Checkpointer: saver, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+			ts1 := stallingServer(t, st, saver)
 			registerAskGate(t, ts1)
 			var r2 struct {
 				RunID string `json:"run_id"`
@@ -118,23 +97,17 @@ func testTakeoverOfResumeFromHead(t *testing.T, named bool) {
 			}
 			waitUntil(t, "R2 to wait in work", func() bool { return ts1.gates.waiting(tid) })
 			// Another instance takes R2 over once its lease expired.
-			ts2 := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
+			ts2 := takeoverServer(t, st, saver)
 			registerAskGate(t, ts2)
 			ts2.gates.release(tid)
-			var out struct {
-				Status string `json:"status"`
-			}
-			waitUntil(t, "R2 taken over to end", func() bool {
-				do(t, "GET", ts2.URL+"/threads/"+tid+"/runs/"+r2.RunID, nil, nil, &out)
-				return out.Status != "pending" && out.Status != "running"
-			})
+			status := waitRunEnd(t, ts2.URL, tid, r2.RunID, "R2 taken over to end")
 			state := readHeadState(t, ts2.URL, tid)
 			var got []string
 			for _, m := range state.Values.Messages {
 				got = append(got, m.Content)
 			}
-			if out.Status != "success" || state.Values.Approved != "two" || !equalStrings(got, []string{"x", "worked: two"}) {
-				t.Errorf("R2 taken over: %s, approved %q, messages %q; want success, two, [x worked: two] (its own answer to the head's interrupt)", out.Status, state.Values.Approved, got)
+			if status != "success" || state.Values.Approved != "two" || !equalStrings(got, []string{"x", "worked: two"}) {
+				t.Errorf("R2 taken over: %s, approved %q, messages %q; want success, two, [x worked: two] (its own answer to the head's interrupt)", status, state.Values.Approved, got)
 			}
 		})
 	}

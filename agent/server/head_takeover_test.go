@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // TestTakeoverOfRunFromHead: a run started with input from a rollback's
@@ -32,11 +31,7 @@ func TestTakeoverOfRunFromNamedCheckpoint(t *testing.T) {
 func testTakeoverOfRunFromHead(t *testing.T, named bool) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
-			cfg := open(t)
-			st, saver := cfg.Store, cfg.Checkpointer
-			if st == nil {
-				st, saver = server.NewMemoryStore(), checkpoint.NewMemory()
-			}
+			st, saver := backendOf(open(t))
 			ts0 := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Worker: "w0", Lease: time.Minute, SweepInterval: time.Hour})
 			var th struct {
 				ThreadID string `json:"thread_id"`
@@ -69,7 +64,7 @@ func testTakeoverOfRunFromHead(t *testing.T, named bool) {
 				t.Fatal(err)
 			}
 			// R2 starts from the head on an instance that stalls.
-			ts1 := newTestServer(t, server.Config{Store: deafStore{st}, Checkpointer: saver, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+			ts1 := stallingServer(t, st, saver)
 			var r2 struct {
 				RunID string `json:"run_id"`
 			}
@@ -82,15 +77,9 @@ func testTakeoverOfRunFromHead(t *testing.T, named bool) {
 				t.Fatalf("R2: %d", code)
 			}
 			waitUntil(t, "R2 to wait in its node", func() bool { return ts1.gates.waiting(tid) })
-			ts2 := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
+			ts2 := takeoverServer(t, st, saver)
 			ts2.gates.release(tid)
-			var out struct {
-				Status string `json:"status"`
-			}
-			waitUntil(t, "R2 taken over to end", func() bool {
-				do(t, "GET", ts2.URL+"/threads/"+tid+"/runs/"+r2.RunID, nil, nil, &out)
-				return out.Status != "pending" && out.Status != "running"
-			})
+			status := waitRunEnd(t, ts2.URL, tid, r2.RunID, "R2 taken over to end")
 			var state struct {
 				Values chat `json:"values"`
 			}
@@ -99,8 +88,8 @@ func testTakeoverOfRunFromHead(t *testing.T, named bool) {
 			for _, m := range state.Values.Messages {
 				got = append(got, m.Content)
 			}
-			if out.Status != "success" || !equalStrings(got, []string{"s", "two", "slow done: two"}) {
-				t.Errorf("R2 taken over: %s, messages %q; want success, [s two slow done: two] (its input run on the head)", out.Status, got)
+			if status != "success" || !equalStrings(got, []string{"s", "two", "slow done: two"}) {
+				t.Errorf("R2 taken over: %s, messages %q; want success, [s two slow done: two] (its input run on the head)", status, got)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -214,6 +215,57 @@ func newTestServer(t *testing.T, cfg server.Config) *testServer {
 		}
 	})
 	return &testServer{Server: srv, URL: hs.URL, gates: gs}
+}
+
+// registerAsk registers graph id on srv: ask (an interrupt asking
+// "approve?", whose answer becomes approved), then the node next, which
+// runs then.
+func registerAsk(t *testing.T, srv *server.Server, id, next string, then func(context.Context, chat) (graph.Update[chat], error)) {
+	t.Helper()
+	g := graph.New[chat]()
+	g.AddNode("ask", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		answer, err := graph.Interrupt[string](ctx, "approve?")
+		if err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatApproved.Set(answer), nil
+	})
+	g.AddNode(next, then)
+	g.AddEdge(graph.START, "ask").AddEdge("ask", next).AddEdge(next, graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, id, app); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reply is the answer to a request: its status and body, or, for a
+// request that got none, status 0 and the error's text.
+type reply struct {
+	code int
+	body string
+}
+
+// postLater posts body as JSON to url under ctx in a goroutine of its own
+// and sends the answer on the channel it returns.
+func postLater(ctx context.Context, url string, body map[string]any) <-chan reply {
+	out := make(chan reply, 1)
+	go func() {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			out <- reply{0, err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		rb, _ := io.ReadAll(resp.Body)
+		out <- reply{resp.StatusCode, string(rb)}
+	}()
+	return out
 }
 
 // do sends a JSON request and decodes a JSON answer into out (when not nil).

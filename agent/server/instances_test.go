@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/graph"
-	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
 // waitUntil polls cond until it holds; the minute is a failure guard, not
@@ -35,17 +33,9 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestRestartResumesQueuedRuns(t *testing.T) {
 	dir := t.TempDir()
 	open := func() server.Config {
-		st, err := server.OpenSQLite(t.Context(), filepath.Join(dir, "server.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		saver, err := sqlite.New(t.Context(), sqlite.Config{Path: filepath.Join(dir, "checkpoints.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { saver.Close() })
-		return server.Config{Store: st, Checkpointer: saver, SweepInterval: 10 * time.Millisecond}
+		cfg := sqliteConfigIn(t, dir)
+		cfg.SweepInterval = 10 * time.Millisecond
+		return cfg
 	}
 	a := newTestServer(t, open())
 	var th map[string]any

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -61,17 +60,8 @@ func TestStreamStoreErrorNotSent(t *testing.T) {
 	st := &flakyStore{Store: server.NewMemoryStore(), failed: make(chan struct{})}
 	core, logs := observer.New(zapcore.ErrorLevel)
 	ts := newTestServer(t, server.Config{Store: st, Logger: zap.New(core)})
-	body := `{"assistant_id":"slow","input":{"messages":[{"role":"user","content":"x"}]},"after_seconds":3600}`
-	resp, err := http.Post(ts.URL+"/runs/stream", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /runs/stream: %d", resp.StatusCode)
-	}
-	loc := resp.Header.Get("Content-Location")
-	st.arm(loc[strings.LastIndex(loc, "/")+1:], true, 1)
+	resp, rid := streamDelayedRun(t, ts.URL)
+	st.arm(rid, true, 1)
 	evs := readSSE(t, resp.Body)
 	<-st.failed
 	if len(evs) == 0 || evs[len(evs)-1].Name != "error" {

@@ -14,6 +14,27 @@ import (
 	msqlite "github.com/agentgraph/agentgraph/memory/sqlite"
 )
 
+// itemBackends make the item stores the store API's tests run on.
+var itemBackends = map[string]func(t *testing.T) memory.Items{
+	"memory": func(t *testing.T) memory.Items { return memory.NewInMemoryItems(memory.InMemoryItemsConfig{}) },
+	"sqlite": func(t *testing.T) memory.Items {
+		it, err := msqlite.NewItems(t.Context(), msqlite.Config{Path: filepath.Join(t.TempDir(), "items.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { it.Close() })
+		return it
+	},
+	"postgres": func(t *testing.T) memory.Items {
+		pool, schema := postgrestest.Schema(t, "agentserver_items_")
+		it, err := mpg.NewItems(t.Context(), mpg.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it
+	},
+}
+
 // TestStoreTTLBeyondDurationRange: a ttl (minutes) too long for a
 // time.Duration is refused naming ttl and its limit, not converted to a
 // negative duration reported as "is negative"; the longest one is kept.
@@ -36,22 +57,12 @@ func TestStoreTTLBeyondDurationRange(t *testing.T) {
 }
 
 // TestStoreSearchNULAndDepth: a store search whose filter or query holds
-// a NUL character is refused with 422 naming the field, in memory and on
-// PostgreSQL (which answered 500); a namespace listing with the largest
+// a NUL character is refused with 422 naming the field, on every store
+// (PostgreSQL answered 500); a namespace listing with the largest
 // max_depth lists every namespace (the server's scope label overflowed
 // it to a negative depth, refused as negative).
 func TestStoreSearchNULAndDepth(t *testing.T) {
-	for name, items := range map[string]func(t *testing.T) memory.Items{
-		"memory": func(t *testing.T) memory.Items { return memory.NewInMemoryItems(memory.InMemoryItemsConfig{}) },
-		"postgres": func(t *testing.T) memory.Items {
-			pool, schema := postgrestest.Schema(t, "agentserver_items_")
-			it, err := mpg.NewItems(t.Context(), mpg.Config{Pool: pool, Schema: schema})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return it
-		},
-	} {
+	for name, items := range itemBackends {
 		t.Run(name, func(t *testing.T) {
 			ts := newTestServer(t, server.Config{Items: items(t), Authenticate: server.APIKeys(map[string]string{"ka": "alice"})})
 			h := map[string]string{"X-Api-Key": "ka"}
@@ -130,17 +141,7 @@ func TestStoreItemsBounds(t *testing.T) {
 // value, on every store. Memory kept 1e999999999 (JavaScript reads it as
 // Infinity) where PostgreSQL answered 500.
 func TestStoreItemNumbersOutOfRangeRefused(t *testing.T) {
-	for name, items := range map[string]func(t *testing.T) memory.Items{
-		"memory": func(t *testing.T) memory.Items { return memory.NewInMemoryItems(memory.InMemoryItemsConfig{}) },
-		"postgres": func(t *testing.T) memory.Items {
-			pool, schema := postgrestest.Schema(t, "agentserver_items_")
-			it, err := mpg.NewItems(t.Context(), mpg.Config{Pool: pool, Schema: schema})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return it
-		},
-	} {
+	for name, items := range itemBackends {
 		t.Run(name, func(t *testing.T) {
 			ts := newTestServer(t, server.Config{Items: items(t)})
 			for value, want := range map[string]string{
@@ -181,25 +182,7 @@ func TestStoreItemsUnboundedWithoutAuthentication(t *testing.T) {
 // store read it (1e-400 and 0e-20000 as 0, found the item whose x is
 // 0); a filter of ordinary numbers still finds the item.
 func TestStoreSearchFilterNumbersRefused(t *testing.T) {
-	for name, items := range map[string]func(t *testing.T) memory.Items{
-		"memory": func(t *testing.T) memory.Items { return memory.NewInMemoryItems(memory.InMemoryItemsConfig{}) },
-		"sqlite": func(t *testing.T) memory.Items {
-			it, err := msqlite.NewItems(t.Context(), msqlite.Config{Path: filepath.Join(t.TempDir(), "items.db")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { it.Close() })
-			return it
-		},
-		"postgres": func(t *testing.T) memory.Items {
-			pool, schema := postgrestest.Schema(t, "agentserver_items_")
-			it, err := mpg.NewItems(t.Context(), mpg.Config{Pool: pool, Schema: schema})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return it
-		},
-	} {
+	for name, items := range itemBackends {
 		t.Run(name, func(t *testing.T) {
 			ts := newTestServer(t, server.Config{Items: items(t)})
 			if code, body := raw(t, "PUT", ts.URL+"/store/items", `{"namespace":["a"],"key":"k","value":{"x":0,"y":2.5}}`, nil); code != 204 {

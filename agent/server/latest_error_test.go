@@ -33,11 +33,7 @@ func (f *failLatestOnce) Get(ctx context.Context, tid, id string) (*checkpoint.S
 func TestRunStartLatestError(t *testing.T) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
-			cfg := open(t)
-			st, saver := cfg.Store, cfg.Checkpointer
-			if st == nil {
-				st, saver = server.NewMemoryStore(), checkpoint.NewMemory()
-			}
+			st, saver := backendOf(open(t))
 			f := &failLatestOnce{Saver: saver}
 			ts := newTestServer(t, server.Config{Store: st, Checkpointer: f, Lease: time.Minute})
 			tid := pausedThread(t, ts.URL)

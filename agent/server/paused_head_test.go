@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -18,15 +17,7 @@ import (
 func pausedHead(t *testing.T, ts *testServer) (tid, paused string) {
 	t.Helper()
 	entered := make(chan struct{}, 1)
-	g := graph.New[chat]()
-	g.AddNode("ask", func(ctx context.Context, s chat) (graph.Update[chat], error) {
-		answer, err := graph.Interrupt[string](ctx, "approve?")
-		if err != nil {
-			return graph.Update[chat]{}, err
-		}
-		return chatApproved.Set(answer), nil
-	})
-	g.AddNode("work", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+	registerAsk(t, ts.Server, "ask", "work", func(ctx context.Context, s chat) (graph.Update[chat], error) {
 		if s.Approved == "block" {
 			entered <- struct{}{}
 			<-ctx.Done()
@@ -34,14 +25,6 @@ func pausedHead(t *testing.T, ts *testServer) (tid, paused string) {
 		}
 		return chatMessages.Set([]msg{{Type: "ai", Content: "worked: " + s.Approved}}), nil
 	})
-	g.AddEdge(graph.START, "ask").AddEdge("ask", "work").AddEdge("work", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(ts.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(ts.Server, "ask", app); err != nil {
-		t.Fatal(err)
-	}
 	var th struct {
 		ThreadID string `json:"thread_id"`
 	}

@@ -18,18 +18,8 @@ func TestProgressWithoutCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
-	n := graph.Replace(func(h *held) *int { return &h.N })
-	g := graph.New[held]()
-	g.AddNode("a", func(ctx context.Context, h held) (graph.Update[held], error) { return n.Set(h.N + 1), nil })
-	g.AddEdge(graph.START, "a").AddEdge("a", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(s.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Register(s, "one", app); err != nil {
-		t.Fatal(err)
-	}
-	resume, st, err := progress(context.Background(), s.graph("one"), "no-such-thread", "a-start-since-lost", "")
+	registerInc(t, s)
+	resume, st, err := progress(context.Background(), s.graph("inc"), "no-such-thread", "a-start-since-lost", "")
 	if err != nil || resume {
 		t.Fatalf("progress on a thread without checkpoints: resume %v, state %+v, %v; want no resume, no error", resume, st, err)
 	}

@@ -21,15 +21,7 @@ func askHold(t *testing.T) (url string, entered <-chan struct{}) {
 		t.Fatal(err)
 	}
 	in := make(chan struct{}, 8)
-	g := graph.New[chat]()
-	g.AddNode("ask", func(ctx context.Context, s chat) (graph.Update[chat], error) {
-		answer, err := graph.Interrupt[string](ctx, "approve?")
-		if err != nil {
-			return graph.Update[chat]{}, err
-		}
-		return chatApproved.Set(answer), nil
-	})
-	g.AddNode("hold", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+	registerAsk(t, srv, "askhold", "hold", func(ctx context.Context, s chat) (graph.Update[chat], error) {
 		if s.Approved == "block" {
 			in <- struct{}{}
 			<-ctx.Done()
@@ -37,14 +29,6 @@ func askHold(t *testing.T) (url string, entered <-chan struct{}) {
 		}
 		return chatMessages.Set([]msg{{Type: "ai", Content: "held: " + s.Approved}}), nil
 	})
-	g.AddEdge(graph.START, "ask").AddEdge("ask", "hold").AddEdge("hold", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "askhold", app); err != nil {
-		t.Fatal(err)
-	}
 	return newHTTPServer(t, srv), in
 }
 

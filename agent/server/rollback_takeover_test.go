@@ -35,6 +35,44 @@ func (d deafStore) Run(ctx context.Context, id string) (*server.Run, error) {
 	return r, err
 }
 
+// backendOf returns cfg's store and checkpointer: memory ones where cfg
+// names no store.
+func backendOf(cfg server.Config) (server.Store, checkpoint.Saver) {
+	if cfg.Store == nil {
+		return server.NewMemoryStore(), checkpoint.NewMemory()
+	}
+	return cfg.Store, cfg.Checkpointer
+}
+
+// stallingServer starts an instance (worker w1) on st and saver whose
+// lease renewals fail (deafStore): a run it starts is taken over once its
+// lease of 300ms expired. It does not sweep.
+func stallingServer(t *testing.T, st server.Store, saver checkpoint.Saver) *testServer {
+	t.Helper()
+	return newTestServer(t, server.Config{Store: deafStore{st}, Checkpointer: saver, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+}
+
+// takeoverServer starts an instance (worker w2) on st and saver that
+// sweeps every 20ms: it takes over the runs whose leases expired.
+func takeoverServer(t *testing.T, st server.Store, saver checkpoint.Saver) *testServer {
+	t.Helper()
+	return newTestServer(t, server.Config{Store: st, Checkpointer: saver, Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
+}
+
+// waitRunEnd waits until run rid of thread tid, read at url, is neither
+// pending nor running (what names the wait), and returns its status.
+func waitRunEnd(t *testing.T, url, tid, rid, what string) string {
+	t.Helper()
+	var out struct {
+		Status string `json:"status"`
+	}
+	waitUntil(t, what, func() bool {
+		do(t, "GET", url+"/threads/"+tid+"/runs/"+rid, nil, nil, &out)
+		return out.Status != "pending" && out.Status != "running"
+	})
+	return out.Status
+}
+
 // crashAfterDrop is a checkpointer that, once armed, stalls after it saved
 // a checkpoint of source update (a run's drop of a pending step) until
 // its context ends: the instance crashes between the drop and anything
@@ -150,11 +188,8 @@ func TestRollbackTakeoverMatchesLocal(t *testing.T) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			cfg := open(t)
-			st := cfg.Store
-			if st == nil {
-				st = server.NewMemoryStore()
-			}
-			ts1 := newTestServer(t, server.Config{Store: deafStore{st}, Checkpointer: cfg.Checkpointer, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+			st, _ := backendOf(cfg)
+			ts1 := stallingServer(t, st, cfg.Checkpointer)
 
 			// The takeover's rollback.
 			taken := pausedThread(t, ts1.URL)
@@ -163,7 +198,7 @@ func TestRollbackTakeoverMatchesLocal(t *testing.T) {
 			if _, err := st.UpdateRun(t.Context(), rid, func(r *server.Run) error { r.Cancel = "rollback"; return nil }); err != nil {
 				t.Fatal(err)
 			}
-			ts2 := newTestServer(t, server.Config{Store: st, Checkpointer: ts1.Checkpointer(), Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
+			ts2 := takeoverServer(t, st, ts1.Checkpointer())
 			waitUntil(t, "the run taken over to be rolled back", func() bool {
 				return do(t, "GET", ts2.URL+"/threads/"+taken+"/runs/"+rid, nil, nil, nil) == http.StatusNotFound
 			})
@@ -205,13 +240,9 @@ func TestRollbackTakeoverMatchesLocal(t *testing.T) {
 func TestTakeoverAfterCrashAtDrop(t *testing.T) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
-			cfg := open(t)
-			st, saver := cfg.Store, cfg.Checkpointer
-			if st == nil {
-				st, saver = server.NewMemoryStore(), checkpoint.NewMemory()
-			}
+			st, saver := backendOf(open(t))
 			crash := &crashAfterDrop{Saver: saver}
-			ts1 := newTestServer(t, server.Config{Store: deafStore{st}, Checkpointer: crash, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+			ts1 := stallingServer(t, st, crash)
 			tid := pausedThread(t, ts1.URL)
 			crash.armed.Store(true)
 			var run struct {
@@ -222,22 +253,16 @@ func TestTakeoverAfterCrashAtDrop(t *testing.T) {
 				t.Fatalf("run: %d", code)
 			}
 			waitUntil(t, "the first instance to crash after the drop", crash.crashed.Load)
-			ts2 := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
+			ts2 := takeoverServer(t, st, saver)
 			ts2.gates.release(tid)
-			var out struct {
-				Status string `json:"status"`
-			}
-			waitUntil(t, "the run taken over to end", func() bool {
-				do(t, "GET", ts2.URL+"/threads/"+tid+"/runs/"+run.RunID, nil, nil, &out)
-				return out.Status != "pending" && out.Status != "running"
-			})
+			status := waitRunEnd(t, ts2.URL, tid, run.RunID, "the run taken over to end")
 			var state struct {
 				Values chat     `json:"values"`
 				Next   []string `json:"next"`
 			}
 			do(t, "GET", ts2.URL+"/threads/"+tid+"/state", nil, nil, &state)
-			if out.Status != "success" || last(state.Values) != "slow done: y" {
-				t.Errorf("run taken over after the crash: %s, last message %q; want success, %q (its input run)", out.Status, last(state.Values), "slow done: y")
+			if status != "success" || last(state.Values) != "slow done: y" {
+				t.Errorf("run taken over after the crash: %s, last message %q; want success, %q (its input run)", status, last(state.Values), "slow done: y")
 			}
 		})
 	}

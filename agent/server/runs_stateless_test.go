@@ -7,15 +7,31 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
-	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
+
+// streamDelayedRun streams a stateless run of the graph slow, delayed an
+// hour, from the server at url, and returns the open stream (closed when
+// the test ends) and the run's id.
+func streamDelayedRun(t *testing.T, url string) (*http.Response, string) {
+	t.Helper()
+	body := `{"assistant_id":"slow","input":{"messages":[{"role":"user","content":"x"}]},"after_seconds":3600}`
+	resp, err := http.Post(url+"/runs/stream", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /runs/stream: %d", resp.StatusCode)
+	}
+	loc := resp.Header.Get("Content-Location")
+	return resp, loc[strings.LastIndex(loc, "/")+1:]
+}
 
 // flakyStore fails the next read of one run's events (Events) or of the
 // run itself (Run), once armed.
@@ -79,17 +95,7 @@ func TestStatelessStreamStoreErrorKeepsRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := &flakyStore{Store: server.NewMemoryStore(), failed: make(chan struct{})}
 			s := newTestServer(t, server.Config{Store: st, Heartbeat: 10 * time.Millisecond})
-			body := `{"assistant_id":"slow","input":{"messages":[{"role":"user","content":"x"}]},"after_seconds":3600}`
-			resp, err := http.Post(s.URL+"/runs/stream", "application/json", strings.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("POST /runs/stream: %d", resp.StatusCode)
-			}
-			loc := resp.Header.Get("Content-Location")
-			rid := loc[strings.LastIndex(loc, "/")+1:]
+			resp, rid := streamDelayedRun(t, s.URL)
 			// Run fails twice: in the stream, then in the read that
 			// looks whether the run has ended to delete its thread (a
 			// failed read was taken for its end, and the thread's
@@ -131,17 +137,9 @@ func TestStatelessThreadGoesAfterClose(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			open := func() (server.Config, server.Store) {
-				st, err := server.OpenSQLite(t.Context(), filepath.Join(dir, "server.db"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { st.Close() })
-				saver, err := sqlite.New(t.Context(), sqlite.Config{Path: filepath.Join(dir, "checkpoints.db")})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { saver.Close() })
-				return server.Config{Store: st, Checkpointer: saver, SweepInterval: 10 * time.Millisecond}, st
+				cfg := sqliteConfigIn(t, dir)
+				cfg.SweepInterval = 10 * time.Millisecond
+				return cfg, cfg.Store
 			}
 			cfg, st := open()
 			a := newTestServer(t, cfg)

@@ -42,17 +42,10 @@ func TestTakeoverAfterDropRunsInput(t *testing.T) {
 	}
 	rid := startRun(t, ts1.URL, tid, map[string]any{"assistant_id": "slow", "input": humanInput("y"), "durability": "exit"}, "run")
 	waitUntil(t, "the run to wait in its node on the first instance", func() bool { return ts1.gates.waiting(tid) })
-	ts2 := newTestServer(t, server.Config{Store: mem, Checkpointer: ts1.Checkpointer(), Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
+	ts2 := takeoverServer(t, mem, ts1.Checkpointer())
 	ts2.gates.release(tid)
-	var out struct {
-		Status string `json:"status"`
-	}
-	waitUntil(t, "the run taken over to end", func() bool {
-		do(t, "GET", ts2.URL+"/threads/"+tid+"/runs/"+rid, nil, nil, &out)
-		return out.Status != "pending" && out.Status != "running"
-	})
-	if out.Status != "success" {
-		t.Fatalf("run taken over ended %s; want success", out.Status)
+	if status := waitRunEnd(t, ts2.URL, tid, rid, "the run taken over to end"); status != "success" {
+		t.Fatalf("run taken over ended %s; want success", status)
 	}
 	do(t, "GET", ts2.URL+"/threads/"+tid+"/state", nil, nil, &state)
 	if got := last(state.Values); got != "slow done: y" {

@@ -28,7 +28,14 @@ func TestStreamInterruptStateResume(t *testing.T) {
 // sqliteConfig keeps threads, runs, events and checkpoints in SQLite files.
 func sqliteConfig(t *testing.T) server.Config {
 	t.Helper()
-	dir := t.TempDir()
+	return sqliteConfigIn(t, t.TempDir())
+}
+
+// sqliteConfigIn keeps threads, runs, events and checkpoints in SQLite
+// files in dir (server.db and checkpoints.db), closed when the test ends:
+// a configuration opened again on dir finds what the last one kept.
+func sqliteConfigIn(t *testing.T, dir string) server.Config {
+	t.Helper()
 	st, err := server.OpenSQLite(t.Context(), filepath.Join(dir, "server.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/server"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // movedStore is a Store that, once armed, moves a thread's head (as a
@@ -36,11 +35,7 @@ func (m *movedStore) Thread(ctx context.Context, id string) (*server.Thread, err
 func TestUpdateStateReadsThreadUnderLock(t *testing.T) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
-			cfg := open(t)
-			st, saver := cfg.Store, cfg.Checkpointer
-			if st == nil {
-				st, saver = server.NewMemoryStore(), checkpoint.NewMemory()
-			}
+			st, saver := backendOf(open(t))
 			ms := &movedStore{Store: st}
 			ts := newTestServer(t, server.Config{Store: ms, Checkpointer: saver})
 			var th struct {

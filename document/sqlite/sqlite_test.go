@@ -30,12 +30,9 @@ func newStore(t *testing.T, path string) *sqlite.Store {
 // doc asks for) and shares with the store.
 func TestConformance(t *testing.T) {
 	dsn := func(path string) string { return sqlitedb.DSN(path, sqlitedb.Options{ForeignKeys: true}) }
-	sqlitedbtest.Each(t, dsn, func(t *testing.T, db func(*testing.T) sqlitedbtest.Database) {
-		documenttest.Run(t, func(t *testing.T) document.Store {
-			d := db(t)
-			s, err := sqlite.New(t.Context(), sqlite.Config{Path: d.Path, DB: d.DB})
-			return sqlitedbtest.Closed(t, s, err)
-		})
+	sqlitedbtest.Conformance(t, dsn, documenttest.Run, func(t *testing.T, d sqlitedbtest.Database) document.Store {
+		s, err := sqlite.New(t.Context(), sqlite.Config{Path: d.Path, DB: d.DB})
+		return sqlitedbtest.Closed(t, s, err)
 	})
 }
 

@@ -17,7 +17,15 @@ import (
 // newJournal opens a journal on stream, deleted when the test ends.
 func newJournal(t *testing.T, url, stream string, lease time.Duration) *Journal {
 	t.Helper()
-	j, err := NewJournal(t.Context(), JournalConfig{URL: url, Stream: stream, Lease: lease, MaxAge: time.Minute})
+	return openJournal(t, JournalConfig{URL: url, Stream: stream, Lease: lease, MaxAge: time.Minute})
+}
+
+// openJournal opens a journal of cfg; the test's end closes it and deletes
+// its stream.
+func openJournal(t *testing.T, cfg JournalConfig) *Journal {
+	t.Helper()
+	url, stream := cfg.URL, cfg.Stream
+	j, err := NewJournal(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,22 +193,7 @@ func TestJournalBehaviour(t *testing.T) {
 		url := natsURL(t)
 		stream := "journaltest-" + randomID()
 		return func() event.Journal {
-			j, err := NewJournal(t.Context(), JournalConfig{URL: url, Stream: stream, Lease: o.Lease, MaxEvents: o.MaxEvents, MaxAge: time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				_ = j.Close()
-				nc, err := nats.Connect(url)
-				if err != nil {
-					return
-				}
-				defer nc.Close()
-				if js, err := jetstream.New(nc); err == nil {
-					_ = js.DeleteStream(context.Background(), stream)
-				}
-			})
-			return j
+			return openJournal(t, JournalConfig{URL: url, Stream: stream, Lease: o.Lease, MaxEvents: o.MaxEvents, MaxAge: time.Minute})
 		}
 	})
 }

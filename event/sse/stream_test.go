@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -278,6 +279,43 @@ func TestStreamResume(t *testing.T) {
 	})
 }
 
+// readLabels connects (resuming after lastID) and reads the stream to its
+// end. It labels each chunk "seq chunk content" and each error "seq error
+// code", and returns the labels and the errors' messages.
+func readLabels(t *testing.T, url, lastID string) (labels, messages []string) {
+	t.Helper()
+	resp := connect(t, context.Background(), url, lastID)
+	defer resp.Body.Close()
+	for ev, err := range testReader.ReadEvents(resp.Body) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch p := ev.Payload.(type) {
+		case event.Error:
+			labels = append(labels, fmt.Sprintf("%d error %s", ev.Seq, p.Code))
+			messages = append(messages, p.Message)
+		case eventtest.Chunk:
+			labels = append(labels, fmt.Sprintf("%d chunk %s", ev.Seq, p.Content))
+		}
+	}
+	return labels, messages
+}
+
+// chunks yields n chunk events numbered from 1, calling after (if set) once
+// each has been taken.
+func chunks(n int, after func()) iter.Seq2[event.Event, error] {
+	return func(yield func(event.Event, error) bool) {
+		for i := range n {
+			if !yield(event.Event{RequestID: "r", Seq: uint64(i + 1), Time: t0, Payload: eventtest.Chunk{Content: strconv.Itoa(i)}}, nil) {
+				return
+			}
+			if after != nil {
+				after()
+			}
+		}
+	}
+}
+
 func checkSeqs(t *testing.T, seqs []uint64, want int, done bool) {
 	t.Helper()
 	for i, s := range seqs {
@@ -316,20 +354,7 @@ func TestStreamReportsLostEvents(t *testing.T) {
 		t.Fatalf("first client read %d events, Run = %v", first, err)
 	}
 	// A client that last saw event 1 has missed 2 and 3, which are gone.
-	resp = connect(t, context.Background(), url, "1")
-	defer resp.Body.Close()
-	var got []string
-	for ev, err := range testReader.ReadEvents(resp.Body) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch p := ev.Payload.(type) {
-		case event.Error:
-			got = append(got, fmt.Sprintf("%d error %s", ev.Seq, p.Code))
-		case eventtest.Chunk:
-			got = append(got, fmt.Sprintf("%d chunk %s", ev.Seq, p.Content))
-		}
-	}
+	got, _ := readLabels(t, url, "1")
 	if diff := cmp.Diff([]string{"3 error events_lost", "4 chunk 3", "5 chunk 4"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -638,13 +663,7 @@ var testReader = Reader{Decoder: eventtest.Decoder()}
 // later gets the kept events, then a no_reader error saying why. Without
 // ReaderWait the run waits until its context ends.
 func TestStreamReaderWait(t *testing.T) {
-	events := func(yield func(event.Event, error) bool) {
-		for i := range 5 {
-			if !yield(event.Event{RequestID: "r", Seq: uint64(i + 1), Time: t0, Payload: eventtest.Chunk{Content: strconv.Itoa(i)}}, nil) {
-				return
-			}
-		}
-	}
+	events := chunks(5, nil)
 	st := NewStream(Config{Replay: 2, ReaderWait: time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a broken test only
 	defer cancel()
@@ -652,22 +671,10 @@ func TestStreamReaderWait(t *testing.T) {
 	if !errors.Is(err, ErrNoReader) || ctx.Err() != nil {
 		t.Fatalf("Run with no client = %v (context %v); want ErrNoReader before the context ends", err, ctx.Err())
 	}
-	url := server(t, st)
-	resp := connect(t, context.Background(), url, "")
-	defer resp.Body.Close()
-	var got []string
-	for ev, err := range testReader.ReadEvents(resp.Body) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch p := ev.Payload.(type) {
-		case event.Error:
-			got = append(got, fmt.Sprintf("%d error %s", ev.Seq, p.Code))
-			if !strings.Contains(p.Message, "waited unread") {
-				t.Errorf("no_reader message %q does not say why", p.Message)
-			}
-		case eventtest.Chunk:
-			got = append(got, fmt.Sprintf("%d chunk %s", ev.Seq, p.Content))
+	got, messages := readLabels(t, server(t, st), "")
+	for _, m := range messages {
+		if !strings.Contains(m, "waited unread") {
+			t.Errorf("no_reader message %q does not say why", m)
 		}
 	}
 	if diff := cmp.Diff([]string{"1 chunk 0", "2 chunk 1", "3 error no_reader"}, got); diff != "" {
@@ -688,34 +695,13 @@ func TestStreamReaderWait(t *testing.T) {
 // kept events after an events_lost notice for the dropped ones.
 func TestStreamMarkSent(t *testing.T) {
 	st := NewStream(Config{Replay: 2, ReaderWait: time.Nanosecond})
-	events := func(yield func(event.Event, error) bool) {
-		for i := range 5 {
-			if !yield(event.Event{RequestID: "r", Seq: uint64(i + 1), Time: t0, Payload: eventtest.Chunk{Content: strconv.Itoa(i)}}, nil) {
-				return
-			}
-			st.MarkSent()
-		}
-	}
+	events := chunks(5, st.MarkSent)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a broken test only
 	defer cancel()
 	if err := st.Run(ctx, events); err != nil {
 		t.Fatalf("Run with its events marked sent = %v; want nil, no wait for a client", err)
 	}
-	url := server(t, st)
-	resp := connect(t, context.Background(), url, "")
-	defer resp.Body.Close()
-	var got []string
-	for ev, err := range testReader.ReadEvents(resp.Body) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch p := ev.Payload.(type) {
-		case event.Error:
-			got = append(got, fmt.Sprintf("%d error %s", ev.Seq, p.Code))
-		case eventtest.Chunk:
-			got = append(got, fmt.Sprintf("%d chunk %s", ev.Seq, p.Content))
-		}
-	}
+	got, _ := readLabels(t, server(t, st), "")
 	if diff := cmp.Diff([]string{"3 error events_lost", "4 chunk 3", "5 chunk 4"}, got); diff != "" {
 		t.Errorf("late client (-want +got):\n%s", diff)
 	}

@@ -8,8 +8,6 @@ import (
 	"io"
 	"iter"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +21,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/bosai"
+	"github.com/agentgraph/agentgraph/examples/internal/mermaidtest"
 	"github.com/agentgraph/agentgraph/resilience"
 )
 
@@ -508,27 +507,8 @@ func TestErrors(t *testing.T) {
 // (go test -run TestMermaid -update rewrites testdata/graph.mmd).
 func TestMermaid(t *testing.T) {
 	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for file, got := range map[string]string{"graph.mmd": bot.Graph().Mermaid(), "sql.mmd": bot.SQLMermaid()} {
-		golden := filepath.Join("testdata", file)
-		if *update {
-			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(string(want), got); diff != "" {
-			t.Errorf("%s (-golden +got):\n%s", file, diff)
-		}
-		if !strings.Contains(string(readme), strings.TrimSpace(got)) {
-			t.Errorf("README.md does not show the current Mermaid diagram of testdata/%s", file)
-		}
+		mermaidtest.Check(t, file, got, *update)
 	}
 }
 

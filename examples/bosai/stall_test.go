@@ -1,9 +1,7 @@
 package bosai_test
 
 import (
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,23 +21,7 @@ func TestHTTPSSEWriteStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(h)
-	ln := stalltest.New(srv.Listener)
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	body := `{"question": "How many customers are there?"}`
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	select {
-	case <-ln.TimedOut():
-	case <-time.After(60 * time.Second):
-		t.Fatal("a write to a client that does not read has blocked for 60s with WriteStall 50ms")
-	}
+	stalltest.CheckWriteStall(t, h, "/v1/ask", `{"question": "How many customers are there?"}`)
 }
 
 func TestHTTPWriteStallInvalid(t *testing.T) {

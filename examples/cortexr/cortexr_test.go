@@ -24,6 +24,7 @@ import (
 	"github.com/agentgraph/agentgraph/document/pdf"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
 	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
+	"github.com/agentgraph/agentgraph/examples/internal/mermaidtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/graph.mmd")
@@ -376,27 +377,7 @@ func TestEmptyQuery(t *testing.T) {
 // (go test -run TestMermaid -update rewrites the golden file).
 func TestMermaid(t *testing.T) {
 	a := newAgent(t, cortexr.Config{})
-	got := a.Graph().Mermaid()
-	golden := filepath.Join("testdata", "graph.mmd")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("Mermaid (-golden +got):\n%s", diff)
-	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), strings.TrimSpace(got)) {
-		t.Errorf("README.md lacks the graph's Mermaid:\n%s", got)
-	}
+	mermaidtest.Check(t, "graph.mmd", a.Graph().Mermaid(), *update)
 }
 
 // After a failure in an earlier session, "Compute the factorial of 200"

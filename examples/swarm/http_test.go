@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -245,23 +243,7 @@ func TestHTTPSSEWriteStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(h)
-	ln := stalltest.New(srv.Listener)
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	body := `{"task": "` + teamTask + `"}`
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	select {
-	case <-ln.TimedOut():
-	case <-time.After(60 * time.Second):
-		t.Fatal("a write to a client that does not read has blocked for 60s with WriteStall 50ms")
-	}
+	stalltest.CheckWriteStall(t, h, "/tasks", `{"task": "`+teamTask+`"}`)
 }
 
 // TestHTTP2QuietRun: over HTTP/2 a run quiet for longer than WriteStall

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
+	"github.com/agentgraph/agentgraph/examples/internal/mermaidtest"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/resilience"
@@ -405,27 +405,7 @@ func TestErrors(t *testing.T) {
 // (go test -run TestMermaid -update rewrites the golden file).
 func TestMermaid(t *testing.T) {
 	s := newSwarm(t, swarm.Config{})
-	got := s.Graph().Mermaid()
-	golden := filepath.Join("testdata", "graph.mmd")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("Mermaid (-golden +got):\n%s", diff)
-	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), strings.TrimSpace(got)) {
-		t.Error("README.md does not show the graph's current Mermaid diagram (testdata/graph.mmd)")
-	}
+	mermaidtest.Check(t, "graph.mmd", s.Graph().Mermaid(), *update)
 }
 
 // hangingAgentModel blocks on the agents' prompts until the call's context

@@ -82,6 +82,22 @@ func newLocks(t *testing.T, cfg pglease.Config) *pglease.Locks {
 	return l
 }
 
+// lockLater takes and releases l's lock of key in a goroutine of its own,
+// and sends the lock's error on the channel it returns.
+func lockLater(t *testing.T, l *pglease.Locks, key string) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+		defer cancel()
+		u, err := l.Lock(ctx, key)
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	return got
+}
+
 // held reports whether key's row is held under a live lease.
 func held(t *testing.T, pool *pgxpool.Pool, table, key string) bool {
 	t.Helper()
@@ -150,16 +166,7 @@ func TestReleaseWakesWaiterInOtherLocks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := make(chan error, 1)
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // failure guard only
-				defer cancel()
-				u, err := b.Lock(ctx, "k")
-				if err == nil {
-					u()
-				}
-				got <- err
-			}()
+			got := lockLater(t, b, "k")
 			select {
 			case err := <-got:
 				t.Fatalf("b took a held lock: %v", err)
@@ -306,16 +313,7 @@ func TestCancelledWaitAndClose(t *testing.T) {
 	if _, err := b.Lock(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled wait: %v, want context.DeadlineExceeded", err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // failure guard only
-		defer cancel()
-		u, err := b.Lock(ctx, "k")
-		if err == nil {
-			u()
-		}
-		got <- err
-	}()
+	got := lockLater(t, b, "k")
 	time.Sleep(50 * time.Millisecond)
 	a.Close()
 	if err := <-got; err != nil {
@@ -417,16 +415,7 @@ func TestReleasedByCallerStatement(t *testing.T) {
 	if tokenA == "" {
 		t.Fatalf("Holding: keys %v; want a among them", keys)
 	}
-	got := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
-		defer cancel()
-		u, err := l.Lock(ctx, "a")
-		if err == nil {
-			u()
-		}
-		got <- err
-	}()
+	got := lockLater(t, l, "a")
 	// The caller's statement deletes a's row, then reports it.
 	tag, err := pool.Exec(t.Context(), "DELETE FROM "+table+" WHERE key = $1 AND token = $2", "a", tokenA)
 	if err != nil || tag.RowsAffected() != 1 {

@@ -25,22 +25,24 @@ import (
 	"github.com/agentgraph/agentgraph/resilience"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
-	"go.uber.org/goleak"
 )
 
 // serverEnv makes the test binary serve the test server over stdio.
 const serverEnv = "AGENTGRAPH_MCPTOOL_TEST_SERVER"
 
 func TestMain(m *testing.M) {
-	if name := os.Getenv(serverEnv); name != "" {
-		if err := testserver.ServeStdio(name); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	testserver.Main(m, serverEnv)
+}
+
+// calculatorRegistry returns a registry over the example chatbot's
+// calculator server, in process, named calculator.
+func calculatorRegistry(t *testing.T) *mcp.Registry {
+	t.Helper()
+	calc, err := calculator.New(calculator.Config{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	goleak.VerifyTestMain(m)
+	return registry(t, mcp.Server{Name: "calculator", InProcess: calc})
 }
 
 // registry returns a registry over servers, shut down when the test ends.
@@ -201,11 +203,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestCalculatorServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	calc, err := calculator.New(calculator.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := registry(t, mcp.Server{Name: "calculator", InProcess: calc})
+	reg := calculatorRegistry(t)
 	set := toolset(t, ctx, reg)
 	if set.Len() == 0 {
 		t.Fatal("no tools")
@@ -356,11 +354,7 @@ func TestServerEverything(t *testing.T) {
 func TestImageAltText(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	calc, err := calculator.New(calculator.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := registry(t, mcp.Server{Name: "calculator", InProcess: calc})
+	reg := calculatorRegistry(t)
 	var reported []toolresult.Content
 	report := operator.ReporterFunc(func(_ context.Context, r operator.Report) error {
 		if out, ok := r.(operator.ToolOutput); ok && out.Content.IsImage() {
@@ -393,11 +387,7 @@ func TestImageAltText(t *testing.T) {
 func TestCallbacksReportTheCalledName(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	calc, err := calculator.New(calculator.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := registry(t, mcp.Server{Name: "calculator", InProcess: calc})
+	reg := calculatorRegistry(t)
 	var tools []string
 	report := operator.ReporterFunc(func(_ context.Context, r operator.Report) error {
 		if out, ok := r.(operator.ToolOutput); ok {
@@ -406,7 +396,7 @@ func TestCallbacksReportTheCalledName(t *testing.T) {
 		return nil
 	})
 	s := reg.NewSession(mcptool.Callbacks(report, nil))
-	_, err = mcptool.Session(s).CallTool(ctx, "calculator__chart", map[string]any{"labels": []any{"a"}, "values": []any{1.0}, "title": "t"})
+	_, err := mcptool.Session(s).CallTool(ctx, "calculator__chart", map[string]any{"labels": []any{"a"}, "values": []any{1.0}, "title": "t"})
 	s.Close()
 	if err != nil {
 		t.Fatal(err)

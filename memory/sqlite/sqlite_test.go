@@ -27,11 +27,8 @@ func open(t *testing.T, cfg sqlite.Config) *sqlite.Store {
 // memory, and on a database the test opened and shares with the store.
 func TestConformance(t *testing.T) {
 	dsn := func(path string) string { return sqlite.DSN(path, 0) }
-	sqlitedbtest.Each(t, dsn, func(t *testing.T, db func(*testing.T) sqlitedbtest.Database) {
-		memorytest.Run(t, func(t *testing.T) memory.Store {
-			d := db(t)
-			return open(t, sqlite.Config{Path: d.Path, DB: d.DB})
-		})
+	sqlitedbtest.Conformance(t, dsn, memorytest.Run, func(t *testing.T, d sqlitedbtest.Database) memory.Store {
+		return open(t, sqlite.Config{Path: d.Path, DB: d.DB})
 	})
 }
 

@@ -7,9 +7,13 @@
 package stalltest
 
 import (
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -121,4 +125,29 @@ func (c *conn) SetDeadline(t time.Time) error {
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() { close(c.closed) })
 	return c.Conn.Close()
+}
+
+// CheckWriteStall serves h on a Listener and sends it a POST to path of
+// the JSON body that asks for an event stream, whose answer it never
+// reads: it fails t unless a write of the answer fails within a minute (a
+// handler bounding each write, as with a WriteStall of 50ms, gives up on
+// such a client instead of being held by it for ever).
+func CheckWriteStall(t *testing.T, h http.Handler, path, body string) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	ln := New(srv.Listener)
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", path, len(body), body)
+	select {
+	case <-ln.TimedOut():
+	case <-time.After(60 * time.Second):
+		t.Fatal("a write to a client that does not read has blocked for 60s")
+	}
 }

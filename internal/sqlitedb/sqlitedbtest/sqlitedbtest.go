@@ -59,3 +59,13 @@ func Each(t *testing.T, dsn func(path string) string, run func(t *testing.T, db 
 		})
 	})
 }
+
+// Conformance runs suite, a store kind's conformance checks, in each way
+// of [Each]: the stores it checks are those open makes in the database it
+// is given, one per call.
+func Conformance[S any](t *testing.T, dsn func(path string) string, suite func(*testing.T, func(*testing.T) S), open func(*testing.T, Database) S) {
+	t.Helper()
+	Each(t, dsn, func(t *testing.T, db func(*testing.T) Database) {
+		suite(t, func(t *testing.T) S { return open(t, db(t)) })
+	})
+}

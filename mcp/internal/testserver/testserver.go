@@ -20,12 +20,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/mcp/stdio"
 )
@@ -315,4 +318,22 @@ func (s *Server) SSE() *httptest.Server {
 // closes.
 func ServeStdio(name string) error {
 	return stdio.Serve(context.Background(), New(name).MCP, os.Stdin, os.Stdout)
+}
+
+// Main is a test binary's TestMain. When the environment variable env names
+// a server (a test re-executed the binary as a stdio server), it serves that
+// server until stdin closes and exits; else it runs the tests, with goleak
+// checking that none leaves a goroutine behind.
+func Main(m *testing.M, env string) {
+	if name := os.Getenv(env); name != "" {
+		if err := ServeStdio(name); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	// Children inherit it: a race-enabled child otherwise sleeps a second
+	// when it exits.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	goleak.VerifyTestMain(m)
 }
