@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -34,6 +35,10 @@ func TestCloseBetweenCheckAndRegistration(t *testing.T) {
 				tid, target = th.ThreadID, "/threads/"+th.ThreadID+path
 			}
 			parked, release := make(chan struct{}), make(chan struct{})
+			// A failure before the release still frees the parked
+			// handler, so that the server's clean-up can close it.
+			free := sync.OnceFunc(func() { close(release) })
+			t.Cleanup(free)
 			s.creating = func() { close(parked); <-release }
 			type answer struct {
 				code int
@@ -52,7 +57,7 @@ func TestCloseBetweenCheckAndRegistration(t *testing.T) {
 			if err := s.Close(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			close(release)
+			free()
 			a := <-done
 			if a.code != http.StatusServiceUnavailable {
 				t.Fatalf("%s parked across Close: %d %q; want 503 (it waited on a run this server does not start)", path, a.code, a.body)
