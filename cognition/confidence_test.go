@@ -42,7 +42,7 @@ func TestMonitorConfidence(t *testing.T) {
 func TestIdentityValues(t *testing.T) {
 	values := []string{"be honest about uncertainty", "keep user data private"}
 	store := cognition.NewInMemoryStore()
-	svc, err := cognition.New(cognition.Config{Store: store, Values: values})
+	svc, err := cognition.New(cognition.Config{Store: store, Values: values, ContextTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestIdentityValues(t *testing.T) {
 	if err != nil || len(id.Values) != 2 || id.Values[1] != values[1] {
 		t.Errorf("stored identity = %+v, %v; want the core values saved", id, err)
 	}
-	off, err := cognition.New(cognition.Config{Store: store, Values: values, Disabled: cognition.Disabled{Identity: true}})
+	off, err := cognition.New(cognition.Config{Store: store, Values: values, Disabled: cognition.Disabled{Identity: true}, ContextTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestDisabled(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := cognition.NewInMemoryStore()
-			svc, err := cognition.New(cognition.Config{Store: store, Learner: learner, Disabled: tc.off, Goals: []string{"help with data"}})
+			svc, err := cognition.New(cognition.Config{Store: store, Learner: learner, Disabled: tc.off, Goals: []string{"help with data"}, ContextTimeout: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,10 +18,16 @@ import (
 	"github.com/agentgraph/agentgraph/resilience"
 )
 
+// newService returns a Service on cfg, closed when the test ends. Unless
+// cfg sets one, Context has no time budget of its own: the tests check
+// what it returns, and the default 100 ms runs out on a loaded machine.
 func newService(t *testing.T, cfg cognition.Config) *cognition.Service {
 	t.Helper()
 	if cfg.Retry == nil {
 		cfg.Retry = fastRetry()
+	}
+	if cfg.ContextTimeout == 0 {
+		cfg.ContextTimeout = -1
 	}
 	s, err := cognition.New(cfg)
 	if err != nil {
@@ -125,7 +131,7 @@ func TestServiceObserveLearnsInBackground(t *testing.T) {
 	t.Parallel()
 	store := cognition.NewInMemoryStore()
 	learner := &echoLearner{}
-	s, err := cognition.New(cognition.Config{Store: store, Learner: learner, Agent: "helpdesk", Goals: []string{"solve tickets"}})
+	s, err := cognition.New(cognition.Config{Store: store, Learner: learner, Agent: "helpdesk", Goals: []string{"solve tickets"}, ContextTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +313,7 @@ func TestServiceContextDegrades(t *testing.T) {
 func TestServiceRecordsAccess(t *testing.T) {
 	t.Parallel()
 	store := cognition.NewInMemoryStore()
-	s, err := cognition.New(cognition.Config{Store: store, Learner: &echoLearner{}})
+	s, err := cognition.New(cognition.Config{Store: store, Learner: &echoLearner{}, ContextTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestTasksDeadLetter(t *testing.T) {
 		}
 		return cognition.Learning{Profile: cognition.ProfileUpdate{Expertise: cognition.Expert}}, nil
 	})
-	svc, err := cognition.New(cognition.Config{Learner: learner, Tasks: q, TaskAttempts: 2, TaskPoll: 10 * time.Millisecond})
+	svc, err := cognition.New(cognition.Config{Learner: learner, Tasks: q, TaskAttempts: 2, TaskPoll: 10 * time.Millisecond, ContextTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,20 +59,26 @@ func TestConnectTimeout(t *testing.T) {
 func TestRegistryToolsBounded(t *testing.T) {
 	for _, c := range []struct {
 		mode, want string
+		// connect is the ConnectTimeout: short where the connect is what
+		// never ends, generous where it must succeed (starting the test
+		// binary as a server takes well over 300ms on a loaded machine).
+		connect time.Duration
 	}{
-		{"noinit", "ManagerConfig.ConnectTimeout"},
-		{"garbage", "tools/list did not finish"},
+		{"noinit", "ManagerConfig.ConnectTimeout", 300 * time.Millisecond},
+		{"garbage", "tools/list did not finish", 20 * time.Second},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			r := fastRetry()
 			r.Retry.MaxAttempts = 1
-			m := newManager(t, mcp.ManagerConfig{ConnectTimeout: 300 * time.Millisecond, CallTimeout: 300 * time.Millisecond, Resilience: r},
+			m := newManager(t, mcp.ManagerConfig{ConnectTimeout: c.connect, CallTimeout: 300 * time.Millisecond, Resilience: r},
 				badModeServer("bad", c.mode, ""))
 			reg, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+			// Longer than the limits: a listing bounded only by the
+			// caller's deadline would reach it.
+			ctx, cancel := context.WithTimeout(context.Background(), c.connect+30*time.Second)
 			defer cancel()
 			tools, err := reg.Tools(ctx)
 			if err != nil || ctx.Err() != nil {

@@ -438,7 +438,9 @@ func testService(t *testing.T, s cognition.Store) {
 			Episodes: []cognition.EpisodeDraft{{Summary: in.Interaction.Messages[0].Content, Topics: []string{in.Interaction.UserID}, Importance: 0.5}},
 		}, nil
 	})
-	svc, err := cognition.New(cognition.Config{Store: s, Learner: learner, Workers: 4})
+	// ContextTimeout -1: the test checks what Context returns, not how
+	// fast; the default 100 ms budget runs out on a loaded machine.
+	svc, err := cognition.New(cognition.Config{Store: s, Learner: learner, Workers: 4, ContextTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,8 @@ func TestServiceSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	svc2, err := cognition.New(cognition.Config{Store: open(t, sqlite.Config{Path: path})})
+	// ContextTimeout -1: the default 100 ms runs out on a loaded machine.
+	svc2, err := cognition.New(cognition.Config{Store: open(t, sqlite.Config{Path: path}), ContextTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,9 @@ func waitLearned(t *testing.T, svc *cognition.Service) {
 // so the offline model's answer) A's profile, while user B's does not.
 // Forgetting A removes the profile, from the API and from A's next turn.
 func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
-	bot, srv, rec := newRecordedServer(t, chatbot.Config{DataDir: t.TempDir(), Cognition: &chatbot.CognitionConfig{}})
+	// ContextTimeout -1: the turns must see what was learned; the default
+	// 100 ms for loading it runs out on a loaded machine.
+	bot, srv, rec := newRecordedServer(t, chatbot.Config{DataDir: t.TempDir(), Cognition: &chatbot.CognitionConfig{ContextTimeout: -1}})
 	first := chatAs(t, srv, "conv-1", "ada", "My name is Ada and I prefer short answers.")
 	if got := first.answer(); !strings.Contains(got, "Nice to meet you, Ada!") {
 		t.Errorf("first answer %q", got)

@@ -14,7 +14,9 @@ import (
 // shorter than a stranger's, detailed ones longer, a list format gives
 // lists; the name and role answer questions about the user.
 func TestDemoLearnedStyleShapesAnswers(t *testing.T) {
-	bot, srv, _ := newRecordedServer(t, chatbot.Config{DataDir: t.TempDir(), Cognition: &chatbot.CognitionConfig{}})
+	// ContextTimeout -1: the answers must see what was learned; the default
+	// 100 ms for loading it runs out on a loaded machine.
+	bot, srv, _ := newRecordedServer(t, chatbot.Config{DataDir: t.TempDir(), Cognition: &chatbot.CognitionConfig{ContextTimeout: -1}})
 	intro := map[string]string{
 		"linus": "Hi, I'm Linus. I'm a data engineer… I mostly work on ETL pipelines; keep answers brief please",
 		"dora":  "Hello, my name is Dora and I'm a procurement manager. I like detailed, thorough answers.",

@@ -195,7 +195,9 @@ func TestRunCodeFailures(t *testing.T) {
 }
 
 func TestConfiguredLimits(t *testing.T) {
-	s, err := calculator.New(calculator.Config{MaxSteps: 500, Timeout: 30 * time.Millisecond, MaxOutput: 12})
+	// A time limit no run here reaches, so that each call ends at the
+	// limit it tests (30ms was reached first on a loaded machine).
+	s, err := calculator.New(calculator.Config{MaxSteps: 500, Timeout: 30 * time.Second, MaxOutput: 12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +213,10 @@ func TestConfiguredLimits(t *testing.T) {
 	res = call(t, c, "run_code", map[string]any{"code": "x = 1", "max_steps": 501})
 	if !res.IsError || !strings.Contains(clienttest.Text(res), "argument max_steps must be a whole number from 1 to 500") {
 		t.Errorf("max_steps above the configured limit: %q", clienttest.Text(res))
+	}
+	res = call(t, c, "run_code", map[string]any{"code": "x = 1", "timeout_ms": 30_001})
+	if !res.IsError || !strings.Contains(clienttest.Text(res), "argument timeout_ms must be a whole number from 1 to 30000") {
+		t.Errorf("timeout_ms above the configured limit: %q", clienttest.Text(res))
 	}
 
 	if _, err := calculator.New(calculator.Config{Timeout: -1}); !errors.Is(err, calculator.ErrConfig) {
