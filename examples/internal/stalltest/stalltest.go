@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ type Listener struct {
 
 	mu    sync.Mutex
 	conns []*conn
+	head  []byte // the start of the write that first timed out
 }
 
 // New returns a Listener on ln.
@@ -36,6 +38,15 @@ func New(ln net.Listener) *Listener {
 // TimedOut is closed when a write of one of the connections first fails
 // at its deadline.
 func (l *Listener) TimedOut() <-chan struct{} { return l.timedOut }
+
+// Head returns the start (up to 1 KiB) of the first write of the
+// connection whose write first timed out, once TimedOut is closed: for an
+// HTTP server, the status line and headers of the answer it could not send.
+func (l *Listener) Head() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.head
+}
 
 // Accept returns the next connection, whose writes stall.
 func (l *Listener) Accept() (net.Conn, error) {
@@ -74,14 +85,18 @@ type conn struct {
 	mu       sync.Mutex
 	deadline time.Time
 	changed  chan struct{} // closed and replaced when deadline changes
+	head     []byte        // the start of the first write
 }
 
 // Write blocks until the write deadline passes or the connection closes;
 // it writes nothing.
-func (c *conn) Write([]byte) (int, error) {
+func (c *conn) Write(p []byte) (int, error) {
 	for {
 		c.mu.Lock()
-		d, changed := c.deadline, c.changed
+		if c.head == nil {
+			c.head = append([]byte{}, p[:min(len(p), 1<<10)]...)
+		}
+		d, changed, head := c.deadline, c.changed, c.head
 		c.mu.Unlock()
 		var expired <-chan time.Time
 		var t *time.Timer
@@ -91,7 +106,12 @@ func (c *conn) Write([]byte) (int, error) {
 		}
 		select {
 		case <-expired:
-			c.l.once.Do(func() { close(c.l.timedOut) })
+			c.l.once.Do(func() {
+				c.l.mu.Lock()
+				c.l.head = head
+				c.l.mu.Unlock()
+				close(c.l.timedOut)
+			})
 			return 0, os.ErrDeadlineExceeded
 		case <-c.closed:
 			return 0, net.ErrClosed
@@ -131,7 +151,9 @@ func (c *conn) Close() error {
 // the JSON body that asks for an event stream, whose answer it never
 // reads: it fails t unless a write of the answer fails within a minute (a
 // handler bounding each write, as with a WriteStall of 50ms, gives up on
-// such a client instead of being held by it for ever).
+// such a client instead of being held by it for ever), and unless that
+// answer is an event stream (status 200, Content-Type text/event-stream),
+// so that a refusal or a JSON answer with a write deadline does not pass.
 func CheckWriteStall(t *testing.T, h http.Handler, path, body string) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
@@ -149,5 +171,9 @@ func CheckWriteStall(t *testing.T, h http.Handler, path, body string) {
 	case <-ln.TimedOut():
 	case <-time.After(60 * time.Second):
 		t.Fatal("a write to a client that does not read has blocked for 60s")
+	}
+	head := string(ln.Head())
+	if !strings.HasPrefix(head, "HTTP/1.1 200 ") || !strings.Contains(strings.ToLower(head), "content-type: text/event-stream") {
+		t.Fatalf("the answer whose write timed out is not an event stream: %q", head)
 	}
 }
