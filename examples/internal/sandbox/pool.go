@@ -254,7 +254,7 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 	cmd := exec.Command(exe)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errF
 	cmd.Env = p.workerEnv()
-	if err := cmd.Start(); err != nil {
+	if err := startProcess(ctx, cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("starting %s: %w", exe, err)
 	}
