@@ -76,6 +76,11 @@ type Config struct {
 	// Documents configures the default document server. Nil means
 	// DemoDocuments(), the bundled offline set.
 	Documents *rag.Config
+	// ImageDir is the directory the math server's create_thumbnail reads
+	// images from, when Servers is empty: image_path is relative to it, or
+	// absolute under it, and cannot leave it through ".." or symbolic
+	// links. Empty means create_thumbnail reads no file.
+	ImageDir string
 	// MemoryDir is where session memory files are written, one JSON file
 	// per session under YYYY/MM/DD. Empty means memory is not persisted and
 	// no earlier session's memory is read.
@@ -167,7 +172,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if len(a.servers) == 0 {
 		var err error
-		if a.servers, err = DefaultServers(cfg.Documents); err != nil {
+		if a.servers, err = DefaultServers(cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -751,10 +756,11 @@ func paramNames(schema []byte) []string {
 }
 
 // DefaultServers returns the in-process servers an empty Config.Servers
-// means: math (NewMathServer), the chatbot's offline web search, and the
-// document server over docs (nil: DemoDocuments()), its documents indexed
-// before DefaultServers returns.
-func DefaultServers(docs *rag.Config) ([]Server, error) {
+// means: math (NewMathServer over cfg.ImageDir), the chatbot's offline web
+// search, and the document server over cfg.Documents (nil:
+// DemoDocuments()), its documents indexed before DefaultServers returns.
+func DefaultServers(cfg Config) ([]Server, error) {
+	docs := cfg.Documents
 	web, err := websearch.New(websearch.Config{})
 	if err != nil {
 		return nil, err
@@ -774,7 +780,7 @@ func DefaultServers(docs *rag.Config) ([]Server, error) {
 	// again and reports it.
 	_, _ = store.Sync(context.Background())
 	return []Server{
-		{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer()}, Description: MathServerDescription},
+		{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer(cfg.ImageDir)}, Description: MathServerDescription},
 		{Server: mcp.Server{Name: WebSearchServer, InProcess: web}, Description: webSearchSummary},
 		{Server: mcp.Server{Name: DocumentsServer, InProcess: rag.NewServer(store)}, Description: rag.ServerDescription},
 	}, nil

@@ -31,9 +31,10 @@ type integers struct {
 // NewMathServer returns an in-process MCP server with the math and string
 // tools of the seed's mcp_server_1: add, subtract, multiply, divide, power,
 // factorial, strings_to_chars_to_int, int_list_to_exponential_sum and
-// fibonacci_numbers. Every result carries its value as structured content
+// fibonacci_numbers, and create_thumbnail over the images in imageDir
+// (empty: none). Every result carries its value as structured content
 // {"result": value}; bad arguments are tool errors naming the argument.
-func NewMathServer() *server.MCPServer {
+func NewMathServer(imageDir string) *server.MCPServer {
 	s := server.NewMCPServer(MathServerName, "1.0.0", server.WithToolCapabilities(false))
 	binary := func(name, desc string, op func(a, b float64) (float64, error)) {
 		s.AddTool(mcpgo.NewTool(name,
@@ -94,14 +95,14 @@ func NewMathServer() *server.MCPServer {
 	unary("tan", "The tangent of a, in radians.", math.Tan)
 	s.AddTool(mcpgo.NewTool("create_thumbnail",
 		mcpgo.WithDescription("A thumbnail of at most 100x100 pixels of a PNG, JPEG or GIF image file, as a PNG image."),
-		mcpgo.WithString("image_path", mcpgo.Required(), mcpgo.Description("The image file's path.")),
+		mcpgo.WithString("image_path", mcpgo.Required(), mcpgo.Description("The image file's path in the image directory.")),
 		mcpgo.WithReadOnlyHintAnnotation(true),
 	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		p, err := req.RequireString("image_path")
 		if err != nil {
 			return mcpgo.NewToolResultError("argument image_path: " + err.Error()), nil
 		}
-		png, err := thumbnail(p, 100)
+		png, err := thumbnail(imageDir, p, 100)
 		if err != nil {
 			return mcpgo.NewToolResultError(err.Error()), nil
 		}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,14 +18,16 @@ import (
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
-func TestMathServerNewTools(t *testing.T) {
-	ctx := context.Background()
+// mathSession is a session over the math server reading images from
+// imageDir.
+func mathSession(t *testing.T, imageDir string) *mcp.Session {
+	t.Helper()
 	mgr, err := mcp.NewManager(mcp.ManagerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mgr.Shutdown(ctx)
-	if err := mgr.Add(mcp.Server{Name: "math", InProcess: cortexr.NewMathServer()}); err != nil {
+	t.Cleanup(func() { mgr.Shutdown(context.Background()) })
+	if err := mgr.Add(mcp.Server{Name: "math", InProcess: cortexr.NewMathServer(imageDir)}); err != nil {
 		t.Fatal(err)
 	}
 	reg, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: mgr})
@@ -32,7 +35,32 @@ func TestMathServerNewTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess := reg.NewSession(mcp.Callbacks{})
-	defer sess.Close()
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+// writePNG writes a w×h PNG image at path.
+func writePNG(t *testing.T, path string, w, h int) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(x), uint8(y), 0, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMathServerNewTools(t *testing.T) {
+	ctx := context.Background()
+	images := t.TempDir()
+	sess := mathSession(t, images)
 	num := func(name string, args map[string]any) float64 {
 		t.Helper()
 		res, err := sess.CallTool(ctx, mcp.ToolCall{Name: name, Arguments: args})
@@ -63,17 +91,8 @@ func TestMathServerNewTools(t *testing.T) {
 	}
 
 	// A 300x150 image becomes a 100x50 PNG thumbnail.
-	img := image.NewRGBA(image.Rect(0, 0, 300, 150))
-	for y := range 150 {
-		for x := range 300 {
-			img.Set(x, y, color.RGBA{uint8(x), uint8(y), 0, 255})
-		}
-	}
-	path := filepath.Join(t.TempDir(), "big.png")
-	var buf bytes.Buffer
-	png.Encode(&buf, img)
-	os.WriteFile(path, buf.Bytes(), 0o644)
-	res, err = sess.CallTool(ctx, mcp.ToolCall{Name: "create_thumbnail", Arguments: map[string]any{"image_path": path}})
+	writePNG(t, filepath.Join(images, "big.png"), 300, 150)
+	res, err := sess.CallTool(ctx, mcp.ToolCall{Name: "create_thumbnail", Arguments: map[string]any{"image_path": "big.png"}})
 	if err != nil || res.IsError {
 		t.Fatalf("create_thumbnail: %v %+v", err, res)
 	}
@@ -88,8 +107,66 @@ func TestMathServerNewTools(t *testing.T) {
 	if err != nil || cfg.Width != 100 || cfg.Height != 50 {
 		t.Fatalf("thumbnail %dx%d, %v; want 100x50", cfg.Width, cfg.Height, err)
 	}
-	res, _ = sess.CallTool(ctx, mcp.ToolCall{Name: "create_thumbnail", Arguments: map[string]any{"image_path": filepath.Join(t.TempDir(), "none.png")}})
+	res, _ = sess.CallTool(ctx, mcp.ToolCall{Name: "create_thumbnail", Arguments: map[string]any{"image_path": "none.png"}})
 	if !res.IsError || !strings.Contains(res.Error, "image_path") {
 		t.Errorf("missing image = %+v", res)
+	}
+}
+
+// create_thumbnail reads only regular files in its image directory, and
+// its errors do not tell whether a file outside exists.
+func TestThumbnailStaysInImageDir(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	images, outside := t.TempDir(), t.TempDir()
+	writePNG(t, filepath.Join(images, "in.png"), 10, 10)
+	writePNG(t, filepath.Join(outside, "secret.png"), 10, 10)
+	if err := os.Mkdir(filepath.Join(images, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	linked := true
+	if err := os.Symlink(filepath.Join(outside, "secret.png"), filepath.Join(images, "link.png")); err != nil {
+		linked = false // Windows without the privilege
+	}
+	thumb := func(sess *mcp.Session, path string) (ok bool, msg string) {
+		t.Helper()
+		res, err := sess.CallTool(ctx, mcp.ToolCall{Name: "create_thumbnail", Arguments: map[string]any{"image_path": path}})
+		if err != nil {
+			t.Fatalf("create_thumbnail(%q): %v", path, err)
+		}
+		return !res.IsError, strings.ReplaceAll(res.Error, strconv.Quote(path), "PATH")
+	}
+	sess := mathSession(t, images)
+	for _, p := range []string{"in.png", filepath.Join(images, "in.png"), "sub/../in.png"} {
+		if ok, msg := thumb(sess, p); !ok {
+			t.Errorf("create_thumbnail(%q) inside the image directory: %s", p, msg)
+		}
+	}
+	refused := []string{
+		filepath.Join(outside, "secret.png"), filepath.Join(outside, "none.png"),
+		"../" + filepath.Base(outside) + "/secret.png", "../" + filepath.Base(outside) + "/none.png",
+		"none.png", "sub",
+	}
+	if linked {
+		refused = append(refused, "link.png")
+	}
+	var first string
+	for _, p := range refused {
+		ok, msg := thumb(sess, p)
+		if ok {
+			t.Errorf("create_thumbnail(%q) read a file it must not", p)
+			continue
+		}
+		if first == "" {
+			first = msg
+		}
+		if msg != first {
+			t.Errorf("create_thumbnail(%q) = %q; want the same error for every path it refuses, %q", p, msg, first)
+		}
+	}
+
+	// No image directory: no file at all.
+	if ok, msg := thumb(mathSession(t, ""), filepath.Join(images, "in.png")); ok || !strings.Contains(msg, "Config.ImageDir") {
+		t.Errorf("create_thumbnail without an image directory = %v, %q", ok, msg)
 	}
 }

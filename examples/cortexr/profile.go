@@ -97,7 +97,7 @@ func (p Profile) Apply(cfg *Config) error {
 	if len(p.MCPServers) == 0 {
 		return nil
 	}
-	defaults, err := DefaultServers(cfg.Documents)
+	defaults, err := DefaultServers(*cfg)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 func mathOnly() []cortexr.Server {
-	return []cortexr.Server{{Server: mcp.Server{Name: cortexr.MathServerName, InProcess: cortexr.NewMathServer()}, Description: cortexr.MathServerDescription}}
+	return []cortexr.Server{{Server: mcp.Server{Name: cortexr.MathServerName, InProcess: cortexr.NewMathServer("")}, Description: cortexr.MathServerDescription}}
 }
 
 const mathPerception = `{"intent":"compute","entities":["INDIA"],"selected_servers":["math"]}`

@@ -2,6 +2,7 @@ package cortexr
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/gif" // decoders for thumbnail
@@ -9,6 +10,8 @@ import (
 	"image/png"
 	"io"
 	"os"
+	"path/filepath"
+	"syscall"
 )
 
 // maxImageBytes and maxImagePixels bound the images thumbnail decodes.
@@ -17,12 +20,47 @@ const (
 	maxImagePixels = 50_000_000
 )
 
-// thumbnail returns a PNG of the image at path scaled down (nearest
-// neighbour) to fit size×size pixels.
-func thumbnail(path string, size int) ([]byte, error) {
-	f, err := os.Open(path)
+// openImage opens the regular file at path inside dir. path is relative
+// to dir, or absolute and under it; ".." and symbolic links cannot leave
+// dir (os.Root). Every failure reads the same, so that the error does not
+// tell whether a file exists outside dir, or inside it but unreadable.
+func openImage(dir, path string) (*os.File, error) {
+	notFound := fmt.Errorf("image_path: %q is not a readable image file in the image directory", path)
+	if dir == "" {
+		return nil, errors.New("image_path: no image directory is configured (cortexr Config.ImageDir), so no image can be read")
+	}
+	if filepath.IsAbs(path) {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, notFound
+		}
+		if path, err = filepath.Rel(abs, path); err != nil {
+			return nil, notFound
+		}
+	}
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("image_path: %w", err)
+		return nil, errors.New("image_path: the image directory cannot be opened")
+	}
+	defer root.Close()
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, notFound
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, notFound
+	}
+	return f, nil
+}
+
+// thumbnail returns a PNG of the image at path in dir scaled down
+// (nearest neighbour) to fit size×size pixels.
+func thumbnail(dir, path string, size int) ([]byte, error) {
+	f, err := openImage(dir, path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxImageBytes+1))

@@ -5,8 +5,10 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -44,6 +46,29 @@ func limitWorker(pid int, memory int64) error {
 		return fmt.Errorf("prlimit RLIMIT_FSIZE on worker %d: %w", pid, err)
 	}
 	return nil
+}
+
+// startProcess starts cmd as a worker that the kernel kills
+// (PR_SET_PDEATHSIG) when the host dies, even by SIGKILL.
+//
+// The kernel sends that signal when the thread that started the child
+// ends, not only the process. The Go runtime ends a thread only when a
+// goroutine locked to it (runtime.LockOSThread) exits without unlocking,
+// which nothing in this module does; a program whose code does may see a
+// worker killed early, its run failing as a crash. Starting workers from
+// one goroutine locked for the life of the process would rule that out,
+// but leak checkers (goleak) in every program that runs the sandbox would
+// report that goroutine. As on other systems, the worker also ends when
+// its standard input does (readFrames).
+func startProcess(ctx context.Context, cmd *exec.Cmd) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	return cmd.Start()
 }
 
 // vmData returns the private writable memory of process pid, in bytes.

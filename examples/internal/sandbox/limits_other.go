@@ -2,6 +2,11 @@
 
 package sandbox
 
+import (
+	"context"
+	"os/exec"
+)
+
 // osLimits says which limits the operating system enforces on workers:
 // none outside Linux.
 const osLimits = false
@@ -22,3 +27,7 @@ func setCPULimit(int64) {}
 
 // watchMemory does nothing outside Linux.
 func watchMemory() (stop func()) { return func() {} }
+
+// startProcess starts cmd. Outside Linux nothing kills a worker when its
+// host dies; the worker ends when its standard input does (readFrames).
+func startProcess(_ context.Context, cmd *exec.Cmd) error { return cmd.Start() }

@@ -254,7 +254,7 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 	cmd := exec.Command(exe)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errF
 	cmd.Env = p.workerEnv()
-	if err := cmd.Start(); err != nil {
+	if err := startProcess(ctx, cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("starting %s: %w", exe, err)
 	}
@@ -402,7 +402,14 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 				w.kill()
 				return dead(fmt.Errorf("the worker called %q out of turn", m.Name))
 			}
-			ret := p.callFunc(funcCtx, f, m.Args)
+			ret, ok := p.awaitFunc(funcCtx, killCtx, f, m.Args)
+			if !ok {
+				// The function outlived the run: stop the worker waiting
+				// for it and leave the function to its context.
+				w.kill()
+				w.wait()
+				return Result{}, false, p.abandonError(ctx, opts, m.Name)
+			}
 			if ret.Err != "" {
 				funcErrs[m.Name] = ret.goErr
 			}
@@ -440,6 +447,38 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 type funcReturn struct {
 	message
 	goErr error
+}
+
+// awaitFunc runs a host function for the worker under funcCtx, which ends
+// at the run's time limit. A function that has not returned when killCtx
+// ends (the time limit and its grace, or the run's cancellation) is left
+// running on its own goroutine, and awaitFunc reports false: a function
+// blocked on something that ignores its context must not hold the run.
+func (p *Pool) awaitFunc(funcCtx, killCtx context.Context, f Func, rawArgs json.RawMessage) (funcReturn, bool) {
+	done := make(chan funcReturn, 1)
+	go func() { done <- p.callFunc(funcCtx, f, rawArgs) }()
+	select {
+	case ret := <-done:
+		return ret, true
+	case <-killCtx.Done():
+		select {
+		case ret := <-done: // it returned as the run ended
+			return ret, true
+		default:
+			return funcReturn{}, false
+		}
+	}
+}
+
+// abandonError is the Error of a run that ended while the host function
+// name had not returned.
+func (p *Pool) abandonError(ctx context.Context, opts Options, name string) *Error {
+	if ctx.Err() != nil {
+		return &Error{Kind: KindCancelled, Err: context.Cause(ctx),
+			Msg: fmt.Sprintf("the run ended (%v) while the host function %s ran", context.Cause(ctx), name)}
+	}
+	return &Error{Kind: KindTimeLimit, Err: context.DeadlineExceeded,
+		Msg: fmt.Sprintf("the program ran longer than %v: the host function %s had not returned, and its worker was stopped", opts.Timeout, name)}
 }
 
 // callFunc runs a host function for the worker.

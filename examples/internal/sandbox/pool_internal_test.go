@@ -40,3 +40,46 @@ func TestWallTimeKill(t *testing.T) {
 		t.Errorf("the next run: %v", err)
 	}
 }
+
+// spinningWorker starts a worker of p running an endless loop.
+func spinningWorker(t *testing.T, p *Pool) *worker {
+	t.Helper()
+	w, err := p.start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &wireOptions{Filename: "spin.star", LoadError: ErrLoadDisabled.Error(), MaxResult: DefaultMaxResult}
+	if err := writeFrame(w.in, &message{Type: msgRun, Src: "while True:\n    pass\n", Opts: o}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// A worker whose standard input ends stops, even in the middle of a run:
+// a host that dies takes its workers with it on every system.
+func TestWorkerEndsWithStdin(t *testing.T) {
+	p, err := NewPool(Config{CPUTime: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	w := spinningWorker(t, p)
+	exited := make(chan error, 1)
+	go func() { exited <- w.cmd.Wait() }()
+	w.in.Close()
+	// Bounded, so that a regression fails rather than hangs.
+	guard, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("the worker ended with %v, want exit status 0", err)
+		}
+	case <-guard.Done():
+		w.cmd.Process.Kill()
+		<-exited
+		t.Error("the worker ran on after its standard input ended")
+	}
+	w.outF.Close()
+	w.stderr.Close()
+}

@@ -120,7 +120,10 @@ const (
 // map[string]any, a list a []any, a number a float64). The value returned
 // goes back through JSON too, except a string, which the program gets as
 // it is. An error stops the program with an [Error] of kind [KindFunc].
-// ctx ends when the run does.
+// ctx ends when the run does: at its Options.Timeout or when the run's
+// context ends. A function still running some grace after that is left
+// to finish on its own, its worker is stopped, and the run ends with
+// [KindTimeLimit] or [KindCancelled]: a Func must return when ctx ends.
 type Func func(ctx context.Context, args map[string]any) (any, error)
 
 // Render says how the worker renders Result.Value.

@@ -243,3 +243,53 @@ def solve():
 	// "total: 7" <nil>
 	// sandbox: step limit error: the program exceeded the limit of 1000 execution steps
 }
+
+// A host function that ignores its context does not hold the run past its
+// time limit or cancellation: the run ends, its worker is stopped, and the
+// function is left to return on its own.
+func TestFuncIgnoresContext(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		timeout time.Duration
+		cancel  bool
+		want    sandbox.Kind
+	}{
+		{"time limit", 50 * time.Millisecond, false, sandbox.KindTimeLimit},
+		{"cancelled", 0, true, sandbox.KindCancelled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			release, called := make(chan struct{}), make(chan struct{})
+			defer close(release)
+			funcs := map[string]sandbox.Func{"stuck": func(context.Context, map[string]any) (any, error) {
+				close(called)
+				<-release // like a read of a FIFO nobody writes
+				return nil, nil
+			}}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() {
+				_, err := sandbox.Run(ctx, "stuck()", sandbox.Options{Funcs: funcs, Timeout: c.timeout})
+				errc <- err
+			}()
+			if c.cancel {
+				<-called
+				cancel()
+			}
+			// Bounded, so that a regression fails rather than hangs.
+			guard, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer stop()
+			select {
+			case err := <-errc:
+				var se *sandbox.Error
+				if !errors.As(err, &se) || se.Kind != c.want {
+					t.Fatalf("Run = %v, want a %v error", err, c.want)
+				}
+			case <-guard.Done():
+				t.Fatal("the run waited for a host function that ignores its context")
+			}
+		})
+	}
+}

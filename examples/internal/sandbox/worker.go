@@ -53,19 +53,12 @@ func init() {
 func serveWorker(in io.Reader, out io.Writer) int {
 	closeInherited()
 	watchCPU()
-	r := bufio.NewReaderSize(in, 64<<10)
 	if err := writeFrame(out, &message{Type: msgReady}); err != nil {
 		return 0
 	}
+	frames := readFrames(in)
 	for {
-		var m message
-		if err := readFrame(r, maxInbound, &m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return 0
-			}
-			fmt.Fprintln(os.Stderr, "sandbox worker:", err)
-			return exitProtocol
-		}
+		m := <-frames
 		if m.Type != msgRun || m.Opts == nil {
 			fmt.Fprintf(os.Stderr, "sandbox worker: unexpected %q frame\n", m.Type)
 			return exitProtocol
@@ -82,9 +75,9 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			if err := writeFrame(out, &message{Type: msgCall, Name: name, Args: args}); err != nil {
 				return nil, err
 			}
-			var ret message
-			if err := readFrame(r, maxInbound, &ret); err != nil || ret.Type != msgReturn {
-				// The host is gone or confused: nothing to answer.
+			ret := <-frames
+			if ret.Type != msgReturn {
+				// The host is confused: nothing to answer.
 				os.Exit(exitProtocol)
 			}
 			switch {
@@ -108,4 +101,27 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			debug.FreeOSMemory()
 		}
 	}
+}
+
+// readFrames reads the host's frames from in, one at a time, for as long
+// as the worker lives. It reads even while a program runs, so that the
+// worker ends as soon as in ends (the host closed it, or died), whatever
+// the program is doing: a worker never outlives its host.
+func readFrames(in io.Reader) <-chan message {
+	frames := make(chan message)
+	go func() {
+		r := bufio.NewReaderSize(in, 64<<10)
+		for {
+			var m message
+			if err := readFrame(r, maxInbound, &m); err != nil {
+				if errors.Is(err, io.EOF) {
+					os.Exit(0)
+				}
+				fmt.Fprintln(os.Stderr, "sandbox worker:", err)
+				os.Exit(exitProtocol)
+			}
+			frames <- m
+		}
+	}()
+	return frames
 }

@@ -3,13 +3,19 @@
 package sandbox
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // idlePID runs a program on p and returns the pid of the worker that ran
@@ -129,4 +135,86 @@ func TestWorkerReuse(t *testing.T) {
 	if err := syscall.Kill(first, 0); err == nil {
 		t.Errorf("worker %d still exists", first)
 	}
+}
+
+// hostEnv marks the test binary started by TestWorkerDiesWithHost as the
+// host to kill.
+const hostEnv = "SANDBOX_TEST_HOST"
+
+// A worker dies with its host, even when the host is killed with SIGKILL
+// and something else keeps the worker's standard input open.
+func TestWorkerDiesWithHost(t *testing.T) {
+	if os.Getenv(hostEnv) != "" {
+		serveAsHost(t)
+		return
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep(1) to hold the worker's standard input")
+	}
+	host := exec.Command(os.Args[0], "-test.run=^TestWorkerDiesWithHost$")
+	host.Env = append(os.Environ(), hostEnv+"="+sleep)
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostIn, err := host.StdinPipe() // the host waits on it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostIn.Close()
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var workerPID, holderPID int
+	if _, err := fmt.Fscanf(bufio.NewReader(out), "worker %d holder %d\n", &workerPID, &holderPID); err != nil {
+		host.Process.Kill()
+		host.Wait()
+		t.Fatalf("reading the host's worker: %v", err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(holderPID, syscall.SIGKILL)
+		syscall.Kill(workerPID, syscall.SIGKILL)
+	})
+	pidfd, err := unix.PidfdOpen(workerPID, 0)
+	if err != nil {
+		t.Skipf("pidfd_open: %v", err)
+	}
+	defer unix.Close(pidfd)
+
+	host.Process.Kill()
+	host.Wait()
+	// Bounded, so that a regression fails rather than hangs.
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(time.Minute/time.Millisecond))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Fatalf("worker %d lives on a minute after its host was killed", workerPID)
+		}
+		return
+	}
+}
+
+// serveAsHost starts a worker running an endless loop, gives the write
+// end of its standard input to a sleep(1) so that it outlives this
+// process, prints both pids, and waits to be killed.
+func serveAsHost(t *testing.T) {
+	p, err := NewPool(Config{CPUTime: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := spinningWorker(t, p)
+	holder := exec.Command(os.Getenv(hostEnv), "600")
+	holder.ExtraFiles = []*os.File{w.in}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("worker %d holder %d\n", w.cmd.Process.Pid, holder.Process.Pid)
+	io.Copy(io.Discard, os.Stdin) // until killed
 }

@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	profile := fs.String("profile", "", "the seed's profiles.yaml (strategy, memory, persona, MCP servers)")
 	memDir := fs.String("memory", "", "directory of session memory files (default: the profile's, else ./memory); \"none\" keeps none")
+	images := fs.String("images", "", "the directory create_thumbnail reads images from (empty: none)")
 	strategy := fs.String("strategy", "", "planning strategy: conservative, exploratory_parallel or exploratory_sequential (default: the profile's, else exploratory_sequential)")
 	fallback := fs.Bool("memory-fallback", false, "after a failed attempt offer the tools that worked before in this session (memory_fallback_enabled)")
 	docs := fs.String("docs", "", "folder of documents for the document server (default: the bundled demo set)")
@@ -79,7 +80,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "cortexr: the query is empty; give a question, or no argument for the interactive mode")
 		return exitUsage
 	}
-	cfg := cortexr.Config{MemoryDir: "memory"}
+	cfg := cortexr.Config{MemoryDir: "memory", ImageDir: *images}
 	if *profile != "" {
 		p, err := cortexr.LoadProfile(*profile)
 		if err == nil {
