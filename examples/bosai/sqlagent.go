@@ -359,7 +359,7 @@ func failAttempt(ctx context.Context, s sqlState, query, why string) graph.Updat
 }
 
 func (b *Bot) sqlSafety(ctx context.Context, s sqlState) (graph.Update[sqlState], error) {
-	if err := dbserver.Check(s.Query, s.Tables); err != nil {
+	if err := dbserver.Check(s.Query, s.Dialect, s.Tables); err != nil {
 		return failAttempt(ctx, s, s.Query, err.Error()), nil
 	}
 	return graph.Update[sqlState]{}, nil
@@ -389,7 +389,7 @@ func (b *Bot) sqlCheck(ctx context.Context, s sqlState) (graph.Update[sqlState],
 	}
 	fixed := strings.TrimSpace(rv.Value.Query)
 	r.rec.add(r.outer, TraceDecision, "the review corrected the query", map[string]any{"query": fixed, "issues": rv.Value.Issues})
-	if err := dbserver.Check(fixed, s.Tables); err != nil {
+	if err := dbserver.Check(fixed, s.Dialect, s.Tables); err != nil {
 		return failAttempt(ctx, s, fixed, err.Error()), nil
 	}
 	return graph.Updates(sQuery.Set(fixed)), nil
