@@ -18,10 +18,12 @@ import (
 	agmcp "github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
 )
 
 // fixture is a sample database, a writable connection to check it with,
-// and a Server on it.
+// and a Server on it. The PostgreSQL one also has a table secrets that
+// the Server's role may not read.
 type fixture struct {
 	name string
 	rw   *sql.DB
@@ -73,6 +75,11 @@ func postgresFixture(t *testing.T, cfg Config) *fixture {
 	}
 	t.Cleanup(func() { rw.Close() })
 	if err := CreateSample(t.Context(), rw, "postgres"); err != nil {
+		t.Fatal(err)
+	}
+	// A table the reader role is not granted: what a query past Check
+	// must not read.
+	if _, err := rw.ExecContext(t.Context(), "CREATE TABLE secrets (x text); INSERT INTO secrets VALUES ('s')"); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Driver, cfg.DSN = "postgres", readerDSN(t, pool, schema, schema, SampleTables)
@@ -536,9 +543,6 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 // tables refuses every query rather than allowing every table.
 func TestReaderRoleReadsOnlyItsTables(t *testing.T) {
 	f := postgresFixture(t, Config{})
-	if _, err := f.rw.ExecContext(t.Context(), "CREATE TABLE secrets (x text); INSERT INTO secrets VALUES ('s')"); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := f.srv.run(t.Context(), "SELECT * FROM secrets"); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("reading an ungranted table past Check: %v, want permission denied", err)
 	}
@@ -559,9 +563,14 @@ func TestReaderRoleReadsOnlyItsTables(t *testing.T) {
 	if !strings.Contains(err.Error(), "no tables a query may read") {
 		t.Fatalf("Open: %v, want it to say there is no table to read", err)
 	}
-	empty := &Server{cfg: Config{Driver: "sqlite"}}
-	if res, err := empty.Query(t.Context(), "SELECT * FROM notes"); err != nil || res.Success || !strings.Contains(res.Error, "no table may be read") {
-		t.Fatalf("a query on a Server with no tables: %v %+v, want refused", err, res)
+	empty := &Server{cfg: Config{Driver: "sqlite", MaxRows: 1, MaxBytes: 1 << 20, Timeout: time.Minute}, db: rw, log: zap.NewNop()}
+	for _, q := range []string{"SELECT 1 AS x", "SELECT * FROM notes"} {
+		if res, err := empty.Query(t.Context(), q); err != nil || res.Success || !strings.Contains(res.Error, "no table may be read") {
+			t.Fatalf("%s on a Server with no tables: %v %+v, want refused", q, err, res)
+		}
+	}
+	if err := Check("SELECT * FROM notes", "sqlite", []string{}); err == nil || !strings.Contains(err.Error(), "no table may be read") {
+		t.Fatalf("Check with an empty allowed list: %v, want the table refused", err)
 	}
 }
 
