@@ -432,6 +432,14 @@ func (s *Server) Query(ctx context.Context, query string) (*QueryResult, error) 
 	if err := Check(query, s.cfg.Driver, tables); err != nil {
 		return &QueryResult{Error: err.Error()}, nil
 	}
+	if s.cfg.Driver == "sqlite" {
+		if err := s.checkPlan(ctx, query, tables); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return &QueryResult{Error: err.Error()}, nil
+		}
+	}
 	res, err := s.run(ctx, query)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -660,5 +661,40 @@ func TestStandardStrings(t *testing.T) {
 	}
 	if res, err := srv.Query(t.Context(), q); err != nil || res.Success || !strings.Contains(res.Error, "syntax error") {
 		t.Fatalf("%s: %v %+v, want a syntax error", q, err, res)
+	}
+}
+
+// TestSQLitePlan runs queries past Check through the second layer: SQLite
+// compiles each and its program shows what it would read and call, which
+// checkPlan refuses outside the allowed tables and functions.
+func TestSQLitePlan(t *testing.T) {
+	f := sqliteFixture(t, Config{})
+	// Made after Open, so not among the Server's tables.
+	if _, err := f.rw.ExecContext(t.Context(), "CREATE TABLE secrets (x TEXT); CREATE INDEX secrets_x ON secrets (x); INSERT INTO secrets VALUES ('s')"); err != nil {
+		t.Fatal(err)
+	}
+	tables := f.srv.Tables()
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT * FROM secrets", "table or index that is not allowed"},
+		{"SELECT count(*) FROM secrets WHERE x = 's'", "table or index that is not allowed"},
+		{"SELECT 1 WHERE 's' IN secrets", "table or index that is not allowed"},
+		{"SELECT name FROM sqlite_master", "table or index that is not allowed"},
+		{"SELECT * FROM pragma_table_info('customers')", "virtual table"},
+		{"SELECT sqlite_version()", `function "sqlite_version"`},
+		{"SELECT 1; SELECT * FROM secrets", "one SELECT"},
+		{"SELECT 1 AS a --\n) , (SELECT x FROM secrets", "table or index that is not allowed"},
+	} {
+		if err := f.srv.checkPlan(t.Context(), c.sql, tables); err == nil || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", c.sql, err, c.want)
+		}
+	}
+	for _, q := range []string{
+		"SELECT c.name, count(*) FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.status LIKE 'p%' GROUP BY c.name",
+		"SELECT name FROM products WHERE id = 3 ORDER BY name LIMIT 1",
+		`SELECT '{"a":1}' -> '$.a'`,
+	} {
+		if err := f.srv.checkPlan(t.Context(), q, tables); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
 	}
 }
