@@ -7,28 +7,56 @@
 //   - mcp_db_query runs one SELECT and returns the seed's query result
 //     {"success", "columns", "data", "row_count", "truncated", "error"}.
 //
-// The database is SQLite (a file) or PostgreSQL (a DSN). Read-only is
-// enforced by the database: SQLite is opened with mode=ro and
-// query_only(1); every PostgreSQL query runs in a READ ONLY transaction
-// with a statement timeout, through a cursor that fetches at most MaxRows+1
-// rows, and its connection's session advisory locks are released after
-// it. A result holds at most MaxBytes bytes. Before that, Check refuses
-// anything but one SELECT over the allowed tables calling common
-// functions, with a message saying why, which is what a model reads and
-// fixes its query from.
+// The database is SQLite (a file) or PostgreSQL (a DSN). mcp_db_query
+// refuses a query in up to three layers: Check reads it (lexed as that
+// database lexes it) and refuses anything but one SELECT over the allowed
+// tables calling common functions, with a message saying why, which is
+// what a model reads and fixes its query from; for SQLite, SQLite then
+// compiles it and its EXPLAIN program must open only the allowed tables
+// and their indexes, no virtual table, and call only those functions;
+// last, the database runs it under its own limits.
+//
+// What the database itself enforces:
+//
+//   - SQLite: read-only (the file is opened with mode=ro and
+//     query_only(1)); no string or blob longer than MaxBytes (SQLite's
+//     length limit, set on the connection before each query); which
+//     tables and functions a query uses (the EXPLAIN layer above);
+//     the Timeout (the query's context).
+//   - PostgreSQL: read-only (a READ ONLY transaction, and a cursor, which
+//     takes one SELECT only); statement_timeout; a result message longer
+//     than MaxBytes fails the query; session advisory locks are released
+//     after each query. Connected as a role made with
+//     ReaderRoleStatements, PostgreSQL also refuses every table but
+//     Config's (it is granted SELECT on those only), and Open refuses a
+//     role that could read other tables or the server's files, run
+//     programs or signal sessions.
+//
+// What only Check enforces, for PostgreSQL: which functions a query calls
+// (PostgreSQL lets every role call most built-in functions, such as
+// version() or current_setting()), and the refusal of functions that build
+// values as large as asked (lpad, repeat, generate_series, format).
+// Neither database bounds the memory one query may use: PostgreSQL only
+// by its own settings (work_mem) and its 1 GB limit on a value, SQLite
+// (which runs in this process) only by MaxBytes per value, not per sort
+// or per recursive query. Run the server, and the PostgreSQL server, under
+// an OS memory limit (a cgroup's memory.max, systemd's MemoryMax=).
 //
 // Connect to PostgreSQL as a dedicated role that can read the shop's
-// tables and nothing else: Open refuses a superuser, and a member of
-// pg_read_server_files, pg_write_server_files, pg_execute_server_program
-// or pg_signal_backend (unless Config.AllowPrivilegedRole is set), since
-// a query that got past Check could then read the server's files, run
-// programs or stop other sessions. ReaderRoleStatements gives the SQL that
-// creates such a role; for the schema shop:
+// tables and nothing else: Open refuses a session whose login role
+// (session_user) or current role (current_user, which options=-c role=…
+// sets) is a superuser, bypasses row-level security, may create roles, or
+// is a member of a predefined pg_* role other than pg_database_owner
+// (pg_read_all_data, pg_read_server_files, pg_signal_backend, …), unless
+// Config.AllowPrivilegedRole is set, since a query that got past Check
+// could then read other tables or the server's files, run programs or
+// stop other sessions. ReaderRoleStatements gives the SQL that creates
+// such a role; for the tables customers and orders of the schema shop:
 //
 //	CREATE ROLE bosai_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS;
 //	ALTER ROLE bosai_reader SET default_transaction_read_only = on;
 //	GRANT USAGE ON SCHEMA shop TO bosai_reader;
-//	GRANT SELECT ON ALL TABLES IN SCHEMA shop TO bosai_reader;
+//	GRANT SELECT ON "shop"."customers", "shop"."orders" TO bosai_reader;
 //
 // then give it a password (ALTER ROLE bosai_reader PASSWORD '…') or
 // another way to log in, and connect with
@@ -81,7 +109,9 @@ type Config struct {
 	// the connection's current schema.
 	DSN string
 	// Tables lists the tables a query may read. Nil means every table of
-	// the database (the current schema, for PostgreSQL) when it is opened.
+	// the database (the current schema, for PostgreSQL, that the role may
+	// read) when it is opened. Open fails when there is none: a Server
+	// never falls back to allowing every table.
 	Tables []string
 	// MaxRows caps the rows a query returns; the result says when it was
 	// truncated. Zero means DefaultMaxRows.
@@ -92,11 +122,12 @@ type Config struct {
 	// was truncated. For PostgreSQL a single row longer than MaxBytes
 	// fails the query. Zero means DefaultMaxBytes.
 	MaxBytes int
-	// AllowPrivilegedRole lets Open connect to PostgreSQL as a superuser
-	// or as a member of pg_read_server_files, pg_write_server_files,
-	// pg_execute_server_program or pg_signal_backend, which Open refuses
-	// otherwise: their functions read the server's files, run programs and
-	// stop other sessions. Set it only for a throwaway database nobody
+	// AllowPrivilegedRole lets Open connect to PostgreSQL when the login
+	// role or the current role is a superuser, bypasses row-level
+	// security, may create roles, or is a member of a predefined pg_* role
+	// other than pg_database_owner, which Open refuses otherwise: such a
+	// role reads every table or the server's files, runs programs or
+	// stops other sessions. Set it only for a throwaway database nobody
 	// else uses; otherwise connect as a role made with
 	// ReaderRoleStatements.
 	AllowPrivilegedRole bool
@@ -418,8 +449,10 @@ func (s *Server) describe(ctx context.Context, name string) (Table, error) {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// Query checks query (Check, against the allowed tables) and runs it
-// read-only, returning at most MaxRows rows. A refused or failed query is a
+// Query checks query (Check, in the Server's dialect, against the
+// allowed tables; for SQLite also checkPlan) and runs it read-only,
+// returning at most MaxRows rows. A Server without tables refuses every
+// query. A refused or failed query is a
 // result with Success false and Error saying why; the error return is for
 // a cancelled ctx only.
 func (s *Server) Query(ctx context.Context, query string) (*QueryResult, error) {
