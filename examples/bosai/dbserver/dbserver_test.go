@@ -23,8 +23,8 @@ import (
 )
 
 // fixture is a sample database, a writable connection to check it with,
-// and a Server on it. The PostgreSQL one also has a table secrets that
-// the Server's role may not read.
+// and a Server on it. The database also has secretsTable, which the
+// Server may not read: a query that got past the guard would read it.
 type fixture struct {
 	name string
 	rw   *sql.DB
@@ -32,6 +32,9 @@ type fixture struct {
 	// listTables lists every table of the database (not only the allowed).
 	listTables string
 }
+
+// secretsTable creates the table secrets, with an index.
+const secretsTable = "CREATE TABLE secrets (x TEXT); CREATE INDEX secrets_x ON secrets (x); INSERT INTO secrets VALUES ('s')"
 
 func sqliteFixture(t *testing.T, cfg Config) *fixture {
 	t.Helper()
@@ -43,6 +46,12 @@ func sqliteFixture(t *testing.T, cfg Config) *fixture {
 	t.Cleanup(func() { rw.Close() })
 	if err := CreateSample(t.Context(), rw, "sqlite"); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := rw.ExecContext(t.Context(), secretsTable); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Tables == nil {
+		cfg.Tables = SampleTables
 	}
 	cfg.Driver, cfg.DSN = "sqlite", path
 	srv, err := Open(t.Context(), cfg)
@@ -78,9 +87,8 @@ func postgresFixture(t *testing.T, cfg Config) *fixture {
 	if err := CreateSample(t.Context(), rw, "postgres"); err != nil {
 		t.Fatal(err)
 	}
-	// A table the reader role is not granted: what a query past Check
-	// must not read.
-	if _, err := rw.ExecContext(t.Context(), "CREATE TABLE secrets (x text); INSERT INTO secrets VALUES ('s')"); err != nil {
+	// Not granted to the reader role.
+	if _, err := rw.ExecContext(t.Context(), secretsTable); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Driver, cfg.DSN = "postgres", readerDSN(t, pool, schema, schema, SampleTables)
@@ -578,10 +586,11 @@ func TestReaderRoleReadsOnlyItsTables(t *testing.T) {
 // TestSQLiteLengthLimit builds, in process, a string far longer than
 // MaxBytes whose result is a single number: SQLite stops it at MaxBytes.
 func TestSQLiteLengthLimit(t *testing.T) {
-	f := sqliteFixture(t, Config{MaxBytes: 1 << 20})
+	// A minute: the limit tested is bytes; the machine may be slow.
+	f := sqliteFixture(t, Config{MaxBytes: 1 << 20, Timeout: time.Minute})
 	for _, q := range []string{
 		"SELECT length(printf('%.*c', 50000000, 'x')) AS n",
-		"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1000000) SELECT length(group_concat(x || 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')) AS n FROM n",
+		"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 100000) SELECT length(group_concat(x || 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')) AS n FROM n",
 	} {
 		res, err := f.srv.Query(t.Context(), q)
 		if err != nil || res.Success || !strings.Contains(res.Error, "longer than the 1048576-byte limit") {
@@ -669,10 +678,6 @@ func TestStandardStrings(t *testing.T) {
 // checkPlan refuses outside the allowed tables and functions.
 func TestSQLitePlan(t *testing.T) {
 	f := sqliteFixture(t, Config{})
-	// Made after Open, so not among the Server's tables.
-	if _, err := f.rw.ExecContext(t.Context(), "CREATE TABLE secrets (x TEXT); CREATE INDEX secrets_x ON secrets (x); INSERT INTO secrets VALUES ('s')"); err != nil {
-		t.Fatal(err)
-	}
 	tables := f.srv.Tables()
 	for _, c := range []struct{ sql, want string }{
 		{"SELECT * FROM secrets", "table or index that is not allowed"},
