@@ -41,7 +41,8 @@ type SQLTools struct {
 	// ListTables lists the tables. Empty means the tables of the schema.
 	ListTables string
 	// Dialect is the SQL dialect when Schema is empty: "postgres" (the
-	// default) or "sqlite".
+	// default) or "sqlite". safety_check (dbserver.Check) lexes queries as
+	// that database does and refuses them in any other dialect.
 	Dialect string
 }
 
