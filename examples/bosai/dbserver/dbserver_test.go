@@ -274,6 +274,7 @@ func TestGuard(t *testing.T) {
 			{"fetch as an alias", "SELECT * FROM orders fetch, secrets", "table secrets is not allowed"},
 			{"window as an alias", "SELECT * FROM orders window, secrets", "table secrets is not allowed"},
 			{"IN table", "SELECT 1 WHERE 'guess' IN secrets", "table secrets is not allowed"},
+			{"ROLLUP is a function", "SELECT count(*) FROM orders GROUP BY rollup(status)", "function rollup is not allowed"},
 		},
 		"postgres": {
 			// U& names are decoded before they are checked.
@@ -475,10 +476,14 @@ func TestGuardAccepts(t *testing.T) {
 		"SELECT (ARRAY[1, 2, 3])[2], string_agg(name, ', ' ORDER BY name) FROM products",
 		"SELECT c.name FROM customers c JOIN LATERAL (SELECT count(*) AS n FROM orders o WHERE o.customer_id = c.id) x ON x.n > 0 LIMIT 1",
 		"SELECT x FROM (SELECT 1 AS x) a(x) JOIN (SELECT 1 AS y) b ON a.x = b.y WHERE a.x = ANY (ARRAY[1, 2])",
+		"SELECT status, count(*) FROM orders GROUP BY ROLLUP (status) ORDER BY 1",
+		"SELECT count(*) FROM orders o WHERE o.status IS NOT DISTINCT FROM 'pending' GROUP BY GROUPING SETS ((o.status), ())",
 	}
 	lite := []string{
 		"SELECT strftime('%Y-%m', order_date), julianday(order_date), ifnull(status, '') FROM orders LIMIT 1",
 		"SELECT `name`, group_concat(category) FROM `products` GROUP BY `name`",
+		"SELECT [name], count(*) FILTER (WHERE price > 100) FROM [Products] p WHERE p.price > 1 GROUP BY [name] ORDER BY 1 LIMIT 2 OFFSET 1",
+		`SELECT json_extract('{"a":1}', '$.a'), '{"a":1}' ->> '$.a' AS a`,
 	}
 	for _, f := range fixtures(t, Config{}) {
 		t.Run(f.name, func(t *testing.T) {

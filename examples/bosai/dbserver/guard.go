@@ -81,8 +81,8 @@ var allowedFuncs = setOf(
 // callKeywords are reserved words that may stand right before "(" without
 // being a function call: no function can be called by them. Non-reserved
 // words that do so only in one place (OVER, FILTER and WITHIN after ")",
-// PARTITION after "(", ROLLUP and CUBE after BY, SETS after GROUPING) are
-// accepted there only, by checkCalls.
+// PARTITION after "(", and in PostgreSQL ROLLUP and CUBE after BY, SETS
+// after GROUPING) are accepted there only, by checkCalls.
 var callKeywords = setOf(
 	"select", "from", "join", "where", "and", "or", "not", "in", "exists", "any", "all", "some",
 	"as", "on", "using", "values", "array", "row", "when", "then", "else", "case", "by", "with",
@@ -757,9 +757,9 @@ func (p *query) keywordBeforeParen(i int) bool {
 	case "partition":
 		return isPunct(prev, "(")
 	case "rollup", "cube":
-		return isWord(prev, "by")
+		return p.dialect == "postgres" && isWord(prev, "by") // SQLite has no ROLLUP or CUBE
 	case "sets":
-		return isWord(prev, "grouping")
+		return p.dialect == "postgres" && isWord(prev, "grouping")
 	}
 	return callKeywords[w]
 }
