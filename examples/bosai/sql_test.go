@@ -92,7 +92,7 @@ func samplePostgres(t *testing.T) (string, *sql.DB) {
 	if err := dbserver.CreateSample(t.Context(), db, "postgres"); err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range dbserver.ReaderRoleStatements(schema, schema) {
+	for _, st := range dbserver.ReaderRoleStatements(schema, schema, dbserver.SampleTables) {
 		if _, err := pool.Exec(t.Context(), st); err != nil {
 			t.Fatalf("%s: %v", st, err)
 		}

@@ -41,7 +41,8 @@ type SQLTools struct {
 	// ListTables lists the tables. Empty means the tables of the schema.
 	ListTables string
 	// Dialect is the SQL dialect when Schema is empty: "postgres" (the
-	// default) or "sqlite".
+	// default) or "sqlite". safety_check (dbserver.Check) lexes queries as
+	// that database does and refuses them in any other dialect.
 	Dialect string
 }
 
@@ -359,7 +360,7 @@ func failAttempt(ctx context.Context, s sqlState, query, why string) graph.Updat
 }
 
 func (b *Bot) sqlSafety(ctx context.Context, s sqlState) (graph.Update[sqlState], error) {
-	if err := dbserver.Check(s.Query, s.Tables); err != nil {
+	if err := dbserver.Check(s.Query, s.Dialect, s.Tables); err != nil {
 		return failAttempt(ctx, s, s.Query, err.Error()), nil
 	}
 	return graph.Update[sqlState]{}, nil
@@ -389,7 +390,7 @@ func (b *Bot) sqlCheck(ctx context.Context, s sqlState) (graph.Update[sqlState],
 	}
 	fixed := strings.TrimSpace(rv.Value.Query)
 	r.rec.add(r.outer, TraceDecision, "the review corrected the query", map[string]any{"query": fixed, "issues": rv.Value.Issues})
-	if err := dbserver.Check(fixed, s.Tables); err != nil {
+	if err := dbserver.Check(fixed, s.Dialect, s.Tables); err != nil {
 		return failAttempt(ctx, s, fixed, err.Error()), nil
 	}
 	return graph.Updates(sQuery.Set(fixed)), nil

@@ -7,28 +7,56 @@
 //   - mcp_db_query runs one SELECT and returns the seed's query result
 //     {"success", "columns", "data", "row_count", "truncated", "error"}.
 //
-// The database is SQLite (a file) or PostgreSQL (a DSN). Read-only is
-// enforced by the database: SQLite is opened with mode=ro and
-// query_only(1); every PostgreSQL query runs in a READ ONLY transaction
-// with a statement timeout, through a cursor that fetches at most MaxRows+1
-// rows, and its connection's session advisory locks are released after
-// it. A result holds at most MaxBytes bytes. Before that, Check refuses
-// anything but one SELECT over the allowed tables calling common
-// functions, with a message saying why, which is what a model reads and
-// fixes its query from.
+// The database is SQLite (a file) or PostgreSQL (a DSN). mcp_db_query
+// refuses a query in up to three layers: Check reads it (lexed as that
+// database lexes it) and refuses anything but one SELECT over the allowed
+// tables calling common functions, with a message saying why, which is
+// what a model reads and fixes its query from; for SQLite, SQLite then
+// compiles it and its EXPLAIN program must open only the allowed tables
+// and their indexes, no virtual table, and call only those functions;
+// last, the database runs it under its own limits.
+//
+// What the database itself enforces:
+//
+//   - SQLite: read-only (the file is opened with mode=ro and
+//     query_only(1)); no string or blob longer than MaxBytes (SQLite's
+//     length limit, set on the connection before each query); which
+//     tables and functions a query uses (the EXPLAIN layer above);
+//     the Timeout (the query's context).
+//   - PostgreSQL: read-only (a READ ONLY transaction, and a cursor, which
+//     takes one SELECT only); statement_timeout; a result message longer
+//     than MaxBytes fails the query; session advisory locks are released
+//     after each query. Connected as a role made with
+//     ReaderRoleStatements, PostgreSQL also refuses every table but
+//     Config's (it is granted SELECT on those only), and Open refuses a
+//     role that could read other tables or the server's files, run
+//     programs or signal sessions.
+//
+// What only Check enforces, for PostgreSQL: which functions a query calls
+// (PostgreSQL lets every role call most built-in functions, such as
+// version() or current_setting()), and the refusal of functions that build
+// values as large as asked (lpad, repeat, generate_series, format).
+// Neither database bounds the memory one query may use: PostgreSQL only
+// by its own settings (work_mem) and its 1 GB limit on a value, SQLite
+// (which runs in this process) only by MaxBytes per value, not per sort
+// or per recursive query. Run the server, and the PostgreSQL server, under
+// an OS memory limit (a cgroup's memory.max, systemd's MemoryMax=).
 //
 // Connect to PostgreSQL as a dedicated role that can read the shop's
-// tables and nothing else: Open refuses a superuser, and a member of
-// pg_read_server_files, pg_write_server_files, pg_execute_server_program
-// or pg_signal_backend (unless Config.AllowPrivilegedRole is set), since
-// a query that got past Check could then read the server's files, run
-// programs or stop other sessions. ReaderRoleStatements gives the SQL that
-// creates such a role; for the schema shop:
+// tables and nothing else: Open refuses a session whose login role
+// (session_user) or current role (current_user, which options=-c role=…
+// sets) is a superuser, bypasses row-level security, may create roles, or
+// is a member of a predefined pg_* role other than pg_database_owner
+// (pg_read_all_data, pg_read_server_files, pg_signal_backend, …), unless
+// Config.AllowPrivilegedRole is set, since a query that got past Check
+// could then read other tables or the server's files, run programs or
+// stop other sessions. ReaderRoleStatements gives the SQL that creates
+// such a role; for the tables customers and orders of the schema shop:
 //
 //	CREATE ROLE bosai_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS;
 //	ALTER ROLE bosai_reader SET default_transaction_read_only = on;
 //	GRANT USAGE ON SCHEMA shop TO bosai_reader;
-//	GRANT SELECT ON ALL TABLES IN SCHEMA shop TO bosai_reader;
+//	GRANT SELECT ON "shop"."customers", "shop"."orders" TO bosai_reader;
 //
 // then give it a password (ALTER ROLE bosai_reader PASSWORD '…') or
 // another way to log in, and connect with
@@ -57,7 +85,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Defaults of Config.
@@ -80,7 +109,9 @@ type Config struct {
 	// the connection's current schema.
 	DSN string
 	// Tables lists the tables a query may read. Nil means every table of
-	// the database (the current schema, for PostgreSQL) when it is opened.
+	// the database (the current schema, for PostgreSQL, that the role may
+	// read) when it is opened. Open fails when there is none: a Server
+	// never falls back to allowing every table.
 	Tables []string
 	// MaxRows caps the rows a query returns; the result says when it was
 	// truncated. Zero means DefaultMaxRows.
@@ -91,11 +122,12 @@ type Config struct {
 	// was truncated. For PostgreSQL a single row longer than MaxBytes
 	// fails the query. Zero means DefaultMaxBytes.
 	MaxBytes int
-	// AllowPrivilegedRole lets Open connect to PostgreSQL as a superuser
-	// or as a member of pg_read_server_files, pg_write_server_files,
-	// pg_execute_server_program or pg_signal_backend, which Open refuses
-	// otherwise: their functions read the server's files, run programs and
-	// stop other sessions. Set it only for a throwaway database nobody
+	// AllowPrivilegedRole lets Open connect to PostgreSQL when the login
+	// role or the current role is a superuser, bypasses row-level
+	// security, may create roles, or is a member of a predefined pg_* role
+	// other than pg_database_owner, which Open refuses otherwise: such a
+	// role reads every table or the server's files, runs programs or
+	// stops other sessions. Set it only for a throwaway database nobody
 	// else uses; otherwise connect as a role made with
 	// ReaderRoleStatements.
 	AllowPrivilegedRole bool
@@ -220,64 +252,72 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// privilegedRoles are the predefined PostgreSQL roles whose members can
-// read or write the server's files, run programs on it or signal other
-// sessions.
-var privilegedRoles = []string{"pg_execute_server_program", "pg_read_server_files", "pg_signal_backend", "pg_write_server_files"}
+// roleCheck reads, for the session's login role (session_user) and its
+// current role (current_user, which the DSN's options=-c role=… sets), the
+// privileges a read-only reader must not have: one row per role, with
+// what is wrong with it, empty when nothing is. A member of a predefined
+// pg_* role other than pg_database_owner (which every owner is) can read
+// every table, the server's files or statistics, or signal sessions.
+const roleCheck = `SELECT r.rolname, concat_ws(', ',
+	CASE WHEN r.rolsuper THEN 'is a superuser' END,
+	CASE WHEN r.rolbypassrls THEN 'bypasses row-level security' END,
+	CASE WHEN r.rolcreaterole THEN 'may create roles' END,
+	(SELECT 'is a member of ' || string_agg(p.rolname, ', ' ORDER BY p.rolname) FROM pg_roles p
+		WHERE p.rolname LIKE 'pg\_%' AND p.rolname <> 'pg_database_owner' AND p.oid <> r.oid AND pg_has_role(r.oid, p.oid, 'MEMBER')))
+	FROM pg_roles r WHERE r.rolname IN (session_user, current_user) ORDER BY r.rolname`
 
-// checkRole refuses a PostgreSQL login role that is a superuser or a
-// member of a privilegedRoles role.
+// checkRole refuses a PostgreSQL session whose login role or current role
+// is a superuser, bypasses row-level security, may create roles, or is a
+// member of a predefined pg_* role (but pg_database_owner).
 func (s *Server) checkRole(ctx context.Context) error {
-	var user string
-	var super bool
-	var member []string
-	err := s.db.QueryRowContext(ctx, `SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&user, &super)
-	if err != nil {
-		return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT rolname FROM pg_roles WHERE rolname = ANY($1) AND pg_has_role(current_user, oid, 'MEMBER') ORDER BY rolname`, privilegedRoles)
+	rows, err := s.db.QueryContext(ctx, roleCheck)
 	if err != nil {
 		return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
 	}
 	defer rows.Close()
+	var bad []string
 	for rows.Next() {
-		var r string
-		if err := rows.Scan(&r); err != nil {
+		var role, what string
+		if err := rows.Scan(&role, &what); err != nil {
 			return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
 		}
-		member = append(member, r)
+		if what != "" {
+			bad = append(bad, "the PostgreSQL role "+role+" "+what)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
 	}
-	what := ""
-	switch {
-	case super:
-		what = "is a superuser"
-	case len(member) > 0:
-		what = "is a member of " + strings.Join(member, ", ")
-	default:
+	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("dbserver: the PostgreSQL role %s %s, so a query could read the server's files, run programs or stop other sessions; "+
-		"connect as a dedicated role that can only read the tables (ReaderRoleStatements and the package doc give the SQL to create one), "+
-		"or set Config.AllowPrivilegedRole for a throwaway database nobody else uses", user, what)
+	return fmt.Errorf("dbserver: %s, so a query could read other tables or the server's files, run programs or stop other sessions; "+
+		"log in as a dedicated role that can only read the tables (ReaderRoleStatements and the package doc give the SQL to create one), "+
+		"or set Config.AllowPrivilegedRole for a throwaway database nobody else uses", strings.Join(bad, "; "))
 }
 
 // ReaderRoleStatements returns the PostgreSQL statements that create role,
-// a login role that can read the tables of schema (those it has when the
-// statements run) and nothing else, and whose transactions are read-only
-// by default. Run them as a role that may create roles, then give role a
-// password or another way to log in, and connect as it with
-// search_path=schema.
-func ReaderRoleStatements(role, schema string) []string {
+// a login role that can read tables (of schema, named as they are stored)
+// and nothing else, and whose transactions are read-only by default: with
+// it PostgreSQL itself refuses every other table, whatever got past Check.
+// With no tables the role reads none. Run them as a role that may create
+// roles, then give role a password or another way to log in, and connect
+// as it with search_path=schema.
+func ReaderRoleStatements(role, schema string, tables []string) []string {
 	r, sc := quoteIdent(role), quoteIdent(schema)
-	return []string{
+	out := []string{
 		"CREATE ROLE " + r + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS",
 		"ALTER ROLE " + r + " SET default_transaction_read_only = on",
 		"GRANT USAGE ON SCHEMA " + sc + " TO " + r,
-		"GRANT SELECT ON ALL TABLES IN SCHEMA " + sc + " TO " + r,
 	}
+	if len(tables) > 0 {
+		names := make([]string, len(tables))
+		for i, t := range tables {
+			names[i] = sc + "." + quoteIdent(t)
+		}
+		out = append(out, "GRANT SELECT ON "+strings.Join(names, ", ")+" TO "+r)
+	}
+	return out
 }
 
 // MCP returns the MCP server, to serve in process (mcp.Server.InProcess)
@@ -330,6 +370,9 @@ func (s *Server) readSchema(ctx context.Context) error {
 		if !slices.Contains(names, want) {
 			return fmt.Errorf("Config.Tables names %q, which the database does not have", want)
 		}
+	}
+	if len(names) == 0 {
+		return errors.New("the database has no tables a query may read (for PostgreSQL: in the connection's current schema, with SELECT granted to the role); check Config.DSN's search_path and the role's grants")
 	}
 	for _, n := range names {
 		t, err := s.describe(ctx, n)
@@ -406,13 +449,29 @@ func (s *Server) describe(ctx context.Context, name string) (Table, error) {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// Query checks query (Check, against the allowed tables) and runs it
-// read-only, returning at most MaxRows rows. A refused or failed query is a
+// Query checks query (Check, in the Server's dialect, against the
+// allowed tables; for SQLite also checkPlan) and runs it read-only,
+// returning at most MaxRows rows. A Server without tables refuses every
+// query. A refused or failed query is a
 // result with Success false and Error saying why; the error return is for
 // a cancelled ctx only.
 func (s *Server) Query(ctx context.Context, query string) (*QueryResult, error) {
-	if err := Check(query, s.Tables()); err != nil {
+	tables := s.Tables()
+	if len(tables) == 0 {
+		// Open refuses a database without tables; never fall back to
+		// Check's nil meaning every table.
+		return &QueryResult{Error: ErrRefused.Error() + ": no table may be read"}, nil
+	}
+	if err := Check(query, s.cfg.Driver, tables); err != nil {
 		return &QueryResult{Error: err.Error()}, nil
+	}
+	if s.cfg.Driver == "sqlite" {
+		if err := s.checkPlan(ctx, query, tables); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return &QueryResult{Error: err.Error()}, nil
+		}
 	}
 	res, err := s.run(ctx, query)
 	if ctx.Err() != nil {
@@ -461,7 +520,18 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 		defer rows.Close()
 		return s.collect(ctx, rows, start)
 	}
-	rows, err = s.db.QueryContext(ctx, query)
+	// SQLite runs in this process: cap the length of every string or
+	// blob it builds (printf('%.*c', 1e9, 'x')) at MaxBytes, before it
+	// allocates it.
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, s.cfg.MaxBytes); err != nil {
+		return nil, err
+	}
+	rows, err = conn.QueryContext(ctx, query)
 	if err != nil {
 		return nil, s.queryError(err)
 	}
@@ -486,6 +556,9 @@ func (s *Server) release(ctx context.Context, conn *sql.Conn) {
 func (s *Server) queryError(err error) error {
 	if e := (*pgproto3.ExceededMaxBodyLenErr)(nil); errors.As(err, &e) {
 		return fmt.Errorf("a row of the result is longer than the %d-byte limit; select fewer or shorter values (substr, aggregates)", s.cfg.MaxBytes)
+	}
+	if strings.Contains(err.Error(), "string or blob too big") {
+		return fmt.Errorf("the query built a value longer than the %d-byte limit; select fewer or shorter values", s.cfg.MaxBytes)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "statement timeout") || strings.Contains(err.Error(), "interrupted") {
 		return fmt.Errorf("the query ran longer than the %s limit and was stopped; make it cheaper (filter, aggregate, LIMIT)", s.cfg.Timeout)

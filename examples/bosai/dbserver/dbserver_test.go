@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -18,10 +19,12 @@ import (
 	agmcp "github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
 )
 
 // fixture is a sample database, a writable connection to check it with,
-// and a Server on it.
+// and a Server on it. The database also has secretsTable, which the
+// Server may not read: a query that got past the guard would read it.
 type fixture struct {
 	name string
 	rw   *sql.DB
@@ -29,6 +32,9 @@ type fixture struct {
 	// listTables lists every table of the database (not only the allowed).
 	listTables string
 }
+
+// secretsTable creates the table secrets, with an index.
+const secretsTable = "CREATE TABLE secrets (x TEXT); CREATE INDEX secrets_x ON secrets (x); INSERT INTO secrets VALUES ('s')"
 
 func sqliteFixture(t *testing.T, cfg Config) *fixture {
 	t.Helper()
@@ -40,6 +46,12 @@ func sqliteFixture(t *testing.T, cfg Config) *fixture {
 	t.Cleanup(func() { rw.Close() })
 	if err := CreateSample(t.Context(), rw, "sqlite"); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := rw.ExecContext(t.Context(), secretsTable); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Tables == nil {
+		cfg.Tables = SampleTables
 	}
 	cfg.Driver, cfg.DSN = "sqlite", path
 	srv, err := Open(t.Context(), cfg)
@@ -75,7 +87,11 @@ func postgresFixture(t *testing.T, cfg Config) *fixture {
 	if err := CreateSample(t.Context(), rw, "postgres"); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Driver, cfg.DSN = "postgres", readerDSN(t, pool, schema, schema)
+	// Not granted to the reader role.
+	if _, err := rw.ExecContext(t.Context(), secretsTable); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Driver, cfg.DSN = "postgres", readerDSN(t, pool, schema, schema, SampleTables)
 	srv, err := Open(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -85,12 +101,12 @@ func postgresFixture(t *testing.T, cfg Config) *fixture {
 		listTables: `SELECT table_name || ':' || string_agg(column_name || ' ' || data_type, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = current_schema() GROUP BY table_name ORDER BY table_name`}
 }
 
-// readerDSN creates role with ReaderRoleStatements, dropped when the test
-// ends, and returns a DSN for schema that logs in as it (the test server
-// trusts local logins).
-func readerDSN(t *testing.T, pool *pgxpool.Pool, schema, role string) string {
+// readerDSN creates role with ReaderRoleStatements reading tables, dropped
+// when the test ends, and returns a DSN for schema that logs in as it (the
+// test server trusts local logins).
+func readerDSN(t *testing.T, pool *pgxpool.Pool, schema, role string, tables []string) string {
 	t.Helper()
-	for _, st := range ReaderRoleStatements(role, schema) {
+	for _, st := range ReaderRoleStatements(role, schema, tables) {
 		if _, err := pool.Exec(t.Context(), st); err != nil {
 			t.Fatalf("%s: %v", st, err)
 		}
@@ -225,23 +241,10 @@ func TestGuard(t *testing.T) {
 		{"catalog", "SELECT * FROM sqlite_master", "not allowed"},
 		{"qualified", "SELECT * FROM information_schema.tables", "schema-qualified"},
 		{"unlisted table in join", "SELECT * FROM orders JOIN secrets ON true", "table secrets is not allowed"},
-		{"dollar quoted", "SELECT $$x$$; DROP TABLE customers", "one statement"},
-		// U& names are decoded before they are checked.
-		{"U& read file", `SELECT U&"\0070g_read_file"('/etc/passwd') AS f`, "pg_read_file is not allowed"},
-		{"U& signal", `SELECT U&"\0070g_terminate_backend"(1) AS k`, "pg_terminate_backend is not allowed"},
-		{"U& advisory lock", `SELECT U&"\0070g_advisory_lock"(424242) AS l`, "pg_advisory_lock is not allowed"},
-		{"U& six digits", `SELECT U&"\+000070g_sleep"(1)`, "pg_sleep is not allowed"},
-		{"U& UESCAPE", `SELECT U&"!0070g_sleep" UESCAPE '!' (1)`, "pg_sleep is not allowed"},
-		{"UESCAPE after a comment", `SELECT U&"!0070g_sleep" /**/ UESCAPE '!' (1)`, "UESCAPE"},
-		{"U& bad escape", `SELECT U&"\00zz" FROM customers`, "invalid Unicode escape"},
-		{"U& surrogate", `SELECT U&"\D800" FROM customers`, "invalid Unicode escape"},
-		{"U& hex UESCAPE", `SELECT U&"a0070g_sleep" UESCAPE 'a' (1)`, "invalid UESCAPE"},
-		{"U& catalog table", `SELECT usename, passwd FROM customers, U&"\0070g_shadow"`, "pg_shadow is not allowed"},
 		// Only common functions may be called.
 		{"unlisted function", "SELECT version()", "function version is not allowed"},
 		{"SQL as text", "SELECT ts_stat('SELECT 1')", "function ts_stat is not allowed"},
 		{"sequence", "SELECT nextval('customers_id_seq')", "function nextval is not allowed"},
-		{"call in an array", "SELECT ARRAY[lower('x'), pg_read_file('/etc/passwd')]", "pg_read_file is not allowed"},
 		{"quoted call", `SELECT "version"()`, "function version is not allowed"},
 		// Every FROM item is checked.
 		{"schema after a subquery", "SELECT table_name FROM (SELECT 1) x, information_schema.tables", "schema-qualified"},
@@ -254,11 +257,50 @@ func TestGuard(t *testing.T) {
 		{"CTE reads the table it hides", "WITH secrets AS (SELECT * FROM secrets) SELECT * FROM secrets", "table secrets is not allowed"},
 		{"CTE before its sibling", "WITH a AS (SELECT * FROM secrets), secrets AS (SELECT 1) SELECT * FROM a", "table secrets is not allowed"},
 		{"TABLE command", "SELECT id FROM customers UNION TABLE secrets", "TABLE"},
+		// The lexer reads comments and strings as the databases do.
+		{"CR ends a -- comment in PostgreSQL", "SELECT 1 AS a --\r, version() AS v\n", "carriage return"},
+		{"E-string continuation", "SELECT E''\n'\\' ' , version(), 1 --'", "E'"},
+		{"E-string backslash", "SELECT e'\\' , version() --'", "E'"},
+		{"qualified call", "SELECT anyschema.count(*) FROM customers", "schema-qualified"},
+		{"keyword-named call", "SELECT cube(1)", "function cube is not allowed"},
+		{"match call", "SELECT match(1)", "function match is not allowed"},
+	}
+	// Cases for one dialect: what the other reads differently.
+	only := map[string][]struct{ name, sql, want string }{
+		"sqlite": {
+			{"unnested comment", "SELECT 1 /* /* */ , (SELECT x FROM secrets) /* */", "table secrets is not allowed"},
+			{"bracket identifier", "SELECT [x'] FROM secrets --']", "table secrets is not allowed"},
+			{"Tcl parameter", "SELECT @count(')FROM/**/secrets--')", "parameters"},
+			{"fetch as an alias", "SELECT * FROM orders fetch, secrets", "table secrets is not allowed"},
+			{"window as an alias", "SELECT * FROM orders window, secrets", "table secrets is not allowed"},
+			{"IN table", "SELECT 1 WHERE 'guess' IN secrets", "table secrets is not allowed"},
+			{"ROLLUP is a function", "SELECT count(*) FROM orders GROUP BY rollup(status)", "function rollup is not allowed"},
+		},
+		"postgres": {
+			// U& names are decoded before they are checked.
+			{"dollar quoted", "SELECT $$x$$; DROP TABLE customers", "one statement"},
+			{"U& read file", `SELECT U&"\0070g_read_file"('/etc/passwd') AS f`, "pg_read_file is not allowed"},
+			{"U& signal", `SELECT U&"\0070g_terminate_backend"(1) AS k`, "pg_terminate_backend is not allowed"},
+			{"U& advisory lock", `SELECT U&"\0070g_advisory_lock"(424242) AS l`, "pg_advisory_lock is not allowed"},
+			{"U& six digits", `SELECT U&"\+000070g_sleep"(1)`, "pg_sleep is not allowed"},
+			{"U& UESCAPE", `SELECT U&"!0070g_sleep" UESCAPE '!' (1)`, "pg_sleep is not allowed"},
+			{"UESCAPE after a comment", `SELECT U&"!0070g_sleep" /**/ UESCAPE '!' (1)`, "UESCAPE"},
+			{"U& bad escape", `SELECT U&"\00zz" FROM customers`, "invalid Unicode escape"},
+			{"U& surrogate", `SELECT U&"\D800" FROM customers`, "invalid Unicode escape"},
+			{"U& hex UESCAPE", `SELECT U&"a0070g_sleep" UESCAPE 'a' (1)`, "invalid UESCAPE"},
+			{"U& catalog table", `SELECT usename, passwd FROM customers, U&"\0070g_shadow"`, "pg_shadow is not allowed"},
+			{"call in an array", "SELECT ARRAY[lower('x'), pg_read_file('/etc/passwd')]", "pg_read_file is not allowed"},
+			{"quoted CTE name", `WITH "SECRETS" AS (SELECT 1) SELECT * FROM secrets`, "table secrets is not allowed"},
+			{"quoted name in other case", `SELECT * FROM "Orders"`, "table Orders is not allowed"},
+			{"quoted call in other case", `SELECT "COUNT"(*) FROM orders`, "function COUNT is not allowed"},
+			{"pad builds big strings", "SELECT lpad('x', 1000000000)", "lpad"},
+			{"series builds many rows", "SELECT count(*) FROM customers WHERE id IN (SELECT generate_series(1, 1000000000))", "generate_series"},
+		},
 	}
 	for _, f := range fixtures(t, Config{}) {
 		t.Run(f.name, func(t *testing.T) {
 			before := f.checksum(t)
-			for _, c := range cases {
+			for _, c := range append(slices.Clone(cases), only[f.name]...) {
 				res, err := f.srv.Query(t.Context(), c.sql)
 				if err != nil {
 					t.Fatalf("%s: %v", c.name, err)
@@ -434,10 +476,14 @@ func TestGuardAccepts(t *testing.T) {
 		"SELECT (ARRAY[1, 2, 3])[2], string_agg(name, ', ' ORDER BY name) FROM products",
 		"SELECT c.name FROM customers c JOIN LATERAL (SELECT count(*) AS n FROM orders o WHERE o.customer_id = c.id) x ON x.n > 0 LIMIT 1",
 		"SELECT x FROM (SELECT 1 AS x) a(x) JOIN (SELECT 1 AS y) b ON a.x = b.y WHERE a.x = ANY (ARRAY[1, 2])",
+		"SELECT status, count(*) FROM orders GROUP BY ROLLUP (status) ORDER BY 1",
+		"SELECT count(*) FROM orders o WHERE o.status IS NOT DISTINCT FROM 'pending' GROUP BY GROUPING SETS ((o.status), ())",
 	}
 	lite := []string{
 		"SELECT strftime('%Y-%m', order_date), julianday(order_date), ifnull(status, '') FROM orders LIMIT 1",
 		"SELECT `name`, group_concat(category) FROM `products` GROUP BY `name`",
+		"SELECT [name], count(*) FILTER (WHERE price > 100) FROM [Products] p WHERE p.price > 1 GROUP BY [name] ORDER BY 1 LIMIT 2 OFFSET 1",
+		`SELECT json_extract('{"a":1}', '$.a'), '{"a":1}' ->> '$.a' AS a`,
 	}
 	for _, f := range fixtures(t, Config{}) {
 		t.Run(f.name, func(t *testing.T) {
@@ -460,20 +506,27 @@ func TestGuardAccepts(t *testing.T) {
 // accepted.
 func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "bosai_role_")
-	if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+	if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+schema+"; CREATE TABLE "+schema+".t (x int)"); err != nil {
 		t.Fatal(err)
 	}
 	var super bool
 	if err := pool.QueryRow(t.Context(), "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil || !super {
 		t.Skipf("the test DSN is not a superuser's (%v); this test needs one", err)
 	}
-	signal := readerDSN(t, pool, schema, schema+"_signal")
-	if _, err := pool.Exec(t.Context(), "GRANT pg_signal_backend TO "+schema+"_signal"); err != nil {
+	tables := []string{"t"}
+	signal := readerDSN(t, pool, schema, schema+"_signal", tables)
+	all := readerDSN(t, pool, schema, schema+"_all", tables)
+	if _, err := pool.Exec(t.Context(), "GRANT pg_signal_backend TO "+schema+"_signal; GRANT pg_read_all_data TO "+schema+"_all"); err != nil {
 		t.Fatal(err)
 	}
+	reader := readerDSN(t, pool, schema, schema, tables)
 	for _, c := range []struct{ name, dsn, want string }{
 		{"superuser", postgresDSN(schema), "is a superuser"},
 		{"pg_signal_backend", signal, "is a member of pg_signal_backend"},
+		{"pg_read_all_data", all, "is a member of pg_read_all_data"},
+		// Logged in as the superuser, acting as the reader: a query could
+		// set the role back (set_config('role', 'none', false)).
+		{"session user", postgresDSN(schema) + "&options=" + strings.ReplaceAll(url.QueryEscape("-c role="+schema), "+", "%20"), "is a superuser"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn})
@@ -491,11 +544,67 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 			srv.Close()
 		})
 	}
-	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: readerDSN(t, pool, schema, schema)})
+	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: reader})
 	if err != nil {
 		t.Fatalf("Open as a reader: %v", err)
 	}
 	srv.Close()
+}
+
+// TestReaderRoleReadsOnlyItsTables reads, past Check, a table of the
+// schema the reader role was not granted: PostgreSQL refuses it. A
+// database with no table to read is refused by Open, and a Server with no
+// tables refuses every query rather than allowing every table.
+func TestReaderRoleReadsOnlyItsTables(t *testing.T) {
+	f := postgresFixture(t, Config{})
+	if _, err := f.srv.run(t.Context(), "SELECT * FROM secrets"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Fatalf("reading an ungranted table past Check: %v, want permission denied", err)
+	}
+	path := filepath.Join(t.TempDir(), "empty.db")
+	rw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if _, err := rw.ExecContext(t.Context(), "CREATE TABLE notes (x)"); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Open(t.Context(), Config{Driver: "sqlite", DSN: path, Tables: []string{}})
+	if err == nil {
+		srv.Close()
+		t.Fatal("Open accepted a database with no table to read")
+	}
+	if !strings.Contains(err.Error(), "no tables a query may read") {
+		t.Fatalf("Open: %v, want it to say there is no table to read", err)
+	}
+	empty := &Server{cfg: Config{Driver: "sqlite", MaxRows: 1, MaxBytes: 1 << 20, Timeout: time.Minute}, db: rw, log: zap.NewNop()}
+	for _, q := range []string{"SELECT 1 AS x", "SELECT * FROM notes"} {
+		if res, err := empty.Query(t.Context(), q); err != nil || res.Success || !strings.Contains(res.Error, "no table may be read") {
+			t.Fatalf("%s on a Server with no tables: %v %+v, want refused", q, err, res)
+		}
+	}
+	if err := Check("SELECT * FROM notes", "sqlite", []string{}); err == nil || !strings.Contains(err.Error(), "no table may be read") {
+		t.Fatalf("Check with an empty allowed list: %v, want the table refused", err)
+	}
+}
+
+// TestSQLiteLengthLimit builds, in process, a string far longer than
+// MaxBytes whose result is a single number: SQLite stops it at MaxBytes.
+func TestSQLiteLengthLimit(t *testing.T) {
+	// A minute: the limit tested is bytes; the machine may be slow.
+	f := sqliteFixture(t, Config{MaxBytes: 1 << 20, Timeout: time.Minute})
+	for _, q := range []string{
+		"SELECT length(printf('%.*c', 50000000, 'x')) AS n",
+		"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 100000) SELECT length(group_concat(x || 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')) AS n FROM n",
+	} {
+		res, err := f.srv.Query(t.Context(), q)
+		if err != nil || res.Success || !strings.Contains(res.Error, "longer than the 1048576-byte limit") {
+			t.Fatalf("%s: %v %+v, want a failure naming the limit", q, err, res)
+		}
+	}
+	if res, err := f.srv.Query(t.Context(), "SELECT length(printf('%.*c', 1000, 'x')) AS n"); err != nil || !res.Success || fmt.Sprint(res.Data) != "[[1000]]" {
+		t.Fatalf("a short string: %v %+v", err, res)
+	}
 }
 
 // TestByteCap reads rows of about 1 MB: the result stops before it passes
@@ -504,7 +613,8 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 func TestByteCap(t *testing.T) {
 	// A minute: the limits tested are bytes; the machine may be slow.
 	f := postgresFixture(t, Config{Timeout: time.Minute})
-	res, err := f.srv.Query(t.Context(), "SELECT id, rpad(md5(id::text), 1000000, 'x') AS big FROM orders WHERE id <= 20 ORDER BY id")
+	// Past Check, which refuses rpad.
+	res, err := f.srv.run(t.Context(), "SELECT id, rpad(md5(id::text), 1000000, 'x') AS big FROM orders WHERE id <= 20 ORDER BY id")
 	if err != nil || !res.Success {
 		t.Fatalf("%v %+v", err, res.Error)
 	}
@@ -519,8 +629,8 @@ func TestByteCap(t *testing.T) {
 		t.Fatalf("the result says %q, want the byte limit named", text)
 	}
 	f = postgresFixture(t, Config{MaxBytes: 1 << 20, Timeout: time.Minute})
-	res, err = f.srv.Query(t.Context(), "SELECT rpad('x', 3000000, 'x') AS big")
-	if err != nil || res.Success || !strings.Contains(res.Error, "longer than the 1048576-byte limit") {
+	res, err = f.srv.run(t.Context(), "SELECT rpad('x', 3000000, 'x') AS big")
+	if err == nil || !strings.Contains(err.Error(), "longer than the 1048576-byte limit") {
 		t.Fatalf("a 3 MB row with a 1 MiB limit: %v %+v, want a failure naming the limit", err, res)
 	}
 	if res, err = f.srv.Query(t.Context(), "SELECT count(*) FROM customers"); err != nil || !res.Success {
@@ -560,10 +670,41 @@ func TestStandardStrings(t *testing.T) {
 		t.Fatalf("a query with a backslash: %v %+v, want a\\b", err, res)
 	}
 	q := `SELECT '\'' , version() , '\''`
-	if err := Check(q, nil); err != nil {
+	if err := Check(q, "postgres", nil); err != nil {
 		t.Fatalf("Check refused %s: %v; the test needs a query it accepts", q, err)
 	}
 	if res, err := srv.Query(t.Context(), q); err != nil || res.Success || !strings.Contains(res.Error, "syntax error") {
 		t.Fatalf("%s: %v %+v, want a syntax error", q, err, res)
+	}
+}
+
+// TestSQLitePlan runs queries past Check through the second layer: SQLite
+// compiles each and its program shows what it would read and call, which
+// checkPlan refuses outside the allowed tables and functions.
+func TestSQLitePlan(t *testing.T) {
+	f := sqliteFixture(t, Config{})
+	tables := f.srv.Tables()
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT * FROM secrets", "table or index that is not allowed"},
+		{"SELECT count(*) FROM secrets WHERE x = 's'", "table or index that is not allowed"},
+		{"SELECT 1 WHERE 's' IN secrets", "table or index that is not allowed"},
+		{"SELECT name FROM sqlite_master", "table or index that is not allowed"},
+		{"SELECT * FROM pragma_table_info('customers')", "virtual table"},
+		{"SELECT sqlite_version()", `function "sqlite_version"`},
+		{"SELECT 1; SELECT * FROM secrets", "one SELECT"},
+		{"SELECT 1 AS a --\n) , (SELECT x FROM secrets", "table or index that is not allowed"},
+	} {
+		if err := f.srv.checkPlan(t.Context(), c.sql, tables); err == nil || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", c.sql, err, c.want)
+		}
+	}
+	for _, q := range []string{
+		"SELECT c.name, count(*) FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.status LIKE 'p%' GROUP BY c.name",
+		"SELECT name FROM products WHERE id = 3 ORDER BY name LIMIT 1",
+		`SELECT '{"a":1}' -> '$.a'`,
+	} {
+		if err := f.srv.checkPlan(t.Context(), q, tables); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
 	}
 }

@@ -78,25 +78,37 @@ var allowedFuncs = setOf(
 	"array_position", "array_remove", "array_append", "generate_series",
 )
 
-// callKeywords are keywords that may stand right before "(" without
-// being a function call.
+// callKeywords are reserved words that may stand right before "(" without
+// being a function call: no function can be called by them. Non-reserved
+// words that do so only in one place (OVER, FILTER and WITHIN after ")",
+// PARTITION after "(", and in PostgreSQL ROLLUP and CUBE after BY, SETS
+// after GROUPING) are accepted there only, by checkCalls.
 var callKeywords = setOf(
 	"select", "from", "join", "where", "and", "or", "not", "in", "exists", "any", "all", "some",
-	"as", "on", "using", "over", "filter", "within", "values", "array", "row", "when", "then",
-	"else", "case", "by", "with", "recursive", "lateral", "distinct", "rollup", "cube", "sets",
-	"partition", "between", "ilike", "similar", "to", "is", "union", "intersect", "except",
-	"having", "limit", "offset", "group", "order", "materialized", "escape", "collate", "only",
-	"interval", "match", "regexp",
+	"as", "on", "using", "values", "array", "row", "when", "then", "else", "case", "by", "with",
+	"lateral", "distinct", "between", "to", "is", "union", "intersect", "except", "having",
+	"limit", "offset", "group", "order", "only", "interval",
 )
+
+// sizeFuncs are PostgreSQL functions that build a value or a row set as
+// large as a number they are given asks: the server would allocate it
+// before any limit of the result applies. (SQLite's length limit, set to
+// MaxBytes, stops theirs.)
+var sizeFuncs = setOf("lpad", "rpad", "repeat", "generate_series", "format")
 
 // fromFuncs are the functions whose arguments may hold the word FROM
 // (EXTRACT(YEAR FROM d), SUBSTRING(s FROM 2)): it starts no FROM clause.
 var fromFuncs = setOf("extract", "substring", "trim", "overlay", "position")
 
 // clauseEnds are the reserved words that end a FROM clause, or (ON and
-// USING) a table reference's alias.
-var clauseEnds = setOf("where", "group", "having", "window", "order", "limit", "offset", "fetch",
-	"for", "union", "intersect", "except", "on", "using")
+// USING) a table reference's alias, in PostgreSQL; sqliteClauseEnds are
+// SQLite's, where FETCH, OFFSET, FOR and WINDOW may be aliases.
+var (
+	clauseEnds = setOf("where", "group", "having", "window", "order", "limit", "offset", "fetch",
+		"for", "union", "intersect", "except", "on", "using")
+	sqliteClauseEnds = setOf("where", "group", "having", "order", "limit", "union", "intersect",
+		"except", "on", "using")
+)
 
 func setOf(words ...string) map[string]bool {
 	m := make(map[string]bool, len(words))
@@ -118,14 +130,36 @@ const (
 
 type token struct {
 	kind tokKind
-	text string // words in lower case, quoted identifiers unquoted (U& decoded) in lower case, punctuation as is
+	// text is a word in ASCII lower case; a quoted identifier unquoted (U&
+	// decoded), as written for PostgreSQL and in ASCII lower case for
+	// SQLite (each dialect's identity of names); punctuation as is.
+	text string
 }
 
-// lex splits sql into tokens, dropping comments and whitespace. It fails on
-// an unterminated comment, string or quoted identifier, and on a U&
-// literal it cannot decode. "[" is punctuation (PostgreSQL's subscript),
-// not a quote: what it encloses is lexed, so checked, like the rest.
-func lex(sql string) ([]token, error) {
+// foldASCII lowers the ASCII letters of s only, as both databases fold
+// unquoted names (strings.ToLower would fold K, the Kelvin sign, to k).
+func foldASCII(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
+}
+
+// lex splits sql into tokens of dialect ("postgres" or "sqlite"), dropping
+// comments and whitespace, as that database reads them. It fails on an
+// unterminated comment, string or quoted identifier, on a U& literal it
+// cannot decode, and on what the two databases read differently enough to
+// hide a query from Check: a carriage return in a -- comment (PostgreSQL
+// ends the comment there, SQLite does not), E'…' strings (PostgreSQL reads
+// backslash escapes in them and in the strings that continue them) and,
+// for SQLite, parameters ($x(…), @x, :x, #x and ? : SQLite's $x(…) swallows
+// quotes). For PostgreSQL "[" is punctuation (a subscript): what it
+// encloses is lexed, so checked, like the rest; for SQLite [name] is a
+// quoted identifier, /* comments do not nest, and U&"…" is not special.
+func lex(sql, dialect string) ([]token, error) {
+	pg := dialect == "postgres"
 	var out []token
 	i := 0
 	for i < len(sql) {
@@ -136,10 +170,20 @@ func lex(sql string) ([]token, error) {
 		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
 			j := strings.IndexByte(sql[i:], '\n')
 			if j < 0 {
-				i = len(sql)
-			} else {
-				i += j + 1
+				j = len(sql) - i
 			}
+			if strings.IndexByte(sql[i:i+j], '\r') >= 0 {
+				return nil, fmt.Errorf("%w: a -- comment holds a carriage return, where PostgreSQL ends the comment and SQLite does not; end comments with a newline", ErrRefused)
+			}
+			i += j
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*' && !pg:
+			// SQLite does not nest block comments.
+			j := strings.Index(sql[i+2:], "*/")
+			if j < 0 {
+				return nil, fmt.Errorf("%w: unterminated /* comment", ErrRefused)
+			}
+			i += j + 4
+			out = append(out, token{tokPunct, " "})
 		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
 			// PostgreSQL nests block comments; count depth.
 			depth, j := 1, i+2
@@ -160,26 +204,29 @@ func lex(sql string) ([]token, error) {
 			}
 			i = j
 			out = append(out, token{tokPunct, " "}) // a comment separates tokens
-		case (c == 'u' || c == 'U') && i+2 < len(sql) && sql[i+1] == '&' && (sql[i+2] == '"' || sql[i+2] == '\''):
+		case pg && (c == 'u' || c == 'U') && i+2 < len(sql) && sql[i+1] == '&' && (sql[i+2] == '"' || sql[i+2] == '\''):
 			t, n, err := lexUnicode(sql[i:])
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, t)
 			i += n
-		case c == '\'' || ((c == 'e' || c == 'E') && i+1 < len(sql) && sql[i+1] == '\''):
-			esc := c != '\''
-			if esc {
-				i++
+		case (c == 'e' || c == 'E') && i+1 < len(sql) && sql[i+1] == '\'':
+			return nil, fmt.Errorf("%w: E'…' strings are not allowed; write a standard '…' string (a backslash in it is an ordinary character)", ErrRefused)
+		case !pg && strings.IndexByte("$@:#?", c) >= 0:
+			return nil, fmt.Errorf("%w: parameters (%c…) are not allowed; write the values into the query", ErrRefused, c)
+		case !pg && c == '[':
+			j := strings.IndexByte(sql[i+1:], ']')
+			if j < 0 {
+				return nil, fmt.Errorf("%w: unterminated quoted identifier", ErrRefused)
 			}
+			out = append(out, token{tokQuoted, foldASCII(sql[i+1 : i+1+j])})
+			i += j + 2
+		case c == '\'':
 			j := i + 1
 			for {
 				if j >= len(sql) {
 					return nil, fmt.Errorf("%w: unterminated string literal", ErrRefused)
-				}
-				if esc && sql[j] == '\\' {
-					j += 2
-					continue
 				}
 				if sql[j] == '\'' {
 					if j+1 < len(sql) && sql[j+1] == '\'' {
@@ -197,7 +244,10 @@ func lex(sql string) ([]token, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, token{tokQuoted, strings.ToLower(body)})
+			if !pg {
+				body = foldASCII(body)
+			}
+			out = append(out, token{tokQuoted, body})
 			i += n
 		case c == '`':
 			// SQLite's quoted identifier; PostgreSQL reads ` as an operator,
@@ -210,7 +260,7 @@ func lex(sql string) ([]token, error) {
 			if strings.IndexFunc(name, func(r rune) bool { return r != ' ' && (r >= utf8.RuneSelf || !isIdentPart(byte(r))) }) >= 0 {
 				return nil, fmt.Errorf("%w: `%s` is not a plain name; quote identifiers with \"", ErrRefused, name)
 			}
-			out = append(out, token{tokQuoted, strings.ToLower(name)})
+			out = append(out, token{tokQuoted, foldASCII(name)})
 			i += j + 2
 		case c == '$' && i+1 < len(sql) && (sql[i+1] == '$' || isIdentStart(sql[i+1])):
 			// PostgreSQL dollar quoting: $tag$ … $tag$.
@@ -233,7 +283,7 @@ func lex(sql string) ([]token, error) {
 			for j < len(sql) && isIdentPart(sql[j]) {
 				j++
 			}
-			out = append(out, token{tokWord, strings.ToLower(sql[i:j])})
+			out = append(out, token{tokWord, foldASCII(sql[i:j])})
 			i = j
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(sql) && sql[i+1] >= '0' && sql[i+1] <= '9':
 			j := i
@@ -337,7 +387,7 @@ func lexUnicode(s string) (token, int, error) {
 	if s[2] == '\'' {
 		return token{tokString, s[:n]}, n, nil
 	}
-	return token{tokQuoted, strings.ToLower(b.String())}, n, nil
+	return token{tokQuoted, b.String()}, n, nil
 }
 
 func isIdentStart(c byte) bool {
@@ -347,15 +397,23 @@ func isIdentStart(c byte) bool {
 func isIdentPart(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' || c == '$' }
 
 // Check is the first line of defence of mcp_db_query: it accepts one
-// read-only SELECT (or WITH … SELECT) that reads only the allowed tables
-// and calls only common functions (aggregates, window functions, date,
-// string and math functions), and refuses anything else with an error
-// wrapping ErrRefused that says what to change. A nil or empty allowed
-// list allows every table. PostgreSQL's U&"…" identifiers are decoded
-// before they are checked. The database enforces read-only as well (see
-// Config); Check is what makes the refusal clear.
-func Check(sql string, allowed []string) error {
-	toks, err := lex(sql)
+// read-only SELECT (or WITH … SELECT) in dialect ("postgres" or "sqlite")
+// that reads only the allowed tables and calls only common functions
+// (aggregates, window functions, date, string and math functions), and
+// refuses anything else with an error wrapping ErrRefused that says what
+// to change. It lexes the query as that database does, and compares names
+// as it does: PostgreSQL keeps quoted names as written, SQLite ignores
+// ASCII case. A nil allowed list allows every table (for callers that
+// check a query before they know the tables); an empty one allows none.
+// PostgreSQL's U&"…" identifiers are decoded before they are checked.
+//
+// Check is defence in depth and the source of clear messages: what the
+// database itself enforces is listed in the package documentation.
+func Check(sql, dialect string, allowed []string) error {
+	if dialect != "postgres" && dialect != "sqlite" {
+		return fmt.Errorf("%w: dialect %q: want postgres or sqlite", ErrRefused, dialect)
+	}
+	toks, err := lex(sql, dialect)
 	if err != nil {
 		return err
 	}
@@ -375,15 +433,15 @@ func Check(sql string, allowed []string) error {
 		case t.kind == tokWord && slices.Contains(forbiddenWords, t.text):
 			return fmt.Errorf("%w: the keyword %s is not allowed in a read-only query", ErrRefused, strings.ToUpper(t.text))
 		case isName(t):
-			if slices.Contains(forbiddenFuncs, t.text) || strings.HasPrefix(t.text, "pg_") || strings.HasPrefix(t.text, "lo_") {
+			if n := foldASCII(t.text); slices.Contains(forbiddenFuncs, n) || strings.HasPrefix(n, "pg_") || strings.HasPrefix(n, "lo_") {
 				return fmt.Errorf("%w: %s is not allowed in a read-only query", ErrRefused, t.text)
 			}
-			if strings.HasPrefix(t.text, "sqlite_") && i+1 < len(toks) && isPunct(toks[i+1], "(") {
+			if strings.HasPrefix(foldASCII(t.text), "sqlite_") && i+1 < len(toks) && isPunct(toks[i+1], "(") {
 				return fmt.Errorf("%w: %s is not allowed in a read-only query", ErrRefused, t.text)
 			}
 		}
 	}
-	p, err := parse(toks)
+	p, err := parse(toks, dialect)
 	if err != nil {
 		return err
 	}
@@ -404,15 +462,16 @@ type cte struct {
 // query is a lexed query with its parentheses matched and its common
 // table expressions found.
 type query struct {
-	toks []token
+	toks    []token
+	dialect string
 	// match maps each "(" to its ")" and back; outer maps each token to
 	// the "(" of the innermost parentheses around it, or -1.
 	match, outer []int
 	ctes         []cte
 }
 
-func parse(toks []token) (*query, error) {
-	p := &query{toks: toks, match: make([]int, len(toks)), outer: make([]int, len(toks))}
+func parse(toks []token, dialect string) (*query, error) {
+	p := &query{toks: toks, dialect: dialect, match: make([]int, len(toks)), outer: make([]int, len(toks))}
 	var stack []int
 	for i, t := range toks {
 		p.match[i] = -1
@@ -503,6 +562,16 @@ func (p *query) readWith(w int) {
 	}
 }
 
+// sameName reports whether the allowed table name a is the name read as
+// token text n: the same string in PostgreSQL (n is folded as PostgreSQL
+// folds it), the same but for ASCII case in SQLite.
+func (p *query) sameName(a, n string) bool {
+	if p.dialect == "sqlite" {
+		return foldASCII(a) == n
+	}
+	return a == n
+}
+
 // isCTE reports whether the name at toks[i] is a common table expression.
 func (p *query) isCTE(i int) bool {
 	return slices.ContainsFunc(p.ctes, func(c cte) bool { return c.name == p.toks[i].text && c.from < i && i < c.to })
@@ -527,7 +596,26 @@ func (p *query) checkTables(allowed []string) error {
 			return err
 		}
 	}
+	if p.dialect != "sqlite" {
+		return nil
+	}
+	// SQLite's expr IN table-name reads the table.
+	for i, t := range p.toks {
+		if isWord(t, "in") && isName(tokAt(p.toks, i+1)) {
+			if _, err := p.tableRef(i+1, "IN", allowed); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// ends returns the words that end a FROM clause in the query's dialect.
+func (p *query) ends() map[string]bool {
+	if p.dialect == "sqlite" {
+		return sqliteClauseEnds
+	}
+	return clauseEnds
 }
 
 // fromList checks the table references of the FROM clause whose keyword
@@ -566,7 +654,7 @@ func (p *query) fromList(k int, allowed []string) error {
 		case t.kind == tokWord && !isPunct(toks[j-1], "."):
 			if t.text == "join" {
 				expect, kw = true, "JOIN"
-			} else if clauseEnds[t.text] && t.text != "on" && t.text != "using" {
+			} else if p.ends()[t.text] && t.text != "on" && t.text != "using" {
 				return nil
 			}
 		}
@@ -601,7 +689,10 @@ func (p *query) tableRef(j int, kw string, allowed []string) (int, error) {
 		} else if isPunct(n, "(") {
 			return j, fmt.Errorf("%w: table functions such as %s(…) are not allowed; read tables", ErrRefused, name)
 		}
-		if !p.isCTE(j) && len(allowed) > 0 && !slices.Contains(allowed, name) {
+		if !p.isCTE(j) && allowed != nil && !slices.ContainsFunc(allowed, func(a string) bool { return p.sameName(a, name) }) {
+			if len(allowed) == 0 {
+				return j, fmt.Errorf("%w: table %s is not allowed; no table may be read", ErrRefused, name)
+			}
 			return j, fmt.Errorf("%w: table %s is not allowed; the tables are %s", ErrRefused, name, strings.Join(allowed, ", "))
 		}
 	default:
@@ -610,7 +701,7 @@ func (p *query) tableRef(j int, kw string, allowed []string) (int, error) {
 	// The alias, and its column list.
 	if n := tokAt(toks, j+1); isWord(n, "as") && isName(tokAt(toks, j+2)) {
 		j += 2
-	} else if isName(n) && (n.kind == tokQuoted || !clauseEnds[n.text] && !callKeywords[n.text] &&
+	} else if isName(n) && (n.kind == tokQuoted || !p.ends()[n.text] && !callKeywords[n.text] &&
 		!slices.Contains([]string{"inner", "left", "right", "full", "cross", "natural", "outer"}, n.text)) {
 		j++
 	} else {
@@ -630,10 +721,19 @@ func (p *query) checkCalls() error {
 	toks := p.toks
 	for i := 0; i+1 < len(toks); i++ {
 		t := toks[i]
-		if !isName(t) || !isPunct(toks[i+1], "(") || allowedFuncs[t.text] {
+		if !isName(t) || !isPunct(toks[i+1], "(") {
 			continue
 		}
-		if t.kind == tokWord && callKeywords[t.text] || slices.ContainsFunc(p.ctes, func(c cte) bool { return c.def == i }) {
+		if i > 0 && isPunct(toks[i-1], ".") {
+			return fmt.Errorf("%w: schema-qualified function calls such as %s.%s(…) are not allowed; call the function by its name alone", ErrRefused, toks[i-2].text, t.text)
+		}
+		if p.dialect == "postgres" && sizeFuncs[t.text] {
+			return fmt.Errorf("%w: the function %s is not allowed: it builds a value as large as its arguments ask for; select the values as they are", ErrRefused, t.text)
+		}
+		if allowedFuncs[t.text] {
+			continue
+		}
+		if t.kind == tokWord && p.keywordBeforeParen(i) || slices.ContainsFunc(p.ctes, func(c cte) bool { return c.def == i }) {
 			continue
 		}
 		if i > 0 && (isWord(toks[i-1], "as") || isPunct(toks[i-1], ")")) || i > 1 && isPunct(toks[i-1], ":") && isPunct(toks[i-2], ":") {
@@ -642,6 +742,26 @@ func (p *query) checkCalls() error {
 		return fmt.Errorf("%w: the function %s is not allowed; use aggregates, window functions and common date, string and math functions (such as count, sum, round, lower, coalesce, date_trunc, strftime)", ErrRefused, t.text)
 	}
 	return nil
+}
+
+// keywordBeforeParen reports whether the word at toks[i], before "(", is
+// a keyword there rather than a function's name.
+func (p *query) keywordBeforeParen(i int) bool {
+	w, prev := p.toks[i].text, token{kind: tokPunct}
+	if i > 0 {
+		prev = p.toks[i-1]
+	}
+	switch w {
+	case "over", "filter", "within":
+		return isPunct(prev, ")")
+	case "partition":
+		return isPunct(prev, "(")
+	case "rollup", "cube":
+		return p.dialect == "postgres" && isWord(prev, "by") // SQLite has no ROLLUP or CUBE
+	case "sets":
+		return p.dialect == "postgres" && isWord(prev, "grouping")
+	}
+	return callKeywords[w]
 }
 
 func isName(t token) bool { return t.kind == tokWord || t.kind == tokQuoted }
