@@ -185,6 +185,7 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	r.set, r.out, r.typed, r.ns = set, out, typed, ns
 	r.modes = modesOf(out)
 	r.observed = out != nil || len(set.hooks) > 0
+	r.nodeHook = hasNodeHook(set.hooks)
 	d := r.newDrun(c.dur, thread)
 	d.before = c.breakSet(set.before)
 	d.after = c.breakSet(set.after)

@@ -3,7 +3,9 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,5 +101,46 @@ func TestRunHooksAlone(t *testing.T) {
 	}
 	if runs != 1 {
 		t.Errorf("RunEnd called %d times, want 1", runs)
+	}
+}
+
+// A run whose hooks watch no node attempt (only run, step or save hooks)
+// calls its nodes as a run without hooks does, not through the attempt
+// that times them for node hooks: the node finds no attempt on its stack.
+// One with a node hook still goes through it.
+func TestHooksWithoutNodeHookSkipAttempt(t *testing.T) {
+	run := func(ctx context.Context, _ graph.RunInfo) context.Context { return ctx }
+	tests := []struct {
+		name    string
+		hooks   graph.Hooks
+		attempt bool
+	}{
+		{"run and step hooks", graph.Hooks{RunStart: run, StepEnd: func(context.Context, graph.StepInfo, error) {}}, false},
+		{"save hook", graph.Hooks{Saved: func(context.Context, graph.SaveInfo, time.Duration, error) {}}, false},
+		{"node hook", graph.Hooks{NodeError: func(context.Context, graph.TaskInfo, time.Duration, error) {}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var inAttempt bool
+			g := graph.New[logState]()
+			g.AddNode("a", func(context.Context, logState) (graph.Update[logState], error) {
+				pc := make([]uintptr, 64)
+				frames := runtime.CallersFrames(pc[:runtime.Callers(1, pc)])
+				for more := true; more; {
+					var f runtime.Frame
+					f, more = frames.Next()
+					inAttempt = inAttempt || strings.HasSuffix(f.Function, ").attempt")
+				}
+				return graph.Update[logState]{}, nil
+			})
+			g.AddEdge(graph.START, "a").AddEdge("a", graph.END)
+			c := mustCompile(t, g, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithHooks(tt.hooks))
+			if _, err := c.Thread("t").Invoke(context.Background(), logState{}); err != nil {
+				t.Fatal(err)
+			}
+			if inAttempt != tt.attempt {
+				t.Fatalf("the node ran inside attempt: %v, want %v", inAttempt, tt.attempt)
+			}
+		})
 	}
 }

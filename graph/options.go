@@ -393,6 +393,17 @@ func (h *Hooks) empty() bool {
 		h.NodeStart == nil && h.NodeEnd == nil && h.NodeError == nil && h.Saved == nil
 }
 
+// hasNodeHook reports whether a set of hooks has NodeStart, NodeEnd or
+// NodeError: a run without them calls its nodes without timing them.
+func hasNodeHook(hooks []Hooks) bool {
+	for i := range hooks {
+		if h := &hooks[i]; h.NodeStart != nil || h.NodeEnd != nil || h.NodeError != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // RunInfo describes a run to [Hooks.RunStart] and [Hooks.RunEnd]. The
 // run's id, when the caller set one, is in [ConfigFrom]'s RunConfig.
 type RunInfo struct {

@@ -34,7 +34,8 @@ type task[S any] struct {
 type run[S any] struct {
 	c        *Compiled[S]
 	set      settings
-	observed bool           // hooks or a stream: build TaskInfo (attempts are timed only for hooks and StreamDebug)
+	observed bool           // hooks or a stream: build TaskInfo (attempts are timed only for node hooks and StreamDebug)
+	nodeHook bool           // a hook has NodeStart, NodeEnd or NodeError: attempts go through attempt
 	out      sink           // nil when not streamed
 	modes    modeSet        // out's modes, asked once per run; zero when not streamed
 	typed    *streamSink[S] // the root stream of this graph, if any
@@ -100,6 +101,7 @@ func (c *Compiled[S]) exec(ctx context.Context, input S, set settings, out sink,
 	r.set, r.out, r.typed, r.ns = set, out, typed, ns
 	r.modes = modesOf(out)
 	r.observed = out != nil || len(set.hooks) > 0
+	r.nodeHook = hasNodeHook(set.hooks)
 	r.state = input
 	var err error
 	if len(set.hooks) == 0 {
@@ -373,9 +375,10 @@ func (r *run[S]) execute(ctx context.Context) {
 	}
 	// The step's context is a child of ctx, marked offLoop when the
 	// step is served: the mark goes under the cancellation, so that the
-	// mark the sink holds for the run's own context serves every step
-	// (a child of the run's parent then, which the run's cancellation
-	// reaches through serve: see streamSink.offLoop).
+	// marked parent the sink holds for the run's own context serves
+	// every step (the run's context, or its parent when that cannot be
+	// cancelled, the run's cancellation then reaching the step through
+	// serve: see streamSink.offLoop).
 	parent := ctx
 	served := r.out != nil && r.out.onLoop(ctx)
 	if served {
@@ -634,9 +637,9 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 			err = r.attempt(ctx, t, i, attempt)
 		case !r.observed:
 			err = r.call(ctx, t)
-		case len(r.set.hooks) == 0 && !r.modes.has(StreamDebug):
-			// Streamed without hooks or debug events: the attempt
-			// needs only its scope.
+		case !r.nodeHook && !r.modes.has(StreamDebug):
+			// Observed without node hooks or debug events: the
+			// attempt needs only its scope.
 			err = r.call(r.scope(ctx, i, attempt), t)
 		default:
 			err = r.attempt(ctx, t, i, attempt)
@@ -720,9 +723,9 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 			}
 		}
 	}
-	// The attempt is timed for hooks and debug events only: a stream
+	// The attempt is timed for node hooks and debug events only: a run
 	// without them reads no clock.
-	timed := len(r.set.hooks) > 0 || r.modes.has(StreamDebug)
+	timed := r.nodeHook || r.modes.has(StreamDebug)
 	var start time.Time
 	if timed {
 		start = time.Now()

@@ -921,18 +921,23 @@ func TestStreamEarlyBreak(t *testing.T) {
 		}
 	})
 	g.AddEdge(graph.START, "chatty").AddEdge("chatty", graph.END)
-	n := 0
-	for ev, err := range mustCompile(t, g).Stream(context.Background(), logState{}) {
-		if err != nil {
-			t.Fatal(err)
+	c := mustCompile(t, g)
+	endsWithin(t, "the loop did not end: the node was not stopped", func() {
+		n := 0
+		for ev, err := range c.Stream(context.Background(), logState{}) {
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			if ev.Payload != n {
+				t.Errorf("payload %v, want %d", ev.Payload, n)
+				break
+			}
+			if n++; n == 3 {
+				break
+			}
 		}
-		if ev.Payload != n {
-			t.Fatalf("payload %v, want %d", ev.Payload, n)
-		}
-		if n++; n == 3 {
-			break
-		}
-	}
+	})
 	// The loop has returned, so the run has stopped and the node saw it.
 	select {
 	case err := <-emitErr:

@@ -274,24 +274,25 @@ type streamSink[S any] struct {
 	panicked bool // the loop body panicked with panicV: Stream panics with it
 	panicV   any
 
-	// off is the run's context (off.Context) marked offLoop; free is the
-	// context the iterator was made with, the run's context's parent,
-	// marked offLoop: the parent of the contexts of the run's own
-	// parallel steps (see offLoop). Held in the sink, they cost no
-	// allocation per step. Set before the run starts and kept after it
-	// (the run's context is a child of the iterator's, which the
-	// iterator keeps anyway), so that a goroutine a node left running
-	// reads them without a race.
-	off, free offLoopContext[S]
+	// runCtx is the run's context, which onLoop knows without asking it.
+	// stepParent is the parent of the contexts of the run's own parallel
+	// steps, marked offLoop (see offLoop): the context the iterator was
+	// made with when it cannot be cancelled, the run's context otherwise.
+	// Held in the sink, it costs no allocation per step. Both are set
+	// before the run starts and kept after it (the run's context is a
+	// child of the iterator's, which the iterator keeps anyway), so that
+	// a goroutine a node left running reads them without a race.
+	runCtx     context.Context
+	stepParent offLoopContext[S]
 	// step cancels the context of the parallel step being served, which
-	// the run's own cancellation does not reach (see offLoop); nil when
-	// no step is served. Guarded by mu.
+	// the run's own cancellation may not reach (see offLoop); nil when no
+	// step is served. Guarded by mu.
 	step context.CancelFunc
 }
 
 // offLoopContext is a context marked offLoop for its sink, as
 // context.WithValue(ctx, offLoop[S]{sink}, true) would make it, held by
-// value in the sink.
+// value in the sink (stepParent).
 type offLoopContext[S any] struct {
 	context.Context
 	sink *streamSink[S]
@@ -320,7 +321,7 @@ func (s *streamSink[S]) streamModes() modeSet { return s.modes }
 // made from it); any other context, a parallel task's or one a hook
 // derived, is still asked.
 func (s *streamSink[S]) onLoop(ctx context.Context) bool {
-	if ctx == s.off.Context {
+	if ctx == s.runCtx {
 		return true
 	}
 	return ctx.Value(offLoop[S]{s}) == nil
@@ -328,14 +329,18 @@ func (s *streamSink[S]) onLoop(ctx context.Context) bool {
 
 // offLoop returns the parent of the context of a parallel step run in
 // ctx, whose tasks run off the loop's goroutine: ctx marked as such. When
-// ctx is the run's own context, it is the run's parent marked (s.free),
-// held in the sink: the run's context adds only its cancellation to its
-// parent, which reaches the step through serve's cancel (stop), so that a
-// step's context is not a child of the run's and each step costs no
-// registration with it (a map of children and a done channel per run).
+// ctx is the run's own context, it is the one held in the sink
+// (stepParent). When the iterator's context cannot be cancelled, that is
+// the iterator's context marked: the run's context adds only its
+// cancellation to it, which reaches the step through serve's cancel
+// (stop), so that each step costs no registration with the run's context
+// (a map of children and a done channel per run). A cancellable
+// iterator's context may be shared by many streams, and a context.Context
+// of a type of its own has its children watched by a goroutine each: a
+// step then registers with the run's context, as any other child.
 func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
-	if s.off.Context != nil && ctx == s.off.Context {
-		return &s.free
+	if s.runCtx != nil && ctx == s.runCtx {
+		return &s.stepParent
 	}
 	return context.WithValue(ctx, offLoop[S]{s}, true)
 }
@@ -514,9 +519,9 @@ func (s *streamSink[S]) serve(start func(), done <-chan struct{}, cancel context
 		// Senders read ch only once they have seen serving, set below.
 		s.ch = make(chan Event[S])
 	}
-	// The step's context is not the run's child (see offLoop): a stop
-	// from now on cancels it, and one before (from a goroutine a node
-	// left running) cancels it at once.
+	// The step's context may not be the run's child (see offLoop): a
+	// stop from now on cancels it, and one before (from a goroutine a
+	// node left running) cancels it at once.
 	s.mu.Lock()
 	if s.stopped {
 		cancel()
@@ -689,8 +694,11 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 		s = new(streamSink[S])
 	}
 	s.modes, s.yield, s.cancel = sc.set.modes, yield, cancel
-	s.off = offLoopContext[S]{Context: ctx, sink: s}
-	s.free = offLoopContext[S]{Context: sc.ctx, sink: s}
+	s.runCtx = ctx
+	s.stepParent = offLoopContext[S]{Context: ctx, sink: s}
+	if sc.ctx.Done() == nil {
+		s.stepParent.Context = sc.ctx
+	}
 	c, set, thread, input := sc.c, sc.set, sc.thread, sc.input
 	var runErr error
 	switch {
@@ -704,9 +712,10 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 	// A goroutine a node left behind yields nothing more; and the sink,
 	// which the iterator keeps for its first run, lets go of the loop
 	// body, so that an iterator kept to run again does not keep it (and
-	// what it uses) reachable. The sink keeps the run's context in s.off,
-	// which such a goroutine may still be using: a cancelled child of the
-	// context the iterator was made with, which the iterator holds anyway.
+	// what it uses) reachable. The sink keeps runCtx and stepParent,
+	// which such a goroutine may still be using: the run's context, a
+	// cancelled child of the context the iterator was made with, and that
+	// context, both of which the iterator holds anyway.
 	s.mu.Lock()
 	stopped, panicked, v := s.stopped, s.panicked, s.panicV
 	s.stopped = true

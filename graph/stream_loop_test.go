@@ -3,9 +3,11 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"weak"
@@ -474,9 +476,12 @@ func TestStreamBreakCancelsServedStep(t *testing.T) {
 		return graph.Update[logState]{}, ctx.Err()
 	})
 	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
-	for range mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
-		break
-	}
+	c := mustCompile(t, g)
+	endsWithin(t, "the loop did not end: b was not cancelled", func() {
+		for range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+			break
+		}
+	})
 	select {
 	case err := <-returned:
 		if !errors.Is(err, context.Canceled) {
@@ -484,5 +489,174 @@ func TestStreamBreakCancelsServedStep(t *testing.T) {
 		}
 	default:
 		t.Fatal("b was still running after the loop ended")
+	}
+}
+
+// endsWithin calls f on a goroutine of its own and fails with what unless
+// f returns within 10 s: a stream that does not stop what it should fails
+// the test instead of hanging until go test's timeout. f must not call
+// t.Fatal (it does not run on the test's goroutine).
+func endsWithin(t *testing.T, what string, f func()) {
+	t.Helper()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		f()
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal(what)
+	}
+}
+
+// ownContext is a cancellable context of a type of its own, which
+// context.WithCancel cannot see through (its values are hidden), and which
+// counts the calls of its Done. A child made with context.WithCancel is
+// registered with it by its AfterFunc; a child of a context that wraps it
+// is watched by a goroutine of its own.
+type ownContext struct {
+	context.Context
+	asked atomic.Int32
+}
+
+func (c *ownContext) Done() <-chan struct{} {
+	c.asked.Add(1)
+	return c.Context.Done()
+}
+
+func (c *ownContext) Value(any) any { return nil }
+
+func (c *ownContext) AfterFunc(f func()) func() bool {
+	return context.AfterFunc(c.Context, f)
+}
+
+// waitOnContext is a node that emits "waiting" if emit is set, then waits
+// for its context to end, sending what ended it to ended.
+func waitOnContext(ended chan<- error, emit bool) graph.NodeFunc[logState] {
+	return func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		if emit {
+			if err := graph.Emit(ctx, "waiting"); err != nil {
+				ended <- err
+				return graph.Update[logState]{}, err
+			}
+		}
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return graph.Update[logState]{}, ctx.Err()
+	}
+}
+
+// The caller's cancellation reaches a served parallel step, whatever the
+// caller's context: both tasks, waiting on their context, see it, and the
+// stream ends with it.
+func TestStreamCallerCancelsServedStep(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		t.Run(fmt.Sprintf("own type %v", own), func(t *testing.T) {
+			base, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var ctx context.Context = base
+			if own {
+				ctx = &ownContext{Context: base}
+			}
+			ended := make(chan error, 2)
+			g := graph.New[logState]()
+			g.AddNode("a", waitOnContext(ended, true))
+			g.AddNode("b", waitOnContext(ended, true))
+			g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+			c := mustCompile(t, g)
+			var last error
+			endsWithin(t, "the stream did not end: its step was not cancelled", func() {
+				for _, err := range c.Stream(ctx, logState{}, graph.WithModes(graph.StreamCustom)) {
+					cancel()
+					last = err
+				}
+			})
+			if !errors.Is(last, context.Canceled) {
+				t.Errorf("the stream ended with %v, want context.Canceled", last)
+			}
+			for range 2 {
+				if err := <-ended; !errors.Is(err, context.Canceled) {
+					t.Errorf("a task's context ended with %v, want context.Canceled", err)
+				}
+			}
+		})
+	}
+}
+
+// The parallel steps of a stream whose context can be cancelled do not
+// use that context, which the run's context already watches: a context
+// shared by many streams is not locked by each step, and one of a type of
+// its own does not get a goroutine per step. The stream's context is asked
+// for Done as often by a run of three parallel steps as by one of none.
+func TestStreamParallelStepsLeaveCallerContext(t *testing.T) {
+	asked := func(parallel bool) int32 {
+		base, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ctx := &ownContext{Context: base}
+		g := graph.New[logState]()
+		for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+			g.AddNode(n, logs(n))
+		}
+		if parallel {
+			g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", "c").AddEdge("b", "d").
+				AddEdge("c", "e").AddEdge("d", "f").AddEdge("e", graph.END).AddEdge("f", graph.END)
+		} else {
+			g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", "d").
+				AddEdge("d", "e").AddEdge("e", "f").AddEdge("f", graph.END)
+		}
+		for _, err := range mustCompile(t, g).Stream(ctx, logState{}, graph.WithModes(graph.StreamValues)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ctx.asked.Load()
+	}
+	if seq, par := asked(false), asked(true); par != seq {
+		t.Fatalf("a stream's context was asked for Done %d times by a run of three parallel steps, %d times by one of six single steps: want as many", par, seq)
+	}
+}
+
+// A stop made before a parallel step is served, here by a loop body
+// breaking on an event a node's goroutine sent after its step, cancels the
+// step as soon as it is served: its context is not the run's child.
+func TestStreamStopBeforeServedStep(t *testing.T) {
+	late, broke := make(chan struct{}), make(chan error, 1)
+	ended := make(chan error, 2)
+	g := graph.New[logState]()
+	g.AddNode("first", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		go func() {
+			<-late
+			broke <- graph.Emit(ctx, "late")
+		}()
+		return graph.Update[logState]{}, nil
+	})
+	g.AddNode("a", waitOnContext(ended, false))
+	g.AddNode("b", waitOnContext(ended, false))
+	g.AddEdge(graph.START, "first").AddEdge("first", "a").AddEdge("first", "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	hooks := graph.Hooks{StepStart: func(ctx context.Context, s graph.StepInfo) context.Context {
+		if s.Step == 2 {
+			// The run is between its steps: the loop body breaks on
+			// the late event, on the goroutine that sent it.
+			close(late)
+			<-broke
+		}
+		return ctx
+	}}
+	c := mustCompile(t, g)
+	var got []any
+	endsWithin(t, "the stream did not end: the step served after the stop was not cancelled", func() {
+		for ev := range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom), graph.WithHooks(hooks)) {
+			got = append(got, ev.Payload)
+			break
+		}
+	})
+	if !slices.Equal(got, []any{"late"}) {
+		t.Fatalf("the loop saw %v, want [late]", got)
+	}
+	for range 2 {
+		if err := <-ended; !errors.Is(err, context.Canceled) {
+			t.Errorf("a task's context ended with %v, want context.Canceled", err)
+		}
 	}
 }
