@@ -124,7 +124,7 @@ type runCall struct {
 	runID, threadID string
 	input           json.RawMessage // absent or null: none
 	// decoded, if not nil, is input as checkInput decoded it when the
-	// run was made on this instance (see Server.keepInput): the run
+	// run was created claimed on this instance (see claimedRun.input): the run
 	// starts with it instead of decoding input again.
 	decoded       any
 	resume        json.RawMessage // absent: none
