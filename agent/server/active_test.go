@@ -258,7 +258,7 @@ func TestMaxActiveRunsStrategies(t *testing.T) {
 // claimingMemory is the memory store as a [server.CountingClaimer]:
 // each *Locked method takes the thread's lock (held elsewhere:
 // ErrThreadLocked) and makes its reads and writes under it, and
-// CreateRunClaimedCounted counts the owner's active runs there, passing
+// CreateRunClaimedCountActive counts the owner's active runs there, passing
 // b as barrierMemory's counts do. It takes the server down the path of
 // the PostgreSQL store's runs (a run created claimed, a count in the
 // creation's read) without PostgreSQL.
@@ -268,7 +268,13 @@ type claimingMemory struct {
 	locks map[string]chan struct{} // a thread's lock: held while it holds a value
 }
 
-var _ server.CountingClaimer = (*claimingMemory)(nil)
+var (
+	_ server.CountingClaimer = (*claimingMemory)(nil)
+	// A CountingClaimer is an OwnerCounter, which the server needs to
+	// bound a principal's active runs at all: a store that counted only
+	// in a creation's read would leave them unbounded.
+	_ server.OwnerCounter = server.CountingClaimer(nil)
+)
 
 func newClaimingMemory(b *countBarrier) *claimingMemory {
 	return &claimingMemory{barrierMemory: barrierMemory{server.NewMemoryStore(), b}, locks: map[string]chan struct{}{}}
@@ -387,13 +393,13 @@ func (s *claimingMemory) CreateRunClaimedLocked(ctx context.Context, threadID st
 	})
 }
 
-func (s *claimingMemory) CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(t *server.Thread, active []*server.Run, ownerActive int) (*server.Run, string, map[string]any, error)) (bool, error) {
+func (s *claimingMemory) CreateRunClaimedCountActive(ctx context.Context, threadID, owner string, lease time.Duration, plan func(t *server.Thread, active []*server.Run, activeRuns int) (*server.Run, string, map[string]any, error)) (bool, error) {
 	return s.create(ctx, threadID, &owner, lease, plan)
 }
 
-// create is CreateRunClaimedCounted, counting the active runs of *owner
+// create is CreateRunClaimedCountActive, counting the active runs of *owner
 // only when owner is not nil.
-func (s *claimingMemory) create(ctx context.Context, threadID string, owner *string, lease time.Duration, plan func(t *server.Thread, active []*server.Run, ownerActive int) (*server.Run, string, map[string]any, error)) (bool, error) {
+func (s *claimingMemory) create(ctx context.Context, threadID string, owner *string, lease time.Duration, plan func(t *server.Thread, active []*server.Run, activeRuns int) (*server.Run, string, map[string]any, error)) (bool, error) {
 	unlock, err := s.tryLock(threadID)
 	if err != nil {
 		return false, err

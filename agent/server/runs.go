@@ -763,9 +763,9 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 	// A CountingClaimer counts the principal's active runs in the
 	// creation's read (a stateless run's count is checked before the
 	// creation, in enterGate).
-	cc, counts := lr.(CountingClaimer)
-	counts = counts && !body.Temporary
-	if err := s.enterGate(ctx, tid, who, g, body, counts); err != nil {
+	cc, inRead := lr.(CountingClaimer)
+	inRead = inRead && !body.Temporary
+	if err := s.enterGate(ctx, tid, who, g, body, inRead); err != nil {
 		return nil, nil, err
 	}
 	var run *Run
@@ -797,9 +797,9 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		return run, g.graphID(), busyMetadata(g.graphID(), run.AssistantID), nil
 	}
 	create := func() (created bool, err error) {
-		if counts && tk.inRead {
-			created, err = cc.CreateRunClaimedCounted(ctx, tid, who, s.cfg.Lease, func(t *Thread, active []*Run, n int) (*Run, string, map[string]any, error) {
-				tk.n = n
+		if tk.inRead { // only with a CountingClaimer (inRead above), for a bounded principal
+			created, err = cc.CreateRunClaimedCountActive(ctx, tid, who, s.cfg.Lease, func(t *Thread, active []*Run, activeRuns int) (*Run, string, map[string]any, error) {
+				tk.n = activeRuns
 				return plan(t, active)
 			})
 		} else if claims {
@@ -872,12 +872,12 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 // enterGate enters the principal's gate for the run of body on thread
 // tid, whose locks the caller holds, and counts the principal's active
 // runs (see enterActive), unless inRead: the creation's read counts them
-// then ([CountingClaimer]; not for a stateless run). A stateless run's
-// is checked then, so that a refusal leaves no thread, and its thread
-// made if it is not yet.
+// then ([CountingClaimer]; the caller passes false for a stateless run).
+// A stateless run's count is checked here, so that a refusal leaves no
+// thread, and its thread made if it is not yet.
 func (s *Server) enterGate(ctx context.Context, tid, who string, g runner, body *runCreate, inRead bool) error {
 	tk := &body.active
-	if err := s.enterActive(ctx, tk, who, false, inRead && !body.Temporary); err != nil {
+	if err := s.enterActive(ctx, tk, who, false, inRead); err != nil {
 		return err
 	}
 	if !body.Temporary {
