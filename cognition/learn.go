@@ -207,9 +207,10 @@ func (l *LLMLearner) Learn(ctx context.Context, in LearnInput) (Learning, error)
 // LearnPrompt renders the prompt [LLMLearner] sends: the marker line, then
 // "## " sections for the current profile, what is remembered, and the turn.
 // Text that came from users, tools or the model (what is remembered, the
-// turn's messages and tool errors) is quoted as Go strings, one line each,
-// so that none of it can pose as a section or an instruction of the
-// prompt.
+// turn's outcome, its tools' names and errors, its messages and their
+// roles) is quoted as Go strings, one line each, so that none of it can
+// pose as a section or an instruction of the prompt: a message reads
+// "user": "...", a tool's error Tool "name" failed: "...".
 func LearnPrompt(in LearnInput) string {
 	var b strings.Builder
 	b.WriteString(MarkerLearn)
@@ -231,18 +232,18 @@ func LearnPrompt(in LearnInput) string {
 	}
 	b.WriteString("\n\n## Turn\n")
 	if in.Interaction.Outcome != "" {
-		fmt.Fprintf(&b, "Outcome: %s\n", in.Interaction.Outcome)
+		fmt.Fprintf(&b, "Outcome: %q\n", in.Interaction.Outcome)
 	}
 	for _, c := range in.Interaction.Tools {
 		if c.Err != "" {
-			fmt.Fprintf(&b, "Tool %s failed: %q\n", c.Name, c.Err)
+			fmt.Fprintf(&b, "Tool %q failed: %q\n", c.Name, c.Err)
 		}
 	}
 	for i, m := range in.Interaction.Messages {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s: %q", m.Role, m.Content)
+		fmt.Fprintf(&b, "%q: %q", m.Role, m.Content)
 	}
 	return b.String()
 }

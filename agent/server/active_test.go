@@ -3,12 +3,16 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 )
@@ -74,11 +78,15 @@ func (s barrierSQLite) CountActiveRuns(ctx context.Context, owner string) (int, 
 	return n, s.b.wait(ctx)
 }
 
-// boundStores opens the memory and SQLite stores, each with its counts
-// of active runs passing b.
+// boundStores opens the memory and SQLite stores, and the memory store as
+// a CountingClaimer (claimingMemory, whose creations count in their
+// read), each with its counts of active runs passing b.
 var boundStores = map[string]func(t *testing.T, b *countBarrier) server.Store{
 	"memory": func(_ *testing.T, b *countBarrier) server.Store {
 		return barrierMemory{server.NewMemoryStore(), b}
+	},
+	"claiming": func(_ *testing.T, b *countBarrier) server.Store {
+		return newClaimingMemory(b)
 	},
 	"sqlite": func(t *testing.T, b *countBarrier) server.Store {
 		st, err := server.OpenSQLite(t.Context(), ":memory:")
@@ -116,7 +124,7 @@ func post(ctx context.Context, url string, body any) (int, string) {
 // threads, and 8 stateless ones, with Config.MaxActiveRuns 3: exactly 3
 // runs are created, the others refused with 429, and the principal has
 // 3 active runs. Before, each creation's count passed and all 8 were
-// created. On the memory and SQLite stores.
+// created. On the stores of boundStores.
 func TestMaxActiveRunsConcurrentCreations(t *testing.T) {
 	const burst, bound = 8, 3
 	for name, open := range boundStores {
@@ -189,7 +197,7 @@ func releaseStateless(t *testing.T, ts *testServer, st server.Store) {
 // the bound, enqueue on that thread (which would add a run) is refused
 // with 429, reject on it with 409 (the thread is busy: a refusal of its
 // own, which it answers first), and any run on another thread, or a
-// stateless one, with 429. On the memory and SQLite stores.
+// stateless one, with 429. On the stores of boundStores.
 func TestMaxActiveRunsStrategies(t *testing.T) {
 	for name, open := range boundStores {
 		for _, strategy := range []string{"interrupt", "rollback"} {
@@ -245,4 +253,209 @@ func TestMaxActiveRunsStrategies(t *testing.T) {
 			})
 		}
 	}
+}
+
+// claimingMemory is the memory store as a [server.CountingClaimer]:
+// each *Locked method takes the thread's lock (held elsewhere:
+// ErrThreadLocked) and makes its reads and writes under it, and
+// CreateRunClaimedCountActive counts the owner's active runs there, passing
+// b as barrierMemory's counts do. It takes the server down the path of
+// the PostgreSQL store's runs (a run created claimed, a count in the
+// creation's read) without PostgreSQL.
+type claimingMemory struct {
+	barrierMemory
+	mu    sync.Mutex
+	locks map[string]chan struct{} // a thread's lock: held while it holds a value
+}
+
+var (
+	_ server.CountingClaimer = (*claimingMemory)(nil)
+	// A CountingClaimer is an OwnerCounter, which the server needs to
+	// bound a principal's active runs at all: a store that counted only
+	// in a creation's read would leave them unbounded.
+	_ server.OwnerCounter = server.CountingClaimer(nil)
+)
+
+func newClaimingMemory(b *countBarrier) *claimingMemory {
+	return &claimingMemory{barrierMemory: barrierMemory{server.NewMemoryStore(), b}, locks: map[string]chan struct{}{}}
+}
+
+// lock returns the thread's lock.
+func (s *claimingMemory) lock(threadID string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.locks[threadID]
+	if l == nil {
+		l = make(chan struct{}, 1)
+		s.locks[threadID] = l
+	}
+	return l
+}
+
+func (s *claimingMemory) LockThread(ctx context.Context, threadID string) (func(), error) {
+	l := s.lock(threadID)
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// tryLock takes the thread's lock if it is free: ErrThreadLocked if not.
+func (s *claimingMemory) tryLock(threadID string) (func(), error) {
+	l := s.lock(threadID)
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	default:
+		return nil, server.ErrThreadLocked
+	}
+}
+
+func (s *claimingMemory) ThreadActive(ctx context.Context, threadID string) (*server.Thread, []*server.Run, error) {
+	t, err := s.Thread(ctx, threadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	active, err := s.ActiveRuns(ctx, threadID)
+	return t, active, err
+}
+
+func (s *claimingMemory) ClaimThread(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
+	r, err := s.Claim(ctx, threadID, worker, lease)
+	if r == nil || err != nil {
+		return nil, nil, err
+	}
+	t, err := s.Thread(ctx, threadID)
+	return r, t, err
+}
+
+func (s *claimingMemory) CreateRunBusy(ctx context.Context, r *server.Run, graphID string, md map[string]any) error {
+	if _, err := s.Thread(ctx, r.ThreadID); err != nil {
+		return err
+	}
+	if err := s.CreateRun(ctx, r); err != nil {
+		return err
+	}
+	_, err := s.UpdateThread(ctx, r.ThreadID, func(t *server.Thread) error {
+		t.Status, t.UpdatedAt, t.GraphID = server.ThreadBusy, r.UpdatedAt, graphID
+		maps.Copy(t.Metadata, md)
+		return nil
+	})
+	return err
+}
+
+func (s *claimingMemory) StartRun(ctx context.Context, runID, start string) (*server.Run, error) {
+	return s.UpdateRun(ctx, runID, func(r *server.Run) error {
+		if !r.Started {
+			r.Started, r.Start = true, start
+		}
+		return nil
+	})
+}
+
+func (s *claimingMemory) EndRun(ctx context.Context, runID, status, msg string, at time.Time) (*server.Run, error) {
+	return s.UpdateRun(ctx, runID, func(r *server.Run) error {
+		r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, at, "", time.Time{}
+		return nil
+	})
+}
+
+func (s *claimingMemory) RefreshThread(ctx context.Context, threadID string, f server.ThreadRefresh) (int, error) {
+	active, err := s.ActiveRuns(ctx, threadID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range active {
+		if !slices.Contains(f.Exclude, r.ID) {
+			n++
+		}
+	}
+	_, err = s.UpdateThread(ctx, threadID, func(t *server.Thread) error {
+		f.Apply(t, n)
+		return nil
+	})
+	if errors.Is(err, server.ErrNotFound) {
+		return 0, nil
+	}
+	return n, err
+}
+
+func (s *claimingMemory) CreateRunLocked(ctx context.Context, threadID string, plan func(t *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
+	return s.CreateRunClaimedLocked(ctx, threadID, 0, plan)
+}
+
+func (s *claimingMemory) CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(t *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
+	return s.create(ctx, threadID, nil, lease, func(t *server.Thread, active []*server.Run, _ int) (*server.Run, string, map[string]any, error) {
+		return plan(t, active)
+	})
+}
+
+func (s *claimingMemory) CreateRunClaimedCountActive(ctx context.Context, threadID, owner string, lease time.Duration, plan func(t *server.Thread, active []*server.Run, activeRuns int) (*server.Run, string, map[string]any, error)) (bool, error) {
+	return s.create(ctx, threadID, &owner, lease, plan)
+}
+
+// create is CreateRunClaimedCountActive, counting the active runs of *owner
+// only when owner is not nil.
+func (s *claimingMemory) create(ctx context.Context, threadID string, owner *string, lease time.Duration, plan func(t *server.Thread, active []*server.Run, activeRuns int) (*server.Run, string, map[string]any, error)) (bool, error) {
+	unlock, err := s.tryLock(threadID)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	t, active, err := s.ThreadActive(ctx, threadID)
+	if errors.Is(err, server.ErrNotFound) {
+		t, err = nil, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	n := 0
+	if owner != nil {
+		if n, err = s.CountActiveRuns(ctx, *owner); err != nil {
+			return false, err
+		}
+	}
+	r, graphID, md, err := plan(t, active, n)
+	if r == nil || err != nil {
+		return false, err
+	}
+	if r.Status == server.RunRunning {
+		r.LeaseUntil = time.Now().Add(lease)
+	}
+	return true, s.CreateRunBusy(ctx, r, graphID, md)
+}
+
+func (s *claimingMemory) ClaimThreadLocked(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
+	unlock, err := s.tryLock(threadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	return s.ClaimThread(ctx, threadID, worker, lease)
+}
+
+func (s *claimingMemory) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
+	unlock, err := s.tryLock(e.ThreadID)
+	if err != nil {
+		return 0, server.Event{}, nil, err
+	}
+	defer unlock()
+	if e.Worker != "" {
+		r, err := s.Run(ctx, e.RunID)
+		if err == nil && (r.Status != server.RunRunning || r.Worker != e.Worker || r.Attempt != e.Attempt) {
+			err = server.ErrLeaseLost
+		}
+		if err != nil && !errors.Is(err, server.ErrNotFound) {
+			return 0, server.Event{}, nil, err
+		}
+	}
+	active, err := s.RefreshThread(ctx, e.ThreadID, e.Refresh)
+	if err != nil {
+		return 0, server.Event{}, nil, err
+	}
+	ended, ev, err := s.EndRunEvent(ctx, e)
+	return active, ev, ended, err
 }

@@ -25,9 +25,11 @@ type Codec[S any] struct {
 	// must be pure (no effects, the same answer for the same data): a
 	// run's input is decoded when the run is made (so that an input that
 	// does not decode is refused with 422 before the run exists), and the
-	// run starts with that value when it starts on the same instance; a
-	// run that starts on another instance, or after a restart, decodes
-	// its stored input again. The error of a json.Unmarshal (an
+	// run starts with that value when it is created claimed, to run on
+	// the same instance at once (a store that is a RunClaimer, a thread
+	// with no other active run, no after_seconds); any other run (queued,
+	// delayed, started on another instance or after a restart) decodes
+	// its stored input again when it starts. The error of a json.Unmarshal (an
 	// *json.UnmarshalTypeError) is answered naming the field.
 	Input func(data json.RawMessage) (S, error)
 	// Values encodes a state value (the values stream mode, thread state,
@@ -105,7 +107,8 @@ type runner interface {
 	// checkInput decodes a run's input into the graph's state (absent or
 	// null: none, nil), and refuses one that does not decode, so that
 	// the run is refused before it is made and its thread stays as it
-	// was. The value it returns is runCall.decoded for the run's start.
+	// was. The value it returns is runCall.decoded for the start of a
+	// run created claimed (claimedRun.input).
 	checkInput(input json.RawMessage) (any, error)
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
@@ -124,7 +127,7 @@ type runCall struct {
 	runID, threadID string
 	input           json.RawMessage // absent or null: none
 	// decoded, if not nil, is input as checkInput decoded it when the
-	// run was made on this instance (see Server.keepInput): the run
+	// run was created claimed on this instance (see claimedRun.input): the run
 	// starts with it instead of decoding input again.
 	decoded       any
 	resume        json.RawMessage // absent: none

@@ -151,7 +151,7 @@ func (s *Server) sweep() {
 		}
 		go func() {
 			defer s.wg.Done()
-			if ran, idle := s.execute(ctx, cancel, run, nil, nil); ran && !idle {
+			if ran, idle := s.execute(ctx, cancel, run, nil, nil, nil); ran && !idle {
 				s.kick(run.ThreadID)
 			}
 		}()

@@ -200,7 +200,7 @@ func TestStaleExecuteKeepsNewRegistration(t *testing.T) {
 	s.mu.Unlock()
 	stale := *cur
 	stale.Attempt = 1
-	s.execute(staleCtx, staleCancel, &stale, nil, nil)
+	s.execute(staleCtx, staleCancel, &stale, nil, nil, nil)
 	s.mu.Lock()
 	got := s.cancel["r1"]
 	delete(s.cancel, "r1")

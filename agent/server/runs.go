@@ -89,6 +89,10 @@ type runCreate struct {
 	// madeThread is true once createRun made the thread of a stateless
 	// run (Temporary): a failed creation then deletes it.
 	madeThread bool
+	// decoded is Input as the graph's Codec decoded it when the request
+	// was checked (checkInput); nil for no input. createRun passes it to
+	// a run created claimed (claimedRun.input), which starts with it.
+	decoded any
 }
 
 type runCommand struct {
@@ -428,6 +432,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, err
 	}
 	decoded, ierr := g.checkInput(body.Input)
+	body.decoded = decoded
 	if err := errors.Join(checkBreakpoints(g, &body), ierr); err != nil {
 		return nil, nil, err
 	}
@@ -482,7 +487,6 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		}
 		return nil, nil, err
 	}
-	s.keepInput(run.ID, decoded, len(body.Input))
 	if body.Attached {
 		body.watched, body.unwatch = s.hub.watch(run.ID, run.ThreadID)
 	}
@@ -697,54 +701,7 @@ func (s *Server) unmakeRun(run *Run) (removed bool, err error) {
 		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
 		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
-	s.takeInput(run.ID)
 	return true, nil
-}
-
-// maxKeptInputs bounds the JSON size of the inputs whose decoded values
-// Server.inputs keeps: past it the entries of runs that started elsewhere
-// or never started give way, and a run without one decodes its input when
-// it starts.
-const maxKeptInputs = 8 << 20
-
-// keptInput is a run's input as checkInput decoded it, and the size of
-// its JSON, which counts against maxKeptInputs.
-type keptInput struct {
-	v    any
-	size int
-}
-
-// keepInput keeps v, the decoded input of run id (size bytes of JSON), for
-// the run's start on this instance (takeInput), so that the graph's Codec
-// decodes it once. A nil v (no input) is not kept.
-func (s *Server) keepInput(id string, v any, size int) {
-	if v == nil || size > maxKeptInputs {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for old, k := range s.inputs {
-		if s.inputSize+size <= maxKeptInputs {
-			break
-		}
-		delete(s.inputs, old)
-		s.inputSize -= k.size
-	}
-	s.inputs[id] = keptInput{v: v, size: size}
-	s.inputSize += size
-}
-
-// takeInput returns and forgets the decoded input kept for run id, or nil.
-func (s *Server) takeInput(id string) any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k, ok := s.inputs[id]
-	if !ok {
-		return nil
-	}
-	delete(s.inputs, id)
-	s.inputSize -= k.size
-	return k.v
 }
 
 // A claimedRun is a run created claimed by this instance (see
@@ -756,6 +713,11 @@ type claimedRun struct {
 	thread *Thread
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// input is the run's input as the graph's Codec decoded it at the
+	// run's creation (runCreate.decoded), so that the run starts without
+	// decoding it again; nil for a run claimed from the store, which
+	// decodes its stored input.
+	input any
 }
 
 // createRun creates the run of body on thread tid under the thread's
@@ -801,9 +763,9 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 	// A CountingClaimer counts the principal's active runs in the
 	// creation's read (a stateless run's count is checked before the
 	// creation, in enterGate).
-	cc, counts := lr.(CountingClaimer)
-	counts = counts && !body.Temporary
-	if err := s.enterGate(ctx, tid, who, g, body, counts); err != nil {
+	cc, inRead := lr.(CountingClaimer)
+	inRead = inRead && !body.Temporary
+	if err := s.enterGate(ctx, tid, who, g, body, inRead); err != nil {
 		return nil, nil, err
 	}
 	var run *Run
@@ -835,9 +797,9 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		return run, g.graphID(), busyMetadata(g.graphID(), run.AssistantID), nil
 	}
 	create := func() (created bool, err error) {
-		if counts && tk.inRead {
-			created, err = cc.CreateRunClaimedCounted(ctx, tid, who, s.cfg.Lease, func(t *Thread, active []*Run, n int) (*Run, string, map[string]any, error) {
-				tk.n = n
+		if tk.inRead { // only with a CountingClaimer (inRead above), for a bounded principal
+			created, err = cc.CreateRunClaimedCountActive(ctx, tid, who, s.cfg.Lease, func(t *Thread, active []*Run, activeRuns int) (*Run, string, map[string]any, error) {
+				tk.n = activeRuns
 				return plan(t, active)
 			})
 		} else if claims {
@@ -869,7 +831,7 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 	case created && reserved:
 		// Claimed at its creation: registered under the thread's local
 		// lock, as claim registers a run it claims.
-		c := &claimedRun{run: run, thread: busyThread(thread, run, g.graphID())}
+		c := &claimedRun{run: run, thread: busyThread(thread, run, g.graphID()), input: body.decoded}
 		c.ctx, c.cancel = context.WithCancelCause(s.base)
 		s.mu.Lock()
 		if s.closed {
@@ -910,12 +872,12 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 // enterGate enters the principal's gate for the run of body on thread
 // tid, whose locks the caller holds, and counts the principal's active
 // runs (see enterActive), unless inRead: the creation's read counts them
-// then ([CountingClaimer]; not for a stateless run). A stateless run's
-// is checked then, so that a refusal leaves no thread, and its thread
-// made if it is not yet.
+// then ([CountingClaimer]; the caller passes false for a stateless run).
+// A stateless run's count is checked here, so that a refusal leaves no
+// thread, and its thread made if it is not yet.
 func (s *Server) enterGate(ctx context.Context, tid, who string, g runner, body *runCreate, inRead bool) error {
 	tk := &body.active
-	if err := s.enterActive(ctx, tk, who, false, inRead && !body.Temporary); err != nil {
+	if err := s.enterActive(ctx, tk, who, false, inRead); err != nil {
 		return err
 	}
 	if !body.Temporary {
@@ -1279,9 +1241,10 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 		var t *Thread
 		var ctx context.Context
 		var cancel context.CancelCauseFunc
+		var input any
 		var err error
 		if first != nil {
-			run, t, ctx, cancel = first.run, first.thread, first.ctx, first.cancel
+			run, t, ctx, cancel, input = first.run, first.thread, first.ctx, first.cancel, first.input
 			first = nil
 		} else {
 			run, t, ctx, cancel, err = s.claim(tid)
@@ -1296,7 +1259,7 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 			continue
 		}
 		var next claimedRun
-		_, idle := s.execute(ctx, cancel, run, t, &next)
+		_, idle := s.execute(ctx, cancel, run, t, input, &next)
 		if next.run != nil {
 			// Claimed with the end of the run before it.
 			first = &next
@@ -1496,7 +1459,7 @@ func encodeEvent(name string, data any) (json.RawMessage, error) {
 // thread when the caller has it (read with the claim); nil reads it.
 // The thread's worker passes next: when the store is a NextClaimer, the
 // run's end claims the thread's next run into it (see finishWith).
-func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run, t *Thread, next *claimedRun) (ran, idle bool) {
+func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run, t *Thread, decoded any, next *claimedRun) (ran, idle bool) {
 	store := s.store
 	own := ctx // the context registered with cancel
 	defer func() {
@@ -1511,7 +1474,6 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		s.mu.Unlock()
 	}()
 	bg := s.bg
-	decoded := s.takeInput(run.ID) // taken by any end of this execution
 	var kw runCreate
 	err := json.Unmarshal(run.Kwargs, &kw)
 	if err == nil {

@@ -281,10 +281,7 @@ type Server struct {
 	cancel   map[string]*runCancel  // running runs
 	timers   map[string]*time.Timer // delayed runs, by run id
 	released map[string]int         // releases of runs whose graph is not registered here, by run id
-	inputs   map[string]keptInput   // decoded inputs of runs made here, until they start, by run id
-	// inputSize is the JSON size of the inputs kept (maxKeptInputs).
-	inputSize int
-	drops     int // dropTemporary's deletions going on in the background
+	drops    int                    // dropTemporary's deletions going on in the background
 
 	amu    sync.Mutex             // guards gates
 	gates  map[string]*activeGate // by principal: its run creations under way (Config.MaxActiveRuns)
@@ -394,7 +391,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, origins: origins, anyOrigin: anyOrigin, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
-		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{}, inputs: map[string]keptInput{},
+		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{},
 		streams: map[string]int{}, rollbackLogEvery: rollbackLogEvery}
 	if s.store == nil {
 		s.store = NewMemoryStore()

@@ -480,21 +480,24 @@ type RunClaimer interface {
 	CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 }
 
-// A CountingClaimer is a [RunClaimer] that counts a principal's pending
-// and running runs (as [OwnerCounter].CountActiveRuns counts them) in the
-// read of a run's creation, so that a run's creation under
-// Config.MaxActiveRuns needs no statement of its own for the count. The
-// server creates the runs of a principal it bounds through
-// CreateRunClaimedCounted, except a stateless run's (whose count is
-// checked before its thread is made) and a creation that waits for a
-// lease of LockThread's, which count with CountActiveRuns.
+// A CountingClaimer is a [RunClaimer] and [OwnerCounter] that also
+// counts a principal's pending and running runs (as
+// [OwnerCounter].CountActiveRuns counts them) in the read of a run's
+// creation, so that a run's creation under Config.MaxActiveRuns needs no
+// statement of its own for the count. The server creates the runs of a
+// principal it bounds through CreateRunClaimedCountActive, except a
+// stateless run's (whose count is checked before its thread is made) and
+// a creation that waits for LockThread's lock, which count with
+// CountActiveRuns.
 type CountingClaimer interface {
 	RunClaimer
-	// CreateRunClaimedCounted is CreateRunClaimedLocked whose plan is
-	// passed, beside the thread and its active runs, the count of owner's
-	// pending and running runs on every thread (and, for a store several
-	// instances share, on every instance), read with them.
-	CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(t *Thread, active []*Run, ownerActive int) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
+	OwnerCounter
+	// CreateRunClaimedCountActive is CreateRunClaimedLocked whose plan is
+	// passed, beside the thread and its active runs, activeRuns: the
+	// count of owner's pending and running runs on every thread (and,
+	// for a store several instances share, on every instance), read
+	// with them.
+	CreateRunClaimedCountActive(ctx context.Context, threadID, owner string, lease time.Duration, plan func(t *Thread, active []*Run, activeRuns int) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 }
 
 // A RunStarter is a [RunRecorder] that records a run's start and appends
@@ -626,9 +629,11 @@ func (q ThreadQuery) ValuesMatch(values json.RawMessage) bool {
 // An OwnerCounter is a [Store] that counts a principal's threads and
 // active runs itself, in its query language, rather than by reading
 // them. The server counts with it, when the store is one, before it
-// creates a thread (Config.MaxThreads) and a run (Config.MaxActiveRuns);
-// without it, threads are counted with SearchThreads and active runs are
-// not bounded.
+// creates a thread (Config.MaxThreads) and a run (Config.MaxActiveRuns;
+// a [CountingClaimer], which is an OwnerCounter, counts a run's in the
+// creation's read instead, except where CountingClaimer says); without
+// it, threads are counted with SearchThreads and active runs are not
+// bounded.
 type OwnerCounter interface {
 	// CountThreads returns how many threads owner has.
 	CountThreads(ctx context.Context, owner string) (int, error)

@@ -87,10 +87,11 @@ func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
 }
 
 // serveGreet serves the graph "greet", which answers "hi" and the input's
-// name, with codec, and returns the server's URL.
-func serveGreet(t *testing.T, codec server.Codec[greeting]) string {
+// name, with codec, on st (nil: the memory store), and returns the
+// server's URL.
+func serveGreet(t *testing.T, st server.Store, codec server.Codec[greeting]) string {
 	t.Helper()
-	srv, err := server.New(server.Config{})
+	srv, err := server.New(server.Config{Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,22 +111,40 @@ func serveGreet(t *testing.T, codec server.Codec[greeting]) string {
 }
 
 // TestCodecInputDecodedOnce: a run's input is decoded by its graph's
-// Codec once, when the run is made; the run starts with that value.
+// Codec when the run is made; a run created claimed (a RunClaimer's,
+// which runs here at once) starts with that value, decoded once. A run
+// that is not (a store that claims none, or a delayed run) keeps no
+// decoded value until it starts: it decodes its stored input then, and
+// answers with it.
 func TestCodecInputDecodedOnce(t *testing.T) {
-	var decodes atomic.Int32
-	counting := server.Codec[greeting]{Input: func(data json.RawMessage) (greeting, error) {
-		decodes.Add(1)
-		var s greeting
-		err := json.Unmarshal(data, &s)
-		return s, err
-	}}
-	url := serveGreet(t, counting)
-	var out greeting
-	if code := do(t, "POST", url+"/runs/wait", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}}, nil, &out); code != 200 || out.Reply != "hi ada" {
-		t.Fatalf("wait = %d, %+v; want 200 and the greeting", code, out)
-	}
-	if n := decodes.Load(); n != 1 {
-		t.Errorf("the Codec decoded the run's input %d times, want once", n)
+	for _, tc := range []struct {
+		name  string
+		store func() server.Store
+		after float64
+		want  int32
+	}{
+		{"claimed", func() server.Store { return newClaimingMemory(newCountBarrier(0)) }, 0, 1},
+		{"delayed", func() server.Store { return newClaimingMemory(newCountBarrier(0)) }, 0.001, 2},
+		{"unclaimed", func() server.Store { return server.NewMemoryStore() }, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var decodes atomic.Int32
+			counting := server.Codec[greeting]{Input: func(data json.RawMessage) (greeting, error) {
+				decodes.Add(1)
+				var s greeting
+				err := json.Unmarshal(data, &s)
+				return s, err
+			}}
+			url := serveGreet(t, tc.store(), counting)
+			var out greeting
+			body := map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "after_seconds": tc.after}
+			if code := do(t, "POST", url+"/runs/wait", body, nil, &out); code != 200 || out.Reply != "hi ada" {
+				t.Fatalf("wait = %d, %+v; want 200 and the greeting", code, out)
+			}
+			if n := decodes.Load(); n != tc.want {
+				t.Errorf("the Codec decoded the run's input %d times, want %d", n, tc.want)
+			}
+		})
 	}
 }
 
@@ -133,7 +152,7 @@ func TestCodecInputDecodedOnce(t *testing.T) {
 // compact, one data line per event, so every event's data parses.
 func TestIndentedCodecStreamsValidSSE(t *testing.T) {
 	indented := server.Codec[greeting]{Values: func(s greeting) (json.RawMessage, error) { return json.MarshalIndent(s, "", "  ") }}
-	url := serveGreet(t, indented)
+	url := serveGreet(t, nil, indented)
 	resp, err := http.Post(url+"/runs/stream", "application/json", strings.NewReader(`{"assistant_id":"greet","input":{"name":"ada"},"stream_mode":["values","updates"]}`))
 	if err != nil {
 		t.Fatal(err)

@@ -129,7 +129,7 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 	}
 	waitLearned(t, bot.Cognition())
 	learns := rec.take(cognition.MarkerLearn)
-	if len(learns) != 1 || !strings.Contains(learns[0], `user: "My name is Ada and I prefer short answers."`) {
+	if len(learns) != 1 || !strings.Contains(learns[0], `"user": "My name is Ada and I prefer short answers."`) {
 		t.Fatalf("learner prompts %q, want one about the first turn", learns)
 	}
 

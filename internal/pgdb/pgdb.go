@@ -112,63 +112,91 @@ type Migrations struct {
 }
 
 // Migrate applies the steps of m that the database has not recorded yet,
-// in one transaction that first takes a transaction-scoped advisory lock,
-// so it is idempotent and several processes may run it at once: each step
-// runs once. The transaction is read committed whatever the sessions'
-// default_transaction_isolation, so that one that waited for the lock
-// reads the versions the holder recorded, not a snapshot taken before it
-// waited. Migrations of other tables in the same schema (other stores
-// starting at once) wait for each other's CREATE SCHEMA, on a lock of the
-// schema's, instead of failing on it. It fails, changing nothing, when the
-// database records a version newer than len(m.Steps). Its errors start
-// with "postgres: migrate: ".
+// in one transaction of [MigrateFunc] (locked by m.Lock, ":" and the
+// qualified Table, creating m.Schema), so it is idempotent and several
+// processes may run it at once: each step runs once. It fails, changing
+// nothing, when the database records a version newer than len(m.Steps).
+// Its errors start with "postgres: migrate: ".
 func Migrate(ctx context.Context, pool *pgxpool.Pool, m Migrations) error {
 	table := Table(m.Schema, m.Table)
-	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, m.Lock+":"+table); err != nil {
-			return err
-		}
-		if m.Schema != "" {
-			// Taken after the table's lock by every Migrate: no two
-			// wait for each other's.
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/internal/pgdb schema:"+m.Schema); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{m.Schema}.Sanitize()); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
-			version    INT PRIMARY KEY,
-			applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
-			return err
-		}
-		var current int
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+table).Scan(&current); err != nil {
-			return err
-		}
-		if current > len(m.Steps) {
-			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(m.Steps))
-		}
-		for v := current + 1; v <= len(m.Steps); v++ {
-			step := m.Steps[v-1]
-			if m.Replacer != nil {
-				step = m.Replacer.Replace(step)
-			}
-			if _, err := tx.Exec(ctx, step); err != nil {
-				return fmt.Errorf("migration %d: %w", v, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (version) VALUES ($1)`, v); err != nil {
-				return err
-			}
-			if m.Logger != nil {
-				m.Logger.Info(m.Message, zap.Int("version", v))
-			}
+	return MigrateFunc(ctx, pool, m.Lock+":"+table, m.Schema, func(tx pgx.Tx) error {
+		if err := migrateSteps(ctx, tx, table, m); err != nil {
+			return fmt.Errorf("postgres: migrate: %w", err)
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+}
+
+// MigrateFunc runs fn in a migration's transaction on pool, and commits
+// it if fn returns nil. The transaction is read committed whatever the
+// sessions' default_transaction_isolation, so that a migration that
+// waited for the lock reads what the holder recorded, not a snapshot
+// taken before it waited. It first takes the transaction-scoped advisory
+// lock of lock (migrations with the same lock run one at a time), then,
+// when schema is not empty, the lock of the schema's that every
+// migration of this module takes last, and creates schema if it is
+// missing: the migrations of several stores sharing a new schema (the
+// agent server's store and the checkpoint saver, say) wait for each
+// other's CREATE SCHEMA instead of failing on it with a duplicate key on
+// pg_namespace. fn's error is returned as is; MigrateFunc's own start
+// with "postgres: migrate: ".
+func MigrateFunc(ctx context.Context, pool *pgxpool.Pool, lock, schema string, fn func(tx pgx.Tx) error) error {
+	inner := false // the error is the transaction's own (wrapped) or fn's
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+		inner = true
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, lock); err != nil {
+			return fmt.Errorf("postgres: migrate: lock %q: %w", lock, err)
+		}
+		if schema != "" {
+			// Taken after the migration's lock by every migration: none
+			// waits for another's while it holds this one.
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/internal/pgdb schema:"+schema); err != nil {
+				return fmt.Errorf("postgres: migrate: lock schema %s: %w", schema, err)
+			}
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return fmt.Errorf("postgres: migrate: create schema %s: %w", schema, err)
+			}
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		inner = false // an error now is the commit's
+		return nil
+	})
+	if err != nil && !inner {
+		return fmt.Errorf("postgres: migrate: %w", err) // beginning or committing
+	}
+	return err
+}
+
+// migrateSteps is Migrate's work in its transaction tx.
+func migrateSteps(ctx context.Context, tx pgx.Tx, table string, m Migrations) error {
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
+			version    INT PRIMARY KEY,
+			applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		return err
+	}
+	var current int
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+table).Scan(&current); err != nil {
+		return err
+	}
+	if current > len(m.Steps) {
+		return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(m.Steps))
+	}
+	for v := current + 1; v <= len(m.Steps); v++ {
+		step := m.Steps[v-1]
+		if m.Replacer != nil {
+			step = m.Replacer.Replace(step)
+		}
+		if _, err := tx.Exec(ctx, step); err != nil {
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (version) VALUES ($1)`, v); err != nil {
+			return err
+		}
+		if m.Logger != nil {
+			m.Logger.Info(m.Message, zap.Int("version", v))
+		}
 	}
 	return nil
 }

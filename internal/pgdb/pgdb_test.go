@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -262,6 +263,93 @@ func TestMigrateConcurrentSchema(t *testing.T) {
 	}
 	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "b")); n != 0 {
 		t.Errorf("%d rows in b, want the table, empty", n)
+	}
+}
+
+// TestMigrateSaverSharedSchema: the checkpoint saver's migration
+// (pgdb.MigrateFunc) and a store's (Migrate) create their new shared
+// schema at once: the saver waits for the store's CREATE SCHEMA instead
+// of failing on it with a duplicate key on pg_namespace.
+func TestMigrateSaverSharedSchema(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
+	app := "saver_" + schema
+	p := postgrestest.Settings(t, pool, map[string]string{"application_name": app})
+	gate := "pgdbtest gate " + schema
+	release := holdLock(t, pool, gate)
+	// The store holds its transaction open, the schema created, until
+	// the gate opens.
+	store := migrations(schema, append([]string{`SELECT pg_advisory_xact_lock(hashtext('` + gate + `'))`}, steps...))
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = pgdb.Migrate(t.Context(), p, store) })
+	waitingOnLock(t, pool, app, 1)
+	wg.Go(func() {
+		s, err := cppg.New(t.Context(), cppg.Config{Pool: p, Schema: schema})
+		if err == nil {
+			s.Close()
+		}
+		errs[1] = err
+	})
+	waitingOnLock(t, pool, app, 2)
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("migration %d (the store's, then the saver's): %v", i, err)
+		}
+	}
+}
+
+// TestMigrateSaverRepeatableRead: two checkpoint savers whose sessions
+// default to repeatable read migrate at once: the one that waited reads
+// the version the other recorded, and applies nothing again.
+func TestMigrateSaverRepeatableRead(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
+	s, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	rrApp := "rr_" + schema
+	rr := postgrestest.Settings(t, pool, map[string]string{"default_transaction_isolation": "repeatable read", "application_name": rrApp})
+	if _, err := pool.Exec(t.Context(), `DELETE FROM `+pgdb.Table(schema, "agentgraph_checkpoint_migrations")+` WHERE version > 1`); err != nil {
+		t.Fatal(err)
+	}
+	// Both wait, their first statement run (the snapshot taken under
+	// repeatable read): one for the table, the other for its lock.
+	versions, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := versions.Exec(t.Context(), `LOCK TABLE `+pgdb.Table(schema, "agentgraph_checkpoint_migrations")+` IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	release := func() {
+		if err := versions.Commit(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			s, err := cppg.New(t.Context(), cppg.Config{Pool: rr, Schema: schema})
+			if err == nil {
+				s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	waitingOnLock(t, pool, rrApp, len(errs))
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("saver %d under repeatable read: %v", i, err)
+		}
+	}
+	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "agentgraph_checkpoint_migrations")); n != 2 {
+		t.Errorf("%d checkpoint versions recorded, want 2 (version 2 applied once)", n)
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 // barrierStore is a Store, with every optional interface of its, whose
 // first k counts of active runs, once read, wait until all k have been
 // read: k run creations count at the same moment. A count made by a
-// creation's read (CreateRunClaimedCounted) waits in its plan, with the
+// creation's read (CreateRunClaimedCountActive) waits in its plan, with the
 // read's transaction open.
 type barrierStore struct {
 	*postgres.Store
@@ -42,8 +42,8 @@ func (s *barrierStore) CountActiveRuns(ctx context.Context, owner string) (int, 
 	return n, nil
 }
 
-func (s *barrierStore) CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error) {
-	return s.Store.CreateRunClaimedCounted(ctx, threadID, owner, lease, func(t *server.Thread, active []*server.Run, n int) (*server.Run, string, map[string]any, error) {
+func (s *barrierStore) CreateRunClaimedCountActive(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error) {
+	return s.Store.CreateRunClaimedCountActive(ctx, threadID, owner, lease, func(t *server.Thread, active []*server.Run, n int) (*server.Run, string, map[string]any, error) {
 		if err := s.arrive(ctx); err != nil {
 			return nil, "", nil, err
 		}

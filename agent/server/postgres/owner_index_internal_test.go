@@ -18,7 +18,7 @@ import (
 // active runs of another principal (and 300 ended runs of the principal)
 // the count reads about as many buffers as with none. Before the index it
 // read every principal's active runs. The count a run's creation makes
-// in its read (CreateRunClaimedCounted) reads the index too.
+// in its read (CreateRunClaimedCountActive) reads the index too.
 func TestCountActiveRunsReadsOwnerIndex(t *testing.T) {
 	st, pool := schemaStore(t, "agentserver_owneridx_")
 	q := st.q
@@ -59,7 +59,7 @@ func TestCountActiveRunsReadsOwnerIndex(t *testing.T) {
 		t.Errorf("the count's plan does not read agentserver_runs_owner_active:\n%s", plan)
 	}
 	// The count a run's creation makes in its read of the thread
-	// (CreateRunClaimedCounted) reads the same index, and counts the
+	// (CreateRunClaimedCountActive) reads the same index, and counts the
 	// owner's active runs on every thread.
 	plan = explainGeneric(t, st, q.threadFreeActiveCount, "ta", "alice")
 	if !strings.Contains(plan, `"Index Name": "agentserver_runs_owner_active"`) {
@@ -70,12 +70,12 @@ func TestCountActiveRunsReadsOwnerIndex(t *testing.T) {
 		want          int
 	}{{"ta", "alice", 2}, {"ta", "bob", 3000}, {"tb", "alice", 2}} {
 		counted := -1
-		_, err := st.CreateRunClaimedCounted(t.Context(), c.thread, c.owner, time.Minute, func(_ *server.Thread, _ []*server.Run, n int) (*server.Run, string, map[string]any, error) {
+		_, err := st.CreateRunClaimedCountActive(t.Context(), c.thread, c.owner, time.Minute, func(_ *server.Thread, _ []*server.Run, n int) (*server.Run, string, map[string]any, error) {
 			counted = n
 			return nil, "", nil, nil // creates nothing
 		})
 		if err != nil || counted != c.want {
-			t.Errorf("CreateRunClaimedCounted(%s, %s) counted %d, %v; want %d", c.thread, c.owner, counted, err, c.want)
+			t.Errorf("CreateRunClaimedCountActive(%s, %s) counted %d, %v; want %d", c.thread, c.owner, counted, err, c.want)
 		}
 	}
 }

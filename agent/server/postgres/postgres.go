@@ -869,13 +869,13 @@ func (s *Store) CreateRunClaimedLocked(ctx context.Context, threadID string, lea
 	return s.createRunLocked(ctx, threadID, lease, plan)
 }
 
-// CreateRunClaimedCounted implements [server.CountingClaimer]:
+// CreateRunClaimedCountActive implements [server.CountingClaimer]:
 // CreateRunClaimedLocked's transaction, whose read of the thread and its
 // active runs also counts owner's pending and running runs (on the
 // index of the active runs by owner), in the read's snapshot: the count
 // CountActiveRuns would make before it (one statement, one round trip
 // and one implicit transaction) is not needed.
-func (s *Store) CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error) {
+func (s *Store) CreateRunClaimedCountActive(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error) {
 	if lease <= 0 {
 		return false, errors.New("postgres: create claimed run: lease must be positive; pass the server's Config.Lease")
 	}

@@ -26,7 +26,7 @@ type runClaimer interface {
 // runCounter is server.CountingClaimer's method, asserted by its
 // signature.
 type runCounter interface {
-	CreateRunClaimedCounted(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error)
+	CreateRunClaimedCountActive(ctx context.Context, threadID, owner string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (bool, error)
 }
 
 // BenchmarkStoreRunPath makes, per op, the Store calls of one run of a
@@ -83,7 +83,7 @@ func BenchmarkStoreRunPath(b *testing.B) {
 							counted := func(t *server.Thread, active []*server.Run, _ int) (*server.Run, string, map[string]any, error) {
 								return plan(t, active)
 							}
-							if _, err := cc.CreateRunClaimedCounted(ctx, tid, "o", time.Minute, counted); err != nil {
+							if _, err := cc.CreateRunClaimedCountActive(ctx, tid, "o", time.Minute, counted); err != nil {
 								b.Error(err)
 								return
 							}

@@ -466,11 +466,11 @@ func learn(human string) cognition.Learning {
 	}
 	var said []string
 	for _, line := range strings.Split(turn, "\n") {
-		if msg, ok := strings.CutPrefix(line, "user: "); ok {
-			if m, err := strconv.Unquote(msg); err == nil { // LearnPrompt quotes messages
-				msg = m
+		// LearnPrompt quotes each message and its role.
+		if msg, ok := strings.CutPrefix(line, `"user": `); ok {
+			if m, err := strconv.Unquote(msg); err == nil {
+				said = append(said, strings.TrimSpace(m))
 			}
-			said = append(said, strings.TrimSpace(msg))
 		}
 	}
 	a := readAbout(said)
@@ -542,7 +542,7 @@ func learn(human string) cognition.Learning {
 	return out
 }
 
-var outcomeRE = regexp.MustCompile(`(?m)^Outcome: (\w+)$`)
+var outcomeRE = regexp.MustCompile(`(?m)^Outcome: "(\w+)"$`)
 
 func article(s string) string {
 	if s != "" && strings.ContainsRune("aeiouAEIOU", rune(s[0])) && !(len(s) > 1 && unicode.IsUpper(rune(s[1]))) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 )
@@ -61,18 +62,14 @@ var migrations = []string{
 	`DROP INDEX IF EXISTS {schema}.agentgraph_threads_touched;`,
 }
 
-// migrate brings the schema up to date in one transaction, holding an
-// advisory lock so that processes starting together apply each migration
-// once.
+// migrate brings the schema up to date in one transaction of
+// pgdb.MigrateFunc, which holds an advisory lock so that processes
+// starting together apply each migration once, reads what a holder it
+// waited for recorded (read committed), and creates the schema as the
+// other stores' migrations do (the agent server's store may share it).
 func (s *Saver) migrate(ctx context.Context) error {
 	schema := pgx.Identifier{s.schema}.Sanitize()
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('agentgraph checkpoint schema ' || $1, 0))`, s.schema); err != nil {
-			return fmt.Errorf("postgres: lock for migration: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
-			return fmt.Errorf("postgres: create schema %s: %w", schema, err)
-		}
+	return pgdb.MigrateFunc(ctx, s.pool, "agentgraph checkpoint schema "+s.schema, s.schema, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+schema+`.agentgraph_checkpoint_migrations (
 			version    integer PRIMARY KEY,
 			applied_at timestamptz NOT NULL DEFAULT now()
