@@ -282,9 +282,8 @@ func (m *Memory) Teams(ctx context.Context) ([]TeamSpec, error) {
 		}
 		// The key is owner.name (TeamSpec.key); a row saved before
 		// teams had owners is the bare name: no principal's.
-		t.Owner, _, _ = strings.Cut(key, ".")
-		if !strings.Contains(key, ".") {
-			t.Owner = ""
+		if owner, _, ok := strings.Cut(key, "."); ok {
+			t.Owner = owner
 		}
 		out = append(out, t)
 	}
