@@ -64,7 +64,8 @@ const QA = "qa"
 const AgentPrefix = "mcp_agent_"
 
 // TeamPrefix is prepended to a registered team's name to name its node, as
-// "team_stock_report_team".
+// "team_stock_report_team", or "team_alice.stock_report_team" for a team of
+// the principal alice (TeamSpec.Owner).
 const TeamPrefix = "team_"
 
 // Config configures a Swarm. The zero Config runs offline on the chatbot's
