@@ -135,8 +135,9 @@ type mcpAgent struct {
 	w            *Swarm
 	name, server string
 	description  string
-	team         *team // a sub-swarm run as this node
-	architect    bool  // the Architect: designs, registers and runs teams
+	team         *team  // a sub-swarm run as this node
+	owner        string // the team's TeamSpec.Owner
+	architect    bool   // the Architect: designs, registers and runs teams
 }
 
 func (a *mcpAgent) emit(ctx context.Context, s AgentState, e Event) error {
@@ -144,9 +145,27 @@ func (a *mcpAgent) emit(ctx context.Context, s AgentState, e Event) error {
 	return graph.Emit(ctx, e)
 }
 
+// offered reports whether the run in ctx may use the agent: a team only
+// by its owner's runs (TeamSpec.Owner), any other agent by every run.
+func (a *mcpAgent) offered(ctx context.Context) bool {
+	return a.team == nil || a.owner == principalOf(ctx)
+}
+
+// principalOf returns the principal the run in ctx belongs to: the part of
+// its thread id before the first "." (the HTTP API names a task's thread
+// principal.id, and a team's sub-run extends that id), or "" for a thread
+// without one, such as a library or CLI run's.
+func principalOf(ctx context.Context) string {
+	p, _, ok := strings.Cut(graph.ConfigFrom(ctx).ThreadID, ".")
+	if !ok || !principalRe.MatchString(p) {
+		return ""
+	}
+	return p
+}
+
 // retrieve finds past successful executions of similar tasks.
 func (a *mcpAgent) retrieve(ctx context.Context, s AgentState) (graph.Update[AgentState], error) {
-	skills, err := a.w.skills.Find(ctx, a.name, s.Step.Task, a.w.cfg.SkillLimit)
+	skills, err := a.w.skills.Find(ctx, principalOf(ctx), a.name, s.Step.Task, a.w.cfg.SkillLimit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return graph.Update[AgentState]{}, ctx.Err()
@@ -352,7 +371,7 @@ func (a *mcpAgent) save(ctx context.Context, s AgentState) (graph.Update[AgentSt
 				lessons = append(lessons, rv.Feedback)
 			}
 		}
-		skill := Skill{Agent: a.name, Task: s.Step.Task, Tool: s.Tool, Arguments: s.Arguments, Lesson: strings.Join(lessons, " ")}
+		skill := Skill{Owner: principalOf(ctx), Agent: a.name, Task: s.Step.Task, Tool: s.Tool, Arguments: s.Arguments, Lesson: strings.Join(lessons, " ")}
 		if s.Tool == "" {
 			skill.Answer = s.Output
 		}

@@ -30,14 +30,19 @@ const ArchitectSystem = `You are the Architect of a swarm: from a request for a 
 const (
 	MaxTeamAgents = 8  // agents per team
 	MaxTeamSteps  = 12 // workflow steps per team
-	MaxTeams      = 32 // teams registered at once
+	MaxTeams      = 32 // teams registered at once by one principal (TeamSpec.Owner)
 )
 
 // TeamSpec is a team the Architect designs: the schema its JSON is
 // validated against. A team runs as one node of the swarm (a sub-swarm):
 // its own supervisor, its agents and its QA, starting from Workflow.
 type TeamSpec struct {
-	// Name names the team in snake_case; its node is TeamPrefix+Name.
+	// Owner is the principal whose run designed the team (see Skill.Owner);
+	// only that principal's runs are offered it. The Architect sets it, not
+	// the model. Empty for a run without a principal.
+	Owner string `json:"-"`
+	// Name names the team in snake_case; its node is TeamPrefix+Name, or
+	// TeamPrefix+Owner+"."+Name for a team with an owner.
 	Name string `json:"name" jsonschema:"description=snake_case name of the team such as stock_report_team,pattern=^[a-z][a-z0-9_]+$" validate:"required"`
 	// Description says what the team does, for the supervisor.
 	Description string `json:"description" jsonschema:"description=What the team does in one sentence" validate:"required"`
@@ -117,6 +122,18 @@ func (t TeamSpec) Validate() error {
 	return nil
 }
 
+// key identifies the team among all principals' teams: Owner+"."+Name,
+// or Name for a team without an owner (team names have no ".").
+func (t TeamSpec) key() string {
+	if t.Owner == "" {
+		return t.Name
+	}
+	return t.Owner + "." + t.Name
+}
+
+// node is the name of the team's node in the swarm's graph.
+func (t TeamSpec) node() string { return TeamPrefix + t.key() }
+
 // checkServers checks that every agent is bound to a server the swarm has.
 func (t TeamSpec) checkServers(servers map[string]bool) error {
 	for i, a := range t.Agents {
@@ -135,9 +152,10 @@ func (t TeamSpec) checkServers(servers map[string]bool) error {
 // WorkflowStore keeps the teams the Architect designed (the seed's
 // workflows table). Implementations must be safe for concurrent use.
 type WorkflowStore interface {
-	// SaveTeam adds or replaces the team of its name.
+	// SaveTeam adds or replaces the team of its owner and name.
 	SaveTeam(ctx context.Context, t TeamSpec) error
-	// Teams returns the saved teams, oldest first.
+	// Teams returns the saved teams of every owner, oldest first, with
+	// Owner set.
 	Teams(ctx context.Context) ([]TeamSpec, error)
 }
 
@@ -152,7 +170,7 @@ func (m *memoryWorkflows) SaveTeam(ctx context.Context, t TeamSpec) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if i := slices.IndexFunc(m.teams, func(o TeamSpec) bool { return o.Name == t.Name }); i >= 0 {
+	if i := slices.IndexFunc(m.teams, func(o TeamSpec) bool { return o.key() == t.key() }); i >= 0 {
 		m.teams[i] = t
 		return nil
 	}
@@ -174,7 +192,7 @@ func (w *Swarm) newTeam(spec TeamSpec, servers map[string]bool) (*team, error) {
 	if err := spec.checkServers(servers); err != nil {
 		return nil, err
 	}
-	t := &team{w: w, name: spec.Name, workflow: spec.Workflow}
+	t := &team{w: w, name: spec.key(), workflow: spec.Workflow}
 	for _, a := range spec.Agents {
 		desc := a.Role
 		if a.Goal != "" {
@@ -192,7 +210,8 @@ func (w *Swarm) newTeam(spec TeamSpec, servers map[string]bool) (*team, error) {
 
 // Register validates a team, saves it to Config.Workflows and makes it a
 // node of the swarm for the runs that start from now on (a hot reload of
-// the agents). A team of the same name is replaced.
+// the agents), offered to the runs of its Owner only. The team of the same
+// owner and name is replaced; an owner has at most MaxTeams.
 func (w *Swarm) Register(ctx context.Context, spec TeamSpec) error {
 	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("swarm: team: %w", err)
@@ -205,17 +224,29 @@ func (w *Swarm) Register(ctx context.Context, spec TeamSpec) error {
 	if err := spec.checkServers(w.gen.servers); err != nil {
 		return fmt.Errorf("swarm: team %s: %w", spec.Name, err)
 	}
-	if _, ok := w.teams[spec.Name]; !ok && len(w.teams) >= MaxTeams {
-		return fmt.Errorf("swarm: %d teams are registered, the limit; a team of an existing name replaces it", MaxTeams)
+	if _, ok := w.teams[spec.key()]; !ok && w.ownedTeams(spec.Owner) >= MaxTeams {
+		return fmt.Errorf("swarm: %d teams of yours are registered, the limit; a team of one of their names replaces it", MaxTeams)
 	}
 	if err := w.workflows.SaveTeam(ctx, spec); err != nil {
 		return fmt.Errorf("swarm: saving team %s: %w", spec.Name, err)
 	}
-	if _, ok := w.teams[spec.Name]; !ok {
-		w.teamOrder = append(w.teamOrder, spec.Name)
+	if _, ok := w.teams[spec.key()]; !ok {
+		w.teamOrder = append(w.teamOrder, spec.key())
 	}
-	w.teams[spec.Name] = spec
+	w.teams[spec.key()] = spec
 	return w.swap()
+}
+
+// ownedTeams counts owner's registered teams. The caller holds w.mu, or
+// is New.
+func (w *Swarm) ownedTeams(owner string) int {
+	n := 0
+	for _, t := range w.teams {
+		if t.Owner == owner {
+			n++
+		}
+	}
+	return n
 }
 
 // swap replaces the generation new runs see. The caller holds w.mu.
@@ -236,7 +267,7 @@ func (w *Swarm) swap() error {
 	return nil
 }
 
-// Teams returns the registered teams.
+// Teams returns the registered teams of every owner.
 func (w *Swarm) Teams() []TeamSpec {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -326,6 +357,7 @@ func (t *team) architect(ctx context.Context, s State) (graph.Update[State], err
 		usage = usage.Merge(res.Usage)
 		if cerr == nil {
 			spec = res.Value
+			spec.Owner = principalOf(ctx)
 			if err = spec.checkServers(servers); err == nil {
 				break
 			}
@@ -347,7 +379,7 @@ func (t *team) architect(ctx context.Context, s State) (graph.Update[State], err
 		return fail(err.Error(), usage)
 	}
 	if err := graph.Emit(ctx, Event{Kind: EventTeam, Agent: Architect, Step: st.ID, Team: &spec,
-		Text: fmt.Sprintf("registered %s%s: %d agents, %d steps", TeamPrefix, spec.Name, len(spec.Agents), len(spec.Workflow))}); err != nil {
+		Text: fmt.Sprintf("registered %s: %d agents, %d steps", spec.node(), len(spec.Agents), len(spec.Workflow))}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	w.mu.Lock()
@@ -356,7 +388,7 @@ func (t *team) architect(ctx context.Context, s State) (graph.Update[State], err
 	if err != nil {
 		return fail(err.Error(), usage)
 	}
-	node := TeamPrefix + spec.Name
+	node := spec.node()
 	thread := graph.ConfigFrom(ctx).ThreadID + "|" + Architect + ":" + st.ID
 	th := sub.compiled.Thread(thread)
 	in := sub.input(Architect)(s)

@@ -82,7 +82,10 @@
 // ends with EventDone and the Outcome. Each run is checkpointed on a thread
 // of its own (Config.Checkpointer, in memory by default; OpenStorage gives
 // SQLite files or PostgreSQL, and a Memory for skills and teams that
-// outlives the process); Event.Thread and Outcome.Thread name it.
+// outlives the process); Event.Thread and Outcome.Thread name it. A thread
+// id "principal.id" (the web API's) makes the run that principal's: the
+// skills it learns and the teams its Architect designs are offered to that
+// principal's runs only.
 // Swarm.Resume continues a run that stopped (cancelled, failed, or killed)
 // from its last checkpoint, inside the agent where it stopped: a tool call
 // whose step was saved is not made again. Swarm.Handler serves the web API

@@ -87,6 +87,9 @@ func (t *team) cards(ctx context.Context) []AgentCard {
 	}
 	cards := make([]AgentCard, 0, len(t.agents))
 	for _, a := range t.agents {
+		if !a.offered(ctx) {
+			continue
+		}
 		c := AgentCard{Name: a.name, Server: a.server, Description: a.description}
 		switch {
 		case a.team != nil:
@@ -151,7 +154,7 @@ func (t *team) supervise(ctx context.Context, s State) (graph.Update[State], err
 	var next []string
 	reselected := false
 	for _, a := range d.SelectedAgents {
-		if !t.hasAgent(a) || slices.Contains(next, a) {
+		if !t.hasAgent(ctx, a) || slices.Contains(next, a) {
 			continue
 		}
 		if readyStep(plan, a) != nil {
@@ -367,9 +370,10 @@ func (w *Swarm) opts(system string) []agent.Option {
 	return o
 }
 
-// hasAgent reports whether name is one of the team's agents.
-func (t *team) hasAgent(name string) bool {
-	return slices.ContainsFunc(t.agents, func(a *mcpAgent) bool { return a.name == name })
+// hasAgent reports whether name is one of the team's agents offered to the
+// run in ctx.
+func (t *team) hasAgent(ctx context.Context, name string) bool {
+	return slices.ContainsFunc(t.agents, func(a *mcpAgent) bool { return a.name == name && a.offered(ctx) })
 }
 
 // readyStep returns agent's first pending step whose dependencies are done.

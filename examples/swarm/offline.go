@@ -170,6 +170,9 @@ func teamStep(request string, agents []offlineAgent) (*Step, string) {
 		if !ok {
 			continue
 		}
+		if _, n, owned := strings.Cut(name, "."); owned {
+			name = n // TeamPrefix+Owner+"."+Name
+		}
 		all := true
 		for _, w := range strings.Split(strings.TrimSuffix(name, "_team"), "_") {
 			all = all && (req[w] || req[w+"s"])

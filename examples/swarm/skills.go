@@ -11,6 +11,10 @@ import (
 // Skill is one past successful execution, Voyager's skill: the task, the
 // tool call that solved it and what the reflection taught on the way.
 type Skill struct {
+	// Owner is the principal whose run learnt the skill (see principalOf):
+	// only that principal's runs find it. Empty for runs without one (a
+	// library or CLI run), whose skills only such runs find.
+	Owner string `json:"owner,omitempty"`
 	// Agent is the agent that solved the task.
 	Agent string `json:"agent"`
 	// Task is the task as the agent received it.
@@ -33,9 +37,10 @@ type Skill struct {
 // SkillStore keeps skills and finds those similar to a task. Implementations
 // must be safe for concurrent use; a vector database fits behind it.
 type SkillStore interface {
-	// Find returns at most limit skills of agent whose tasks are similar to
-	// task, most similar first, with Score set.
-	Find(ctx context.Context, agent, task string, limit int) ([]Skill, error)
+	// Find returns at most limit skills of owner's agent whose tasks are
+	// similar to task, most similar first, with Score set. Skills of another
+	// owner are never returned.
+	Find(ctx context.Context, owner, agent, task string, limit int) ([]Skill, error)
 	// Save adds a skill.
 	Save(ctx context.Context, s Skill) error
 }
@@ -80,7 +85,7 @@ func (l *SkillLibrary) Save(ctx context.Context, s Skill) error {
 }
 
 // Find implements SkillStore.
-func (l *SkillLibrary) Find(ctx context.Context, agent, task string, limit int) ([]Skill, error) {
+func (l *SkillLibrary) Find(ctx context.Context, owner, agent, task string, limit int) ([]Skill, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -92,7 +97,7 @@ func (l *SkillLibrary) Find(ctx context.Context, agent, task string, limit int) 
 	l.mu.Lock()
 	var found []Skill
 	for _, s := range l.skills {
-		if s.Agent != agent {
+		if s.Agent != agent || s.Owner != owner {
 			continue
 		}
 		if score := jaccard(words, wordSet(s.Task)); score >= min {

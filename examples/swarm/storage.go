@@ -139,7 +139,31 @@ func newMemory(ctx context.Context, db *sql.DB, prefix string, pg bool) (*Memory
 			return nil, fmt.Errorf("swarm: creating the memory tables: %w", err)
 		}
 	}
+	if err := m.addOwner(ctx); err != nil {
+		return nil, fmt.Errorf("swarm: adding the owner column to swarm_skills: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS swarm_skills_owner ON `+prefix+`swarm_skills (owner, agent, seq)`); err != nil {
+		return nil, fmt.Errorf("swarm: creating the memory tables: %w", err)
+	}
 	return m, nil
+}
+
+// addOwner adds swarm_skills' owner column to a table made before it
+// (Skill.Owner); the rows it had belong to no principal, as the skills of
+// runs without one. SQLite has no ADD COLUMN IF NOT EXISTS: its columns
+// are looked up first.
+func (m *Memory) addOwner(ctx context.Context) error {
+	const add = ` ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT ''`
+	if m.pg {
+		_, err := m.db.ExecContext(ctx, `ALTER TABLE `+m.prefix+`swarm_skills`+add)
+		return err
+	}
+	var n int
+	if err := m.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('swarm_skills') WHERE name = 'owner'`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	_, err := m.db.ExecContext(ctx, `ALTER TABLE swarm_skills ADD COLUMN owner TEXT NOT NULL DEFAULT ''`)
+	return err
 }
 
 // Save implements SkillStore. The skill's seq (its recency) and the
@@ -152,8 +176,8 @@ func (m *Memory) Save(ctx context.Context, s Skill) error {
 		return err
 	}
 	return m.save(ctx, "swarm_skills", func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_skills (agent, task, skill, seq)
-			SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Agent, s.Task, string(b)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_skills (owner, agent, task, skill, seq)
+			SELECT $1, $2, $3, $4, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Owner, s.Agent, s.Task, string(b)); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills)
@@ -191,8 +215,8 @@ func (m *Memory) save(ctx context.Context, table string, fn func(*sql.Tx) error)
 }
 
 // Find implements SkillStore.
-func (m *Memory) Find(ctx context.Context, agent, task string, limit int) ([]Skill, error) {
-	rows, err := m.db.QueryContext(ctx, `SELECT skill FROM `+m.prefix+`swarm_skills WHERE agent = $1 ORDER BY seq DESC LIMIT $2`, agent, MaxSkillsScanned)
+func (m *Memory) Find(ctx context.Context, owner, agent, task string, limit int) ([]Skill, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT owner, skill FROM `+m.prefix+`swarm_skills WHERE owner = $1 AND agent = $2 ORDER BY seq DESC LIMIT $3`, owner, agent, MaxSkillsScanned)
 	if err != nil {
 		return nil, err
 	}
@@ -200,14 +224,15 @@ func (m *Memory) Find(ctx context.Context, agent, task string, limit int) ([]Ski
 	lib := &SkillLibrary{MinScore: m.MinScore, Max: MaxSkillsScanned}
 	var all []Skill
 	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
+		var o, raw string
+		if err := rows.Scan(&o, &raw); err != nil {
 			return nil, err
 		}
 		var s Skill
 		if err := json.Unmarshal([]byte(raw), &s); err != nil {
 			continue
 		}
+		s.Owner = o // the column decides, not the JSON
 		all = append(all, s)
 	}
 	if err := rows.Err(); err != nil {
@@ -217,7 +242,7 @@ func (m *Memory) Find(ctx context.Context, agent, task string, limit int) ([]Ski
 	for _, s := range all {
 		_ = lib.Save(ctx, s)
 	}
-	return lib.Find(ctx, agent, task, limit)
+	return lib.Find(ctx, owner, agent, task, limit)
 }
 
 // SaveTeam implements WorkflowStore.
@@ -229,31 +254,36 @@ func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec) error {
 	return m.save(ctx, "swarm_workflows", func(tx *sql.Tx) error {
 		// The first statement writes (see save): a SQLite transaction
 		// that read first could not take the write lock another holds.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_workflows WHERE name = $1`, t.Name); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_workflows WHERE name = $1`, t.key()); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_workflows (name, spec, seq)
-			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`, t.Name, string(b))
+			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`, t.key(), string(b))
 		return err
 	})
 }
 
 // Teams implements WorkflowStore.
 func (m *Memory) Teams(ctx context.Context) ([]TeamSpec, error) {
-	rows, err := m.db.QueryContext(ctx, `SELECT spec FROM `+m.prefix+`swarm_workflows ORDER BY seq LIMIT $1`, MaxTeams)
+	rows, err := m.db.QueryContext(ctx, `SELECT name, spec FROM `+m.prefix+`swarm_workflows ORDER BY seq`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []TeamSpec
 	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
+		var key, raw string
+		if err := rows.Scan(&key, &raw); err != nil {
 			return nil, err
 		}
 		var t TeamSpec
 		if err := json.Unmarshal([]byte(raw), &t); err != nil {
 			return nil, fmt.Errorf("a saved team is not valid JSON: %w", err)
+		}
+		// The key is owner.name (TeamSpec.key); a row saved before
+		// teams had owners is the bare name: no principal's.
+		if owner, _, ok := strings.Cut(key, "."); ok {
+			t.Owner = owner
 		}
 		out = append(out, t)
 	}

@@ -64,7 +64,8 @@ const QA = "qa"
 const AgentPrefix = "mcp_agent_"
 
 // TeamPrefix is prepended to a registered team's name to name its node, as
-// "team_stock_report_team".
+// "team_stock_report_team", or "team_alice.stock_report_team" for a team of
+// the principal alice (TeamSpec.Owner).
 const TeamPrefix = "team_"
 
 // Config configures a Swarm. The zero Config runs offline on the chatbot's
@@ -140,7 +141,7 @@ type Swarm struct {
 	code        []mcp.Server          // Config.Servers (and the bundled ones)
 	file        map[string]mcp.Server // ServersFile's servers by name
 	fileOrder   []string
-	teams       map[string]TeamSpec // registered teams by name
+	teams       map[string]TeamSpec // registered teams by TeamSpec.key
 	teamOrder   []string
 	fileVersion string // what Watch last loaded
 }
@@ -263,8 +264,14 @@ func New(cfg Config) (*Swarm, error) {
 			w.log.Warn("swarm: a saved team is not valid; skipped", zap.String("team", t.Name), zap.Error(err))
 			continue
 		}
-		w.teams[t.Name] = t
-		w.teamOrder = append(w.teamOrder, t.Name)
+		if _, ok := w.teams[t.key()]; !ok && w.ownedTeams(t.Owner) >= MaxTeams {
+			w.log.Warn("swarm: a saved team is over its owner's MaxTeams; skipped", zap.String("team", t.Name), zap.String("owner", t.Owner))
+			continue
+		}
+		if _, ok := w.teams[t.key()]; !ok {
+			w.teamOrder = append(w.teamOrder, t.key())
+		}
+		w.teams[t.key()] = t
 	}
 	if w.gen, err = w.newGeneration(); err != nil {
 		return fail(err)
@@ -297,7 +304,7 @@ func (w *Swarm) newGeneration() (*generation, error) {
 			w.log.Warn("swarm: team not registered", zap.String("team", name), zap.Error(err))
 			continue
 		}
-		main.agents = append(main.agents, &mcpAgent{w: w, name: TeamPrefix + spec.Name, description: spec.Description, team: sub})
+		main.agents = append(main.agents, &mcpAgent{w: w, name: spec.node(), owner: spec.Owner, description: spec.Description, team: sub})
 	}
 	if !w.cfg.NoArchitect {
 		main.agents = append(main.agents, &mcpAgent{w: w, name: Architect, description: ArchitectDescription, architect: true})
