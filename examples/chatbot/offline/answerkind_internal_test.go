@@ -81,7 +81,7 @@ func TestGivesKind(t *testing.T) {
 		{kindCount, "Acme is ISO 27001 certified.", "", false},
 		{kindCount, "Acme has 3 offices.", "", true},
 	} {
-		if got := givesKind(tt.k, tt.s, strings.Fields(tt.focus)); got != tt.want {
+		if got := givesKind(tt.k, tt.s, strings.Fields(tt.focus), ""); got != tt.want {
 			t.Errorf("givesKind(%d, %q, %q) = %v, want %v", tt.k, tt.s, tt.focus, got, tt.want)
 		}
 	}

@@ -66,8 +66,10 @@ func focusWords(q string, words []string) []string {
 	// "When was Acme founded?": the verb of the beginning says that a
 	// year is asked (kindBegin), which any verb of a beginning gives.
 	// So do the words of a phrase of one ("set up" of "when was Acme
-	// set up?") and the gerund that says what began ("operating" of
-	// "when did the firm begin operating?").
+	// set up?") and a gerund of existence after it (existenceVerbs:
+	// "operating" of "when did the firm begin operating?"); any other
+	// gerund says what began ("selling" of "when did Acme begin selling
+	// in Japan?") and stays in the focus.
 	begin := askedKind(toks) == kindBegin
 	begun := map[string]bool{}
 	if begin {
@@ -76,7 +78,7 @@ func focusWords(q string, words []string) []string {
 			for _, w := range toks[i : i+n] {
 				begun[w] = true
 			}
-			if n > 0 && i+n < len(toks) && strings.HasSuffix(toks[i+n], "ing") {
+			if n > 0 && i+n < len(toks) && existenceVerbs[toks[i+n]] {
 				begun[toks[i+n]] = true
 			}
 		}
@@ -93,6 +95,11 @@ func focusWords(q string, words []string) []string {
 	}
 	return focus
 }
+
+// existenceVerbs are the gerunds that, after a verb of a beginning, say
+// only that the subject began to be, an explicit list: "when did the firm
+// begin operating?" asks when it began.
+var existenceVerbs = map[string]bool{"operating": true, "trading": true, "existing": true}
 
 // companyWord reports whether w is a word of the company's own name,
 // which the documents are all about and so no focus of a question:

@@ -950,6 +950,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 	// a value beside "customers" does not answer how many customers are
 	// in Japan when no result names Japan.
 	focus := focusWords(q, contentWords(q))
+	noun := askedNoun(q)
 	if slices.ContainsFunc(focus, func(w string) bool { return !matches(w, all) && syn.credit(w, all) == 0 }) {
 		valueKind, duration = kindNone, false
 	}
@@ -963,7 +964,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 				key = "" // a synthesis or write-up: one passage
 			}
 			groups[key] = append(groups[key], s.words...)
-			if (valueKind != kindNone && givesKind(valueKind, s.text, focus) || duration && namesDuration(s.text)) &&
+			if (valueKind != kindNone && givesKind(valueKind, s.text, focus, noun) || duration && namesDuration(s.text)) &&
 				len(focus) > 0 && coversFocus(focus, expanded{usage: syn.usage}, s.toks, s.heading) {
 				kinds[key] = true
 			}
