@@ -62,26 +62,24 @@ func asksBegin(words []string) bool {
 	return beginIn(words[1:min(len(words), 1+beginWindow)]) >= 0
 }
 
-// beginLemmas are the WordNet verbs of a beginning that have no other
-// common sense, an explicit list: the begin verb group ("begin",
-// "commence") and those of founding ("establish", "found",
-// "institute"). "start" and "launch" are left out: WordNet's "start" is
+// beginLemmas and foundLemmas are the WordNet verbs of a beginning that
+// have no other common sense, explicit lists: the begin verb group, of
+// which one synonym says a beginning ("commenced" is "begin"), and those
+// of founding, of which two do ("set up" is "establish" and "found",
+// "instituted" too), as one may be a rarer sense ("lay down" a rule is
+// "establish"). "start" and "launch" are in neither: WordNet's "start" is
 // also an outset, a kickoff and a jump ("bug out", "bulge out"), and
 // "launch" a boat's.
-var beginLemmas = []string{"begin", "commence", "establish", "found", "institute"}
-
-// minBeginLemmas is how many of beginLemmas a word's or a phrase's
-// WordNet synonyms must hold for it to say a beginning: one may be a
-// rarer sense ("lay down" a rule is "establish"), two are the sense of a
-// beginning ("set up" is "establish" and "found", "instituted"
-// "establish" and "found", "start out" "begin" and "commence").
-const minBeginLemmas = 2
+var (
+	beginLemmas = []string{"begin", "commence"}
+	foundLemmas = []string{"establish", "found", "institute"}
+)
 
 // beginAt returns how many words of a question's tokens at i say a
 // beginning: 1 for a verb of one (beginVerbs, or a word whose WordNet
-// synonyms hold minBeginLemmas of beginLemmas: "commenced",
-// "instituted"), 2 for a phrase of two whose one-word synonyms hold as
-// many ("set up", "start out"), else 0. A word that is more often the
+// synonyms say one (beginSynonyms: "commenced", "instituted"),
+// 2 for a phrase of two whose one-word synonyms do ("set up", "start
+// out"), else 0. A word that is more often the
 // past of another verb (pastOfOther) is none.
 func beginAt(toks []string, i int) int {
 	w := toks[i]
@@ -100,15 +98,15 @@ func beginAt(toks []string, i int) int {
 var pastOfOther = map[string]bool{"found": true}
 
 // beginSynonyms reports whether syn, a word's or a phrase's synonyms,
-// hold minBeginLemmas of beginLemmas.
+// say a beginning: one of beginLemmas or two of foundLemmas.
 func beginSynonyms(syn []string) bool {
 	n := 0
-	for _, l := range beginLemmas {
+	for _, l := range foundLemmas {
 		if slices.Contains(syn, l) {
 			n++
 		}
 	}
-	return n >= minBeginLemmas
+	return n >= 2 || slices.ContainsFunc(beginLemmas, func(l string) bool { return slices.Contains(syn, l) })
 }
 
 // beginIn returns the index of the first word of toks that starts a
