@@ -196,16 +196,7 @@ Ask the assistant to book a demo, or write to sales@acme.example. Demos last 45 
 		{"In what year was the Toronto kindergarten formed?", ""},
 		{"What is the duration of the onboarding retreat?", ""},
 	} {
-		got := relevant(tt.q, rs)
-		if got != (tt.want != "") {
-			t.Errorf("relevant(%q) = %v, want %v", tt.q, got, tt.want != "")
-			continue
-		}
-		if tt.want != "" {
-			if text := compose(tt.q, rs); !strings.Contains(text, tt.want) {
-				t.Errorf("compose(%q) lacks %q:\n%s", tt.q, tt.want, text)
-			}
-		}
+		checkAnswer(t, tt.q, rs, tt.want)
 	}
 }
 
@@ -219,14 +210,7 @@ func TestCountedRelatedNoun(t *testing.T) {
 	if got := countQuery("How many workers does Acme have?", "workers acme"); !strings.Contains(got, "employee") {
 		t.Errorf("countQuery(workers) = %q, want employee searched too", got)
 	}
-	rs := []result{{source: "search_knowledge", text: `2 passages for "count", best first:
-
-[1] company-overview § Who we are (score 2.00)
-Acme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore. Around 2,300 customers use the platform, most of them companies with 50 to 2,000 employees in retail, logistics and software.
-
-[2] onboarding § Training (score 1.00)
-Live training sessions for up to 20 people are included in Business and Enterprise.
-`}}
+	rs := overviewResults
 	for _, tt := range []struct {
 		q, want string // want "" asks for no answer
 	}{
@@ -239,15 +223,51 @@ Live training sessions for up to 20 people are included in Business and Enterpri
 		{"How many gardeners does Acme have?", ""},
 		{"How many workmen does Acme have?", ""},
 	} {
-		got := relevant(tt.q, rs)
-		if got != (tt.want != "") {
-			t.Errorf("relevant(%q) = %v, want %v", tt.q, got, tt.want != "")
-			continue
-		}
-		if tt.want != "" {
-			if text := compose(tt.q, rs); !strings.Contains(text, tt.want) {
-				t.Errorf("compose(%q) lacks %q:\n%s", tt.q, tt.want, text)
-			}
+		checkAnswer(t, tt.q, rs, tt.want)
+	}
+}
+
+// overviewResults are the knowledge server's results of a question about
+// the company: the sentence of its founding and size, and one that counts
+// people of another kind.
+var overviewResults = []result{{source: "search_knowledge", text: `2 passages for "count", best first:
+
+[1] company-overview § Who we are (score 2.00)
+Acme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore. Around 2,300 customers use the platform, most of them companies with 50 to 2,000 employees in retail, logistics and software.
+
+[2] onboarding § Training (score 1.00)
+Live training sessions for up to 20 people are included in Business and Enterprise.
+`}}
+
+// TestBeginOfCompany checks that a question asking when the company
+// itself began, named only by its name ("when did Acme begin?"), is
+// answered by the year of its founding, and that one asking when it
+// began something or somewhere the documents give no year of is not.
+func TestBeginOfCompany(t *testing.T) {
+	for _, tt := range []struct {
+		q, want string // want "" asks for no answer
+	}{
+		{"When did Acme begin?", "2019"},
+		{"When did Acme start?", "2019"},
+		{"When did the company begin operating in Singapore?", ""},
+		{"When did the company begin selling in Japan?", ""},
+		{"When did Acme go public?", ""},
+	} {
+		checkAnswer(t, tt.q, overviewResults, tt.want)
+	}
+}
+
+// checkAnswer checks that the question q is answered from rs with a reply
+// that holds want, or, for want "", that rs do not answer it.
+func checkAnswer(t *testing.T, q string, rs []result, want string) {
+	t.Helper()
+	if got := relevant(q, rs); got != (want != "") {
+		t.Errorf("relevant(%q) = %v, want %v", q, got, want != "")
+		return
+	}
+	if want != "" {
+		if text := compose(q, rs); !strings.Contains(text, want) {
+			t.Errorf("compose(%q) lacks %q:\n%s", q, want, text)
 		}
 	}
 }

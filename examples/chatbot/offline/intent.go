@@ -951,6 +951,10 @@ func passageCover(q string, rs []result) (float64, float64) {
 	// in Japan when no result names Japan.
 	focus := focusWords(q, contentWords(q))
 	noun := askedNoun(q)
+	// A question whose only subject is the company's name ("when did
+	// Acme begin?") has no focus but asks of the company, which every
+	// document is about: a value of the kind asked answers it.
+	ofCompany := len(focus) == 0 && slices.ContainsFunc(words, companyWord)
 	if slices.ContainsFunc(focus, func(w string) bool { return !matches(w, all) && syn.credit(w, all) == 0 }) {
 		valueKind, duration = kindNone, false
 	}
@@ -965,7 +969,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 			}
 			groups[key] = append(groups[key], s.words...)
 			if (valueKind != kindNone && givesKind(valueKind, s.text, focus, noun) || duration && namesDuration(s.text)) &&
-				len(focus) > 0 && coversFocus(focus, expanded{usage: syn.usage}, s.toks, s.heading) {
+				(len(focus) > 0 || ofCompany) && coversFocus(focus, expanded{usage: syn.usage}, s.toks, s.heading) {
 				kinds[key] = true
 			}
 		}
