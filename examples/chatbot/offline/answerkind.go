@@ -279,7 +279,7 @@ func countQuery(q, query string) string {
 
 // countNouns returns the one-word nouns a count of which counts n, a
 // noun a question asks the count of, other than n itself: its synonyms
-// in WordNet or in everyday use (see lexicon.SynonymChain and
+// in WordNet or in everyday use (see lexicon.Synonyms and
 // lexicon.Usage: "customer" of "clients", "employee" of "workers"). A
 // noun WordNet only relates to n is none: "employee" is more general
 // than "clerk", and "about 140 employees" says nothing of how many
@@ -287,7 +287,7 @@ func countQuery(q, query string) string {
 func countNouns(n string) []string {
 	var out []string
 	s := stem(n)
-	for _, r := range slices.Concat(lexicon.SynonymChain(n), lexicon.Usage(n)) {
+	for _, r := range slices.Concat(lexicon.Synonyms(n), lexicon.Usage(n)) {
 		if !strings.Contains(r, " ") && stem(r) != s && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
