@@ -257,6 +257,15 @@ func TestBeginOfCompany(t *testing.T) {
 	}
 }
 
+// TestKindCreditOnlyKindWords checks that a value of the kind asked
+// stands for the question's words that only say that kind ("year",
+// "formed"), and not for its other words the passage lacks: "about 140
+// employees" does not say how many work at a plan level.
+func TestKindCreditOnlyKindWords(t *testing.T) {
+	checkAnswer(t, "In what year was the company formed?", overviewResults, "2019")
+	checkAnswer(t, "How many employees work at the best plan level?", overviewResults, "")
+}
+
 // checkAnswer checks that the question q is answered from rs with a reply
 // that holds want, or, for want "", that rs do not answer it.
 func checkAnswer(t *testing.T, q string, rs []result, want string) {
