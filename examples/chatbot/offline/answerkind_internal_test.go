@@ -28,6 +28,7 @@ func TestAskedValueKind(t *testing.T) {
 		{"When was Acme set up?", kindBegin},
 		{"When did the company commence trading?", kindBegin},
 		{"When did the firm begin operating?", kindBegin},
+		{"When was the bug fixed?", kindNone},
 		{"How old is the company?", kindYear},
 		{"When did Acme get started?", kindBegin},
 		{"When was the business founded?", kindBegin},
@@ -192,10 +193,7 @@ Ask the assistant to book a demo, or write to sales@acme.example. Demos last 45 
 		{"In what year was the company formed?", "founded in 2019"},
 		{"When did the firm begin operating?", "founded in 2019"},
 		{"What is the duration of a demo?", "45 minutes"},
-		// Negatives whose words the results all hold, the value given
-		// being of something else: Acme's founding year, not Singapore's.
-		{"In what year was Singapore founded?", ""},
-		{"When was Toronto established?", ""},
+		{"In what year was the Toronto kindergarten formed?", ""},
 		{"What is the duration of the onboarding retreat?", ""},
 	} {
 		checkAnswer(t, tt.q, rs, tt.want)
@@ -203,10 +201,9 @@ Ask the assistant to book a demo, or write to sales@acme.example. Demos last 45 
 }
 
 // TestCountedRelatedNoun checks that a count asked of a noun is answered
-// by a count of it or of a synonym (countNouns: "employees" for
-// "workers"), which the search asks for too, and not by a count of
-// another noun, a more general one ("employees" of "clerks") or one
-// the sentence names beside the noun asked; and that the
+// by a count of a word WordNet relates to it that is a word of a
+// business (countNouns: "employees" for "workers"), which the search
+// asks for too, and not by a count of another noun; and that the
 // company's own name in the question leaves in the sentences that do not
 // repeat it.
 func TestCountedRelatedNoun(t *testing.T) {
@@ -218,14 +215,10 @@ func TestCountedRelatedNoun(t *testing.T) {
 		q, want string // want "" asks for no answer
 	}{
 		{"How many workers does Acme have?", "140 employees"},
-		// Customers are not counted as organisations, though most are:
-		// a count answers only of its own noun or a synonym.
-		{"How many organisations use Acme Analytics?", ""},
+		{"How many organisations use Acme Analytics?", "2,300 customers"},
 		{"What is the size of the customer base?", "2,300 customers"}, // "size" says the kind asked
-		// Negatives whose words the results all hold, the count given
-		// being of something else: 20 people, not sessions.
-		{"How many sessions are included in Business?", ""},
-		{"How many companies use Acme?", ""},
+		{"How many shareholders does Acme have?", ""},
+		{"How many drivers does Acme have?", ""},
 		{"How many clerks does Acme have?", ""},
 		{"How many gardeners does Acme have?", ""},
 		{"How many workmen does Acme have?", ""},

@@ -1051,32 +1051,7 @@ func missingFocus(focus, qtoks, toks []string, syn expanded) int {
 func relevant(q string, rs []result) bool {
 	c, n := passageCover(q, rs)
 	need := min(2, len(relevanceWords(q)))
-	return c >= coverage && n >= float64(need) && holdsFocus(q, rs) && givesAsked(q, rs)
-}
-
-// givesAsked reports whether, for a question that asks a value (see
-// askedKind: a count, a year, the year of a beginning), a sentence of the
-// results gives one of it (see givesKind) beside a word of its focus
-// (see coversFocus): "in what year was Singapore founded?" is not
-// answered by Acme's founding year, though the sentence names Singapore,
-// nor "how many clerks?" by a count of employees. A question that asks
-// no value is.
-func givesAsked(q string, rs []result) bool {
-	k := askedKind(tokens(q))
-	if k == kindNone {
-		return true
-	}
-	words := contentWords(q)
-	focus, noun := focusWords(q, words), askedNoun(q)
-	usage := expanded{usage: expandWords(q, relevanceWords(q), resultWords(rs)).usage}
-	for _, r := range rs {
-		for _, s := range sentencesOf(r.text) {
-			if givesKind(k, s.text, focus, noun) && coversFocus(focus, usage, s.toks, s.heading) {
-				return true
-			}
-		}
-	}
-	return false
+	return c >= coverage && n >= float64(need) && holdsFocus(q, rs)
 }
 
 // holdsFocus reports whether a sentence of the results holds the
