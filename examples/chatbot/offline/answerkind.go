@@ -62,37 +62,52 @@ func asksBegin(words []string) bool {
 	return beginIn(words[1:min(len(words), 1+beginWindow)]) >= 0
 }
 
-// beginLemmas are the WordNet words of a beginning: a question word
-// WordNet gives one of them as a synonym of ("commenced" of "begin",
-// "instituted" of "found"), or a phrase it gives one of them as the
-// one-word synonym of ("set up" of "establish", "get going" of
-// "start"), is a verb of a beginning too.
-var beginLemmas = []string{"begin", "start", "commence", "found", "establish", "launch"}
+// beginLemmas and foundLemmas are the WordNet verbs of a beginning that
+// have no other common sense, explicit lists: the begin verb group, of
+// which one synonym says a beginning ("commenced" is "begin"), and those
+// of founding, of which two do ("set up" is "establish" and "found",
+// "instituted" too), as one may be a rarer sense ("lay down" a rule is
+// "establish"). "start" and "launch" are in neither: WordNet's "start" is
+// also an outset, a kickoff and a jump ("bug out", "bulge out"), and
+// "launch" a boat's.
+var (
+	beginLemmas = []string{"begin", "commence"}
+	foundLemmas = []string{"establish", "found", "institute"}
+)
 
 // beginAt returns how many words of a question's tokens at i say a
 // beginning: 1 for a verb of one (beginVerbs, or a word whose WordNet
-// synonyms hold a beginLemma: "commence", "instituted"), 2 for a phrase
-// of two whose one-word synonyms hold one ("set up", "start out"), else
-// 0. A word that is more often the past of another verb (pastOfOther:
-// "found" of "find") is none.
+// synonyms say one (beginSynonyms: "commenced", "instituted"),
+// 2 for a phrase of two whose one-word synonyms do ("set up", "start
+// out"), else 0. A word that is more often the
+// past of another verb (pastOfOther) is none.
 func beginAt(toks []string, i int) int {
 	w := toks[i]
-	if i+1 < len(toks) && slices.ContainsFunc(lexicon.PhraseSynonyms(w, toks[i+1]), isBeginLemma) {
+	if i+1 < len(toks) && beginSynonyms(lexicon.PhraseSynonyms(w, toks[i+1])) {
 		return 2
 	}
-	if beginVerbs[w] || !pastOfOther[w] && slices.ContainsFunc(lexicon.Synonyms(w), isBeginLemma) {
+	if beginVerbs[w] || !pastOfOther[w] && beginSynonyms(lexicon.Synonyms(w)) {
 		return 1
 	}
 	return 0
 }
 
 // pastOfOther are the words WordNet gives a beginning as a synonym of
-// that are more often the past of another verb: "when was the bug
-// found?" asks when it was found, not founded.
+// that are more often the past of another verb, an explicit list: "when
+// was the bug found?" asks when it was found, not founded.
 var pastOfOther = map[string]bool{"found": true}
 
-// isBeginLemma reports whether w is one of beginLemmas.
-func isBeginLemma(w string) bool { return slices.Contains(beginLemmas, w) }
+// beginSynonyms reports whether syn, a word's or a phrase's synonyms,
+// say a beginning: one of beginLemmas or two of foundLemmas.
+func beginSynonyms(syn []string) bool {
+	n := 0
+	for _, l := range foundLemmas {
+		if slices.Contains(syn, l) {
+			n++
+		}
+	}
+	return n >= 2 || slices.ContainsFunc(beginLemmas, func(l string) bool { return slices.Contains(syn, l) })
+}
 
 // beginIn returns the index of the first word of toks that starts a
 // verb of a beginning (see beginAt), or -1.
@@ -121,7 +136,9 @@ func askedKind(qwords []string) answerKind {
 		case (w == "what" || w == "which") && (next == "year" || next == "years"):
 			// "In what year was the company formed?" asks the year of
 			// a beginning, as "when was it formed?" does.
-			if beginIn(qwords[i+2:]) >= 0 {
+			// The same clause about the past as after "when": "in what
+			// year does my contract start?" asks no beginning of the past.
+			if asksBegin(qwords[i+2:]) {
 				return kindBegin
 			}
 			return kindYear
@@ -260,29 +277,51 @@ func countQuery(q, query string) string {
 	return query
 }
 
-// countNouns returns the one-word nouns WordNet relates to n (see
-// lexicon.Related) that everyday use has synonyms of (see
-// lexicon.Usage): the words of a business a document counts by, that a
-// question may count in other words ("employee" of "workers").
+// countNouns returns the one-word nouns a count of which counts n, a
+// noun a question asks the count of, other than n itself: its synonyms
+// in WordNet or in everyday use (see lexicon.Synonyms and
+// lexicon.Usage: "customer" of "clients", "employee" of "workers"). A
+// noun WordNet only relates to n is none: "employee" is more general
+// than "clerk", and "about 140 employees" says nothing of how many
+// clerks there are.
 func countNouns(n string) []string {
 	var out []string
-	for _, r := range lexicon.Related(n) {
-		if !strings.Contains(r, " ") && len(lexicon.Usage(r)) > 0 {
+	s := stem(n)
+	for _, r := range slices.Concat(lexicon.Synonyms(n), lexicon.Usage(n)) {
+		if !strings.Contains(r, " ") && stem(r) != s && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
+// countsNoun reports whether a sentence (s) holds a count of the noun n
+// or of one of its countNouns: "Acme Pipelines copies data from more
+// than 120 sources" counts no clients, whatever else it says of
+// customers.
+func countsNoun(s, n string) bool {
+	nouns := append([]string{n}, countNouns(n)...)
+	lower := strings.ToLower(s)
+	for _, m := range countRE.FindAllStringSubmatch(lower, -1) {
+		if slices.ContainsFunc(nouns, func(x string) bool { return sameStem(m[2], stem(x)) }) {
+			return true
+		}
+	}
+	return false
+}
+
 // givesKind reports whether a sentence gives the kind of value asked
-// about the question's focus. A year (kindYear, kindBegin) is the year of
+// about the question's focus. A count asked of a noun (noun, see
+// askedNoun; "" for none) is one of it or of one of its countNouns. A year (kindYear, kindBegin) is the year of
 // what the sentence's subject names, before its verb of a beginning, or
 // else before the year: "Acme Analytics was founded in 2019 in Lisbon
 // and has ... employees in Toronto and Singapore" gives the year of Acme,
-// not of its Singapore team. With no focus, or one naming the company
-// (companyNouns), the subject may be anything.
-func givesKind(k answerKind, text string, focus []string) bool {
-	if !namesKind(k, text) {
+// not of its Singapore team. With no focus, or one that only names the
+// company (companyNouns), the subject may be anything; a focus word
+// beside the company's ("when did the company begin operating in
+// Singapore?") must be in the subject.
+func givesKind(k answerKind, text string, focus []string, noun string) bool {
+	if !namesKind(k, text) || k == kindCount && noun != "" && !countsNoun(text, noun) {
 		return false
 	}
 	if k != kindBegin && k != kindYear || len(focus) == 0 {
@@ -296,7 +335,8 @@ func givesKind(k answerKind, text string, focus []string) bool {
 	if i < 0 {
 		i = len(toks)
 	}
-	return slices.ContainsFunc(focus, func(w string) bool { return companyNouns[w] || matches(w, toks[:i]) })
+	others := slices.DeleteFunc(slices.Clone(focus), func(w string) bool { return companyNouns[w] })
+	return len(others) == 0 || slices.ContainsFunc(others, func(w string) bool { return matches(w, toks[:i]) })
 }
 
 // companyNouns are the words a question names the company by, whose

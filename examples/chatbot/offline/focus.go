@@ -29,13 +29,23 @@ import (
 // "hours" of "how many hours")
 // and not the word that says which one ("last" of "last month").
 func focusWords(q string, words []string) []string {
+	focus, _ := focusAndKind(q, words)
+	return focus
+}
+
+// focusAndKind returns the question's focus among words (see
+// focusWords) and its kind words: those that only say what kind of
+// value is asked, the degree a "how" asks, a measure asked and the word
+// that says which one, and a verb of a beginning asked the year of
+// ("year" and "formed" of "in what year was the company formed?").
+func focusAndKind(q string, words []string) (focus, kind []string) {
 	toks := tokens(q)
 	if asksPlace(q) || askedList(toks) != "" {
 		// "Which nation is Acme's main office in?", "where do your
 		// servers live?", "which plan levels can we subscribe to?": the
 		// rules of places and lists find the answer by its kind; the
 		// question's other words ("main", "live") say which.
-		return nil
+		return nil, nil
 	}
 	degree := map[string]bool{}
 	for i := 0; i+1 < len(toks); i++ {
@@ -66,8 +76,10 @@ func focusWords(q string, words []string) []string {
 	// "When was Acme founded?": the verb of the beginning says that a
 	// year is asked (kindBegin), which any verb of a beginning gives.
 	// So do the words of a phrase of one ("set up" of "when was Acme
-	// set up?") and the gerund that says what began ("operating" of
-	// "when did the firm begin operating?").
+	// set up?") and a gerund of existence after it (existenceVerbs:
+	// "operating" of "when did the firm begin operating?"); any other
+	// gerund says what began ("selling" of "when did Acme begin selling
+	// in Japan?") and stays in the focus.
 	begin := askedKind(toks) == kindBegin
 	begun := map[string]bool{}
 	if begin {
@@ -76,23 +88,28 @@ func focusWords(q string, words []string) []string {
 			for _, w := range toks[i : i+n] {
 				begun[w] = true
 			}
-			if n > 0 && i+n < len(toks) && strings.HasSuffix(toks[i+n], "ing") {
+			if n > 0 && i+n < len(toks) && existenceVerbs[toks[i+n]] {
 				begun[toks[i+n]] = true
 			}
 		}
 	}
-	var focus []string
 	for _, w := range words {
 		switch {
-		case frameWords[w] || degree[w] || questionForms[w] || plainVerbs[w] || companyWord(w):
-		case begin && (beginVerb(w) || begun[w]):
+		case degree[w] || begin && (beginVerb(w) || begun[w]):
+			kind = append(kind, w)
+		case frameWords[w] || questionForms[w] || plainVerbs[w] || companyWord(w):
 		case strings.Trim(w, "0123456789.,$%") == "":
 		default:
 			focus = append(focus, w)
 		}
 	}
-	return focus
+	return focus, kind
 }
+
+// existenceVerbs are the gerunds that, after a verb of a beginning, say
+// only that the subject began to be, an explicit list: "when did the firm
+// begin operating?" asks when it began.
+var existenceVerbs = map[string]bool{"operating": true, "trading": true, "existing": true}
 
 // companyWord reports whether w is a word of the company's own name,
 // which the documents are all about and so no focus of a question:

@@ -71,6 +71,9 @@ func TestFocusWords(t *testing.T) {
 		{"In what year was Acme established?", nil},
 		{"When was the firm set up?", []string{"firm"}},
 		{"When did the firm begin operating?", []string{"firm"}},
+		// Only a gerund of existence leaves; any other says what began.
+		{"When did the company begin selling in Japan?", []string{"company", "selling", "japan"}},
+		{"When did the company begin operating in Singapore?", []string{"company", "singapore"}},
 		{"How many hours does a demo last?", []string{"demo", "last"}},
 	} {
 		if got := focusWords(tt.q, contentWords(tt.q)); !slices.Equal(got, tt.want) {

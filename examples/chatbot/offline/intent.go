@@ -949,7 +949,12 @@ func passageCover(q string, rs []result) (float64, float64) {
 	// somewhere:
 	// a value beside "customers" does not answer how many customers are
 	// in Japan when no result names Japan.
-	focus := focusWords(q, contentWords(q))
+	focus, kindWords := focusAndKind(q, contentWords(q))
+	noun := askedNoun(q)
+	// A question whose only subject is the company's name ("when did
+	// Acme begin?") has no focus but asks of the company, which every
+	// document is about: a value of the kind asked answers it.
+	ofCompany := len(focus) == 0 && slices.ContainsFunc(words, companyWord)
 	if slices.ContainsFunc(focus, func(w string) bool { return !matches(w, all) && syn.credit(w, all) == 0 }) {
 		valueKind, duration = kindNone, false
 	}
@@ -963,8 +968,8 @@ func passageCover(q string, rs []result) (float64, float64) {
 				key = "" // a synthesis or write-up: one passage
 			}
 			groups[key] = append(groups[key], s.words...)
-			if (valueKind != kindNone && givesKind(valueKind, s.text, focus) || duration && namesDuration(s.text)) &&
-				len(focus) > 0 && coversFocus(focus, expanded{usage: syn.usage}, s.toks, s.heading) {
+			if (valueKind != kindNone && givesKind(valueKind, s.text, focus, noun) || duration && namesDuration(s.text)) &&
+				(len(focus) > 0 || ofCompany) && coversFocus(focus, expanded{usage: syn.usage}, s.toks, s.heading) {
 				kinds[key] = true
 			}
 		}
@@ -984,7 +989,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 			// "about 140 employees" does not answer how many employees are
 			// in support.
 			if kinds[key] {
-				n = min(n+kindCredit(words, focus, toks, syn), float64(len(words)-missingFocus(focus, toksQ, toks, syn)))
+				n = min(n+kindCredit(words, kindWords, toks, syn), float64(len(words)-missingFocus(focus, toksQ, toks, syn)))
 			}
 			for _, w := range topic {
 				if matches(w, toks) || syn.sure(w, toks) { // a related word says no subject
@@ -1003,17 +1008,18 @@ func passageCover(q string, rs []result) (float64, float64) {
 }
 
 // kindCredit returns what a passage that gives the kind of value asked
-// adds to the question's words it holds (words, of which focus are its
-// focus; toks the passage's words): one, for a word of the question it
-// says in other words or leaves unsaid, or, when more of the question's
-// words than one only say what kind of value is asked and the passage
-// does not hold them, one for each of those: "in what year was the
-// company formed?" is answered by "founded in 2019", which holds neither
-// "year" nor "formed".
-func kindCredit(words, focus, toks []string, syn expanded) float64 {
+// adds to the question's words it holds (words, of which kind are those
+// that only say what kind of value is asked, see focusAndKind; toks the
+// passage's words): one, for a word of the question it says in other
+// words or leaves unsaid, or, when more of the kind words than one are
+// ones the passage does not hold, one for each of those: "in what year
+// was the company formed?" is answered by "founded in 2019", which holds
+// neither "year" nor "formed". Any other word the passage lacks (a plan's
+// name, a frame word) is lacking.
+func kindCredit(words, kind, toks []string, syn expanded) float64 {
 	kindOnly := 0
 	for _, w := range words {
-		if !slices.Contains(focus, w) && !matches(w, toks) && syn.credit(w, toks) == 0 {
+		if slices.Contains(kind, w) && !matches(w, toks) && syn.credit(w, toks) == 0 {
 			kindOnly++
 		}
 	}

@@ -1123,6 +1123,7 @@ func composeFor(q string, rs []result, u about) string {
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
 	companyPlace := place && asksCompanyPlace(q)
 	valueKind := askedKind(tokens(q)) // a count or a year asked
+	noun := askedNoun(q)              // the noun a count is asked of
 	var thingsOnce map[string]bool
 	things := func() map[string]bool { // thingNames, once asked
 		if thingsOnce == nil {
@@ -1191,7 +1192,7 @@ func composeFor(q string, rs []result, u about) string {
 			kind := duration && namesDuration(s.text) ||
 				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
 				companyPlace && namesPlace(s.text, things()) ||
-				valueKind != kindNone && givesKind(valueKind, s.text, focus)
+				valueKind != kindNone && givesKind(valueKind, s.text, focus, noun)
 			heading := s.heading
 			// A passage whose heading is a place ("Data residency") is
 			// where a place asked is: its sentences come before those

@@ -108,38 +108,14 @@ func (g *Guards) Anchors(w string) bool {
 // Synonyms returns the synonyms of w, a lower-case question word, that
 // it may stand for, each as its terms (see [NewGuards]: "set up" is
 // "set", "up"), at most MaxExpanded: none when w is not Expandable, and of
-// [SynonymChain](w) only those that pass the guards (see [Guards]) and
+// [Synonyms](w) only those that pass the guards (see [Guards]) and
 // that held reports the searched text to hold. asked are the question's
 // words, w among them.
 func (g *Guards) Synonyms(w string, asked []string, held func(stems []string) bool) [][]string {
 	if !g.Expandable(w) {
 		return nil
 	}
-	return g.pass(w, SynonymChain(w), asked, held)
-}
-
-// SynonymChain returns the synonyms WordNet gives w (see [Synonyms]),
-// then the synonyms in everyday use (see [Usage]) of those among them
-// that the usage table holds: "presentation" is "demonstration" by
-// WordNet, which everyday use says "demo"; "headcount" is "staff" by the
-// usage table, but a word a question asks may be one step from it in
-// WordNet alone. Words of w's own stem are left out. The caller must not
-// modify the slice.
-func SynonymChain(w string) []string {
-	syn := Synonyms(w)
-	var chained []string
-	s := Stem(w)
-	for _, x := range syn {
-		for _, u := range Usage(x) {
-			if Stem(u) != s && !slices.Contains(syn, u) && !slices.Contains(chained, u) {
-				chained = append(chained, u)
-			}
-		}
-	}
-	if chained == nil {
-		return syn
-	}
-	return append(slices.Clip(syn), chained...)
+	return g.pass(w, Synonyms(w), asked, held)
 }
 
 // Related returns the words related to w, a lower-case question word,

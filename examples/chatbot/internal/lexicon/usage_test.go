@@ -54,24 +54,34 @@ func TestGuardsUsage(t *testing.T) {
 	}
 }
 
-// TestSynonymChain checks that a word's WordNet synonyms reach the
-// synonyms in everyday use of those the usage table holds, after
-// WordNet's own, and that a word with no such synonym has WordNet's
-// alone.
-func TestSynonymChain(t *testing.T) {
-	got := lexicon.SynonymChain("presentation")
-	if !slices.Contains(got, "demo") || !slices.Contains(got, "demonstration") {
-		t.Errorf("SynonymChain(presentation) = %q, want demonstration and, by everyday use, demo", got)
-	}
-	if i, j := slices.Index(got, "demonstration"), slices.Index(got, "demo"); i > j {
-		t.Errorf("SynonymChain(presentation) = %q, want WordNet's synonym before the chained one", got)
-	}
-	if got, want := lexicon.SynonymChain("gratis"), lexicon.Synonyms("gratis"); !slices.Equal(got, want) {
-		t.Errorf("SynonymChain(gratis) = %q, want WordNet's %q", got, want)
-	}
+// TestNoSynonymChain checks that a WordNet synonym of a question word
+// in another sense than the usage table's is no way into the table:
+// "accessibility" is "availability" in WordNet, which the table makes
+// "uptime" in the sense of a service's; "valuation" is "evaluation",
+// which the table makes a "trial"; and that a word everyday use says for
+// another is listed in the table itself ("presentation" of "demo").
+func TestNoSynonymChain(t *testing.T) {
 	g := lexicon.NewGuards(nil, nil)
 	all := func([]string) bool { return true }
-	if got := g.Synonyms("presentation", []string{"presentation"}, all); !slices.ContainsFunc(got, func(p []string) bool { return slices.Equal(p, []string{lexicon.Stem("demo")}) }) {
-		t.Errorf("Guards.Synonyms(presentation) = %q, want demo's stem", got)
+	for _, tt := range []struct {
+		w     string
+		link  string   // the WordNet synonym that once chained, checked first
+		never []string // usage words of link, in its table sense
+	}{
+		{"accessibility", "availability", []string{"uptime"}},
+		{"valuation", "evaluation", []string{"trial", "tryout"}},
+	} {
+		if !slices.Contains(lexicon.Synonyms(tt.w), tt.link) {
+			t.Fatalf("Synonyms(%s) = %q, want WordNet's %s: the case tests nothing", tt.w, lexicon.Synonyms(tt.w), tt.link)
+		}
+		reached := slices.Concat(g.Synonyms(tt.w, []string{tt.w}, all), g.Usage(tt.w, []string{tt.w}, all), g.Related(tt.w, []string{tt.w}, all))
+		for _, u := range tt.never {
+			if slices.ContainsFunc(reached, func(p []string) bool { return slices.Contains(p, lexicon.Stem(u)) }) {
+				t.Errorf("guards reach %s from %s: %q", u, tt.w, reached)
+			}
+		}
+	}
+	if got := g.Usage("presentation", []string{"presentation"}, all); !slices.ContainsFunc(got, func(p []string) bool { return slices.Equal(p, []string{lexicon.Stem("demo")}) }) {
+		t.Errorf("Guards.Usage(presentation) = %q, want demo's stem", got)
 	}
 }

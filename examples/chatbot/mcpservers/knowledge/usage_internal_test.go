@@ -2,6 +2,8 @@ package knowledge
 
 import (
 	"testing"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/bm25"
 )
 
 // TestSearchUsageSynonyms checks that a synonym in everyday use
@@ -55,6 +57,23 @@ func TestSearchUsagePhrase(t *testing.T) {
 	for _, h := range k.searchFor("Which connector do you recommend?") {
 		if h.Index == 0 {
 			t.Errorf("\"connector\" found %v, want no passage that holds only \"data\"", k.searchFor("Which connector do you recommend?"))
+		}
+	}
+}
+
+// TestSearchNoSynonymChain checks that a query word whose WordNet synonym
+// the usage table holds in another sense searches none of that synonym's
+// usage words: "accessibility" is WordNet's "availability", but not the
+// "uptime" of a service.
+func TestSearchNoSynonymChain(t *testing.T) {
+	k := guardedKB(t,
+		"Business customers are covered by a 99.9% monthly uptime commitment.",
+		"Dashboards follow accessibility guidelines.",
+	)
+	_, extra := k.searchTerms("What accessibility commitment do Business customers get?")
+	for _, e := range extra {
+		if e.Text == bm25.Stem("uptime") {
+			t.Errorf("searchTerms(accessibility) searches %q (%v)", e.Text, extra)
 		}
 	}
 }
