@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -40,8 +41,9 @@ type Endpoint struct {
 	// Method is the HTTP method, such as "GET".
 	Method string `yaml:"method" json:"method"`
 	// Path is the path below the API's base URL, starting with "/"; a
-	// segment ":name" is a path parameter, as in "/v1/incidents/:id". A
-	// parameter is a whole segment ("/v1/reports/:date.csv" is refused). A
+	// segment ":name" is a path parameter, as in "/v1/incidents/:id"; a
+	// name is letters, digits and underscores, and the parameter is the
+	// whole segment ("/v1/reports/:date.csv" is refused). A
 	// parameter's value is escaped into its segment and may not be empty,
 	// "." or "..".
 	Path string `yaml:"path" json:"path"`
@@ -102,7 +104,7 @@ func (d *APIDocs) check() error {
 			continue
 		}
 		for seg := range strings.SplitSeq(e.Path, "/") {
-			if j := strings.IndexByte(seg, ':'); j > 0 || j == 0 && len(seg) == 1 {
+			if name, ok := strings.CutPrefix(seg, ":"); ok && !isParamName(name) {
 				errs = append(errs, fmt.Errorf("%s %s: segment %q: a path parameter is a whole segment named after its colon, such as /:date; "+
 					"put a suffix such as .csv in a segment of its own or in the parameter's value", e.Method, e.Path, seg))
 			}
@@ -120,6 +122,12 @@ func (d *APIDocs) check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// isParamName reports whether s is a path parameter's name: letters,
+// digits and underscores.
+func isParamName(s string) bool {
+	return s != "" && strings.TrimFunc(s, func(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }) == ""
 }
 
 // bodyAllowed reports whether a request of method carries a JSON body.
