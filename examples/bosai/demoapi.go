@@ -73,7 +73,9 @@ type APIDocs struct {
 
 // ParseAPIDocs reads API documentation in YAML (the format of
 // apidocs.yaml): a name, a base_url and a list of endpoints with method,
-// path, summary, keywords, params and allowed.
+// path, summary, keywords, params and allowed. It checks them as New
+// checks Config.APIDocs (see Endpoint.Path and Param.In); an error names
+// each endpoint and rule broken.
 func ParseAPIDocs(data []byte) (*APIDocs, error) {
 	var d APIDocs
 	if err := yaml.Unmarshal(data, &d); err != nil {
