@@ -199,6 +199,12 @@ func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
 				v = p.QueryParams[prm.Name]
 			case "body":
 				v = p.JSONBody[prm.Name]
+			case "header":
+				for k, h := range p.Headers {
+					if strings.EqualFold(k, prm.Name) {
+						v = h
+					}
+				}
 			}
 			if v == nil || v == "" {
 				return e, fmt.Errorf("%s %s: the %s parameter %s is required", e.Method, e.Path, prm.In, prm.Name)

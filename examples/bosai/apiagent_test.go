@@ -528,10 +528,11 @@ func askScripted(t *testing.T, api *recordingAPI, cfg bosai.Config, plan string,
 
 // TestAPIAgentPlanHeaders: a plan may set only the headers the docs
 // declare for its endpoint; an undeclared one fails the plan before any
-// call, naming it; the program's api_headers win over the plan's; the trace
+// call, naming it, as does a missing required one (matched whatever its
+// case); the program's api_headers win over the plan's; the trace
 // names the headers sent, not their values.
 func TestAPIAgentPlanHeaders(t *testing.T) {
-	docs := docsWith(bosai.Param{Name: "X-Trace-Id", In: "header"})
+	docs := docsWith(bosai.Param{Name: "X-Trace-Id", In: "header", Required: true})
 	api := newRecordingAPI(t)
 	resp := askScripted(t, api, bosai.Config{APIDocs: docs},
 		`{"make_request": true, "method": "GET", "path": "/v1/status", "headers": {"X-Trace-Id": "m", "X-Forwarded-Host": "evil.example"}, "reason": "scripted"}`, nil)
@@ -547,6 +548,10 @@ func TestAPIAgentPlanHeaders(t *testing.T) {
 		`{"make_request": true, "method": "GET", "path": "/v1/status", "headers": {"x-trace-id": "from-model", "X-Tenant": "x"}, "reason": "scripted"}`, nil)
 	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "headers.X-Tenant") {
 		t.Fatalf("undeclared header: %+v", r)
+	}
+	resp = askScripted(t, api, bosai.Config{APIDocs: docs}, `{"make_request": true, "method": "GET", "path": "/v1/status", "reason": "scripted"}`, nil)
+	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "the header parameter X-Trace-Id is required") {
+		t.Fatalf("required header missing: %+v", r)
 	}
 	resp = askScripted(t, api, bosai.Config{APIDocs: docs},
 		`{"make_request": true, "method": "GET", "path": "/v1/status", "headers": {"x-trace-id": "from-model"}, "reason": "scripted"}`,
