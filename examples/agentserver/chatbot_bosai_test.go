@@ -2,6 +2,7 @@ package agentserver_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -39,22 +40,30 @@ func stream(t *testing.T, url, body string) (names []string, data []json.RawMess
 	return names, data
 }
 
-// TestServesTheChatbotAndBosAI runs the chatbot (a thread is its
-// conversation, so a second turn sees the first) and Bos-AI (its trace
-// streamed as custom events, its answer in the values) through the API,
-// offline.
-func TestServesTheChatbotAndBosAI(t *testing.T) {
+// serveOffline serves the app with the chatbot and Bos-AI offline, closed
+// at the end of the test.
+func serveOffline(t *testing.T) *httptest.Server {
+	t.Helper()
 	app, err := agentserver.New(t.Context(), agentserver.Config{Dir: t.TempDir(), Chatbot: chatbot.Config{Offline: true}, BosAI: bosai.Config{Offline: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(app)
-	defer func() {
+	t.Cleanup(func() {
 		hs.Close()
-		if err := app.Close(t.Context()); err != nil {
+		if err := app.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
-	}()
+	})
+	return hs
+}
+
+// TestServesTheChatbotAndBosAI runs the chatbot (a thread is its
+// conversation, so a second turn sees the first) and Bos-AI (its trace
+// streamed as custom events, its answer in the values) through the API,
+// offline.
+func TestServesTheChatbotAndBosAI(t *testing.T) {
+	hs := serveOffline(t)
 	var th map[string]any
 	post(t, hs.URL+"/threads", `{}`, &th)
 	tid := th["thread_id"].(string)
@@ -121,17 +130,7 @@ func TestServesTheChatbotAndBosAI(t *testing.T) {
 // made; a caller's bearer token reaches neither the run's values nor the
 // thread's state.
 func TestBosAIRefusesUntrustedHeadersAndHidesSecrets(t *testing.T) {
-	app, err := agentserver.New(t.Context(), agentserver.Config{Dir: t.TempDir(), Chatbot: chatbot.Config{Offline: true}, BosAI: bosai.Config{Offline: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(app)
-	defer func() {
-		hs.Close()
-		if err := app.Close(t.Context()); err != nil {
-			t.Error(err)
-		}
-	}()
+	hs := serveOffline(t)
 	var th map[string]any
 	post(t, hs.URL+"/threads", `{}`, &th)
 	tid := th["thread_id"].(string)
