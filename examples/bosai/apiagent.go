@@ -164,13 +164,15 @@ func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
 	if len(p.JSONBody) > 0 && !bodyAllowed(e.Method) {
 		return e, fmt.Errorf("%s %s: a %s request carries no body; remove json_body and put the values in query_params", e.Method, e.Path, e.Method)
 	}
+	keyOf := func(in, name string) string { // header names match in any case
+		if in == "header" {
+			name = http.CanonicalHeaderKey(name)
+		}
+		return in + " " + name
+	}
 	declared := map[string]bool{}
 	for _, prm := range e.Params {
-		key := prm.In + " " + prm.Name
-		if prm.In == "header" {
-			key = "header " + http.CanonicalHeaderKey(prm.Name)
-		}
-		declared[key] = true
+		declared[keyOf(prm.In, prm.Name)] = true
 	}
 	for _, f := range []struct {
 		in, field string
@@ -179,11 +181,7 @@ func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
 		{"body", "json_body", slices.Collect(maps.Keys(p.JSONBody))}, {"header", "headers", slices.Collect(maps.Keys(p.Headers))}} {
 		slices.Sort(f.keys)
 		for _, k := range f.keys {
-			key := f.in + " " + k
-			if f.in == "header" {
-				key = "header " + http.CanonicalHeaderKey(k)
-			}
-			if !declared[key] || f.in == "header" && headerRefused(k) {
+			if !declared[keyOf(f.in, k)] || f.in == "header" && headerRefused(k) {
 				return e, fmt.Errorf("%s %s: %s.%s is not a %s parameter of the endpoint; remove it or use one the endpoint lists (%s)",
 					e.Method, e.Path, f.field, k, f.in, paramNames(e, f.in))
 			}
