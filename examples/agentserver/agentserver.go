@@ -198,7 +198,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return fail(err)
 	}
 	app.close = append(app.close, func() error { return bos.Close(context.WithoutCancel(ctx)) })
-	if err := server.Register(srv, "bosai", bos.Graph(), server.WithCodec(bosaiCodec), server.WithDescription[bosai.State]("Bos-AI (examples/bosai): a planner, specialist agents in parallel and a composer.")); err != nil {
+	if err := server.Register(srv, "bosai", bos.Graph(), server.WithCodec(bosaiCodec(bos)), server.WithDescription[bosai.State]("Bos-AI (examples/bosai): a planner, specialist agents in parallel and a composer.")); err != nil {
 		return fail(err)
 	}
 	return app, nil

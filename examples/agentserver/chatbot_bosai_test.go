@@ -2,7 +2,9 @@ package agentserver_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,22 +40,30 @@ func stream(t *testing.T, url, body string) (names []string, data []json.RawMess
 	return names, data
 }
 
-// TestServesTheChatbotAndBosAI runs the chatbot (a thread is its
-// conversation, so a second turn sees the first) and Bos-AI (its trace
-// streamed as custom events, its answer in the values) through the API,
-// offline.
-func TestServesTheChatbotAndBosAI(t *testing.T) {
+// serveOffline serves the app with the chatbot and Bos-AI offline, closed
+// at the end of the test.
+func serveOffline(t *testing.T) *httptest.Server {
+	t.Helper()
 	app, err := agentserver.New(t.Context(), agentserver.Config{Dir: t.TempDir(), Chatbot: chatbot.Config{Offline: true}, BosAI: bosai.Config{Offline: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(app)
-	defer func() {
+	t.Cleanup(func() {
 		hs.Close()
-		if err := app.Close(t.Context()); err != nil {
+		if err := app.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
-	}()
+	})
+	return hs
+}
+
+// TestServesTheChatbotAndBosAI runs the chatbot (a thread is its
+// conversation, so a second turn sees the first) and Bos-AI (its trace
+// streamed as custom events, its answer in the values) through the API,
+// offline.
+func TestServesTheChatbotAndBosAI(t *testing.T) {
+	hs := serveOffline(t)
 	var th map[string]any
 	post(t, hs.URL+"/threads", `{}`, &th)
 	tid := th["thread_id"].(string)
@@ -111,5 +121,45 @@ func TestServesTheChatbotAndBosAI(t *testing.T) {
 	}
 	if len(last.Messages) != 2 || last.Messages[1]["content"] != last.Response.Answer || last.Response.Answer == "" {
 		t.Fatalf("bosai messages %v; want the question and the answer", last.Messages)
+	}
+}
+
+// TestBosAIRefusesUntrustedHeadersAndHidesSecrets: the LangGraph front
+// checks runs as Bos-AI's own HTTP API does (bosai.Bot.CheckUntrusted): a
+// context api_headers is refused with 422, naming the key, and no run is
+// made; a caller's bearer token reaches neither the run's values nor the
+// thread's state.
+func TestBosAIRefusesUntrustedHeadersAndHidesSecrets(t *testing.T) {
+	hs := serveOffline(t)
+	var th map[string]any
+	post(t, hs.URL+"/threads", `{}`, &th)
+	tid := th["thread_id"].(string)
+	resp, err := http.Post(hs.URL+"/threads/"+tid+"/runs/wait", "application/json", strings.NewReader(
+		`{"assistant_id":"bosai","input":{"question":"Is the service operational?","context":{"api_headers":"{\"X-Injected\":\"yes\"}"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 422 || !strings.Contains(string(body), "context api_headers is not accepted") {
+		t.Fatalf("api_headers: %d %s", resp.StatusCode, body)
+	}
+	const token = "caller-token-0123456789"
+	var out map[string]any
+	post(t, hs.URL+"/threads/"+tid+"/runs/wait", `{"assistant_id":"bosai","input":{"question":"Is the service operational?","context":{"api_bearer_token":"`+token+`","tenant":"acme"}}}`, &out)
+	state, err := http.Get(hs.URL + "/threads/" + tid + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := io.ReadAll(state.Body)
+	state.Body.Close()
+	ob, _ := json.Marshal(out)
+	for what, b := range map[string][]byte{"values": ob, "thread state": sb} {
+		if !strings.Contains(string(b), `"tenant":"acme"`) {
+			t.Errorf("%s lack the context: %s", what, b)
+		}
+		if strings.Contains(string(b), token) {
+			t.Errorf("%s hold the token: %s", what, b)
+		}
 	}
 }

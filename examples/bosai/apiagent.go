@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	pathpkg "path"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -29,12 +33,16 @@ const (
 	// ErrInvalidRequest, for Go callers and HTTP callers alike, so that a
 	// request cannot make the Bot fetch an address of its choosing.
 	CtxAPIBaseURL = "api_base_url"
-	// CtxAPIBearerToken is a bearer token to send.
+	// CtxAPIBearerToken is a bearer token to send. It is a secret: no
+	// prompt shows it, and Run keeps it out of the run's saved state.
 	CtxAPIBearerToken = "api_bearer_token"
 	// CtxAPIHeaders is a JSON object of extra headers, such as
-	// {"X-Tenant": "acme"}. Go callers may set it; Handler refuses it
-	// (400), since headers sent with the Bot's credentials are the
-	// program's to choose, not an HTTP caller's.
+	// {"X-Tenant": "acme"}, set on every API call after the plan's (so
+	// they win over the model's). Go callers may set it;
+	// Bot.CheckUntrusted refuses it (Handler answers 400), since headers
+	// sent with the Bot's credentials are the program's to choose, not an
+	// HTTP caller's. Like the token, it stays out of prompts and saved
+	// state.
 	CtxAPIHeaders = "api_headers"
 )
 
@@ -137,13 +145,7 @@ func (b *Bot) apiPrompt(req Request) string {
 	for _, e := range rankEndpoints(b.docs, req.Question, b.topK) {
 		writeEndpoint(&s, e)
 	}
-	ctx := map[string]string{}
-	for k, v := range req.Context {
-		if k != CtxAPIBearerToken { // secrets stay out of prompts
-			ctx[k] = v
-		}
-	}
-	writeContext(&s, ctx)
+	writeContext(&s, req.Context)
 	return s.String()
 }
 
@@ -159,6 +161,32 @@ func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
 	if _, err := renderPath(e.Path, p.PathParams); err != nil {
 		return e, fmt.Errorf("%s %s: %w", e.Method, e.Path, err)
 	}
+	if len(p.JSONBody) > 0 && !bodyAllowed(e.Method) {
+		return e, fmt.Errorf("%s %s: a %s request carries no body; remove json_body and put the values in query_params", e.Method, e.Path, e.Method)
+	}
+	keyOf := func(in, name string) string { // header names match in any case
+		if in == "header" {
+			name = http.CanonicalHeaderKey(name)
+		}
+		return in + " " + name
+	}
+	declared := map[string]bool{}
+	for _, prm := range e.Params {
+		declared[keyOf(prm.In, prm.Name)] = true
+	}
+	for _, f := range []struct {
+		in, field string
+		keys      []string
+	}{{"path", "path_params", slices.Collect(maps.Keys(p.PathParams))}, {"query", "query_params", slices.Collect(maps.Keys(p.QueryParams))},
+		{"body", "json_body", slices.Collect(maps.Keys(p.JSONBody))}, {"header", "headers", slices.Collect(maps.Keys(p.Headers))}} {
+		slices.Sort(f.keys)
+		for _, k := range f.keys {
+			if !declared[keyOf(f.in, k)] || f.in == "header" && headerRefused(k) {
+				return e, fmt.Errorf("%s %s: %s.%s is not a %s parameter of the endpoint; remove it or use one the endpoint lists (%s)",
+					e.Method, e.Path, f.field, k, f.in, paramNames(e, f.in))
+			}
+		}
+	}
 	for _, prm := range e.Params {
 		if prm.Required {
 			var v any
@@ -169,6 +197,12 @@ func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
 				v = p.QueryParams[prm.Name]
 			case "body":
 				v = p.JSONBody[prm.Name]
+			case "header":
+				for k, h := range p.Headers {
+					if strings.EqualFold(k, prm.Name) {
+						v = h
+					}
+				}
 			}
 			if v == nil || v == "" {
 				return e, fmt.Errorf("%s %s: the %s parameter %s is required", e.Method, e.Path, prm.In, prm.Name)
@@ -176,6 +210,84 @@ func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
 		}
 	}
 	return e, nil
+}
+
+// paramNames lists the names of e's parameters in in, or says there are
+// none.
+func paramNames(e Endpoint, in string) string {
+	var names []string
+	for _, p := range e.Params {
+		if p.In == in {
+			names = append(names, p.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "it has none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// secretKeys are the request context's secrets: Run moves them out of
+// the graph's state (so that no checkpoint holds them) into the run's
+// context.Context, where the API agent reads them.
+var secretKeys = []string{CtxAPIBearerToken, CtxAPIHeaders}
+
+// secretsKey is the context key of a run's secrets.
+type secretsKey struct{}
+
+// withSecrets moves req's secrets into ctx, and returns req without them.
+func withSecrets(ctx context.Context, req Request) (context.Context, Request) {
+	s := map[string]string{}
+	for _, k := range secretKeys {
+		if v, ok := req.Context[k]; ok {
+			s[k] = v
+		}
+	}
+	return context.WithValue(ctx, secretsKey{}, s), req.WithoutSecrets()
+}
+
+// secretsOf returns the run's secrets: those Run moved into ctx, else,
+// for a graph run without Run (a LangGraph server), req's context's.
+func secretsOf(ctx context.Context, req Request) map[string]string {
+	if s, ok := ctx.Value(secretsKey{}).(map[string]string); ok {
+		return s
+	}
+	return req.Context
+}
+
+// WithoutSecrets returns r without its context's secrets
+// (CtxAPIBearerToken, CtxAPIHeaders), for state that is shown or stored.
+// r's context map is not modified.
+func (r Request) WithoutSecrets() Request {
+	if !slices.ContainsFunc(secretKeys, func(k string) bool { _, ok := r.Context[k]; return ok }) {
+		return r
+	}
+	c := maps.Clone(r.Context)
+	for _, k := range secretKeys {
+		delete(c, k)
+	}
+	r.Context = c
+	return r
+}
+
+// CheckUntrusted checks a request from a caller the program does not
+// trust with its API credentials, such as an HTTP client: as Run does
+// (Request.Validate and the context's CtxAPIBaseURL, both ErrInvalidRequest),
+// and it refuses a context CtxAPIHeaders, since the headers sent with the
+// Bot's credentials are the program's. Every HTTP entry calls it: Handler
+// and the LangGraph front of examples/agentserver. req is normalized
+// first (Request.Normalize).
+func (b *Bot) CheckUntrusted(req Request) error {
+	req = req.Normalize()
+	var errs []error
+	if err := b.validate(req); err != nil {
+		errs = append(errs, err)
+	}
+	if _, ok := req.Context[CtxAPIHeaders]; ok {
+		errs = append(errs, fmt.Errorf("%w: context %s is not accepted from this caller: the API agent's headers are the program's "+
+			"configuration (a Go caller's context, or Config.HTTPClient); remove the key", ErrInvalidRequest, CtxAPIHeaders))
+	}
+	return errors.Join(errs...)
 }
 
 // configuredAPIBase resolves the API's base URL at New: the environment,
@@ -240,9 +352,18 @@ func (b *Bot) baseURL(req Request) string {
 // errOffOrigin marks a redirect the API agent refused to follow.
 var errOffOrigin = errors.New("bosai: the API redirected to another origin; the agent follows redirects on the API's own scheme, host and port only")
 
+// errOffBase marks a redirect out of the chosen base URL's path.
+var errOffBase = errors.New("bosai: the API redirected out of its base URL's path; the agent follows redirects below the base URL only")
+
+// apiBaseKey is the context key of the base URL an API call was made
+// under: its redirects must stay below it.
+type apiBaseKey struct{}
+
 // sameOriginClient returns a copy of c (http.DefaultClient when nil) that
 // follows a redirect only to the origin (scheme, host and port) of the
-// request that met it, so that the headers and bodies of the API's calls,
+// request that met it, and, for the API agent's calls, only below the
+// path of the base URL the call was made under (so that bases sharing an
+// origin stay apart), so that the headers and bodies of the API's calls,
 // credentials included, never leave the API. c's own CheckRedirect, if
 // any, is asked next; else at most 10 redirects are followed, as by
 // default.
@@ -255,6 +376,11 @@ func sameOriginClient(c *http.Client) *http.Client {
 	cc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
 		if from, to := origin(via[0].URL), origin(r.URL); from != to {
 			return fmt.Errorf("%w (%s to %s)", errOffOrigin, from, to)
+		}
+		if base, ok := r.Context().Value(apiBaseKey{}).(string); ok {
+			if bu, err := url.Parse(base); err != nil || !underPath(r.URL, strings.TrimSuffix(bu.Path, "/")) {
+				return fmt.Errorf("%w (%s is not under %s)", errOffBase, r.URL.Redacted(), base)
+			}
 		}
 		if next != nil {
 			return next(r, via)
@@ -292,7 +418,7 @@ func renderPath(path string, params map[string]any) (string, error) {
 		if !ok || v == nil {
 			return "", fmt.Errorf("the plan gives no path parameter %s; set path_params.%s", name, name)
 		}
-		switch s := fmt.Sprint(v); s {
+		switch s := formatValue(v); s {
 		case "", ".", "..":
 			return "", fmt.Errorf("path parameter %s is %q, which would reach another path; give the parameter's value itself, such as an id", name, s)
 		default:
@@ -300,6 +426,42 @@ func renderPath(path string, params map[string]any) (string, error) {
 		}
 	}
 	return strings.Join(segs, "/"), nil
+}
+
+// formatValue writes a plan's parameter value as text: a JSON number in
+// plain decimal (1000000, not 1e+06), anything else as fmt.Sprint does.
+func formatValue(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// joinAPIPath appends the rendered path to base and checks that the URL
+// stays on base's origin and under base's path, so that no parameter can
+// choose another host or path.
+func joinAPIPath(base, path string) (*url.URL, error) {
+	if !strings.HasPrefix(path, "/") {
+		return nil, fmt.Errorf("the rendered path %q does not start with /; the docs' paths must", path)
+	}
+	bu, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(base + path)
+	if err != nil {
+		return nil, err
+	}
+	if origin(u) != origin(bu) || !underPath(u, strings.TrimSuffix(bu.Path, "/")) || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("the rendered path %q leaves the API's base URL %s; give parameter values, not paths", path, base)
+	}
+	return u, nil
+}
+
+// underPath reports whether u's cleaned path is basePath or below it.
+func underPath(u *url.URL, basePath string) bool {
+	p := pathpkg.Clean("/" + u.Path)
+	return basePath == "" || p == basePath || strings.HasPrefix(p, basePath+"/")
 }
 
 // httpResult is an HTTP response, kept for the summary and the retries.
@@ -329,10 +491,11 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 		return rec.fail(ctx, KindPlanningDeclined, err)
 	}
 	base := b.baseURL(req)
-	token := req.Context[CtxAPIBearerToken]
+	secrets := secretsOf(ctx, req)
+	token := secrets[CtxAPIBearerToken]
 	refreshed, adjusted := false, false
 	for {
-		res, u, err := b.call(ctx, rec, req, base, plan, token)
+		res, u, err := b.call(ctx, rec, secrets[CtxAPIHeaders], base, plan, token)
 		if err != nil {
 			return rec.fail(ctx, KindHTTP, err)
 		}
@@ -380,32 +543,43 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 
 // call makes the planned request once (retrying 5xx and 429 under the
 // policy) and returns its status and body; 4xx are results, not errors.
-func (b *Bot) call(ctx context.Context, rec *recorder, req Request, base string, plan apiCallPlan, token string) (httpResult, string, error) {
+func (b *Bot) call(ctx context.Context, rec *recorder, headers, base string, plan apiCallPlan, token string) (httpResult, string, error) {
 	path, err := renderPath(plan.Path, plan.PathParams)
 	if err != nil {
 		return httpResult{}, "", resilience.MarkPermanent(fmt.Errorf("%s %s: %w", plan.Method, plan.Path, err))
 	}
-	u, err := url.Parse(base + path)
+	u, err := joinAPIPath(base, path)
 	if err != nil {
-		return httpResult{}, "", err
+		return httpResult{}, "", resilience.MarkPermanent(fmt.Errorf("%s %s: %w", plan.Method, plan.Path, err))
 	}
 	if len(plan.QueryParams) > 0 {
 		v := url.Values{}
 		for k, x := range plan.QueryParams {
-			v.Set(k, fmt.Sprint(x))
+			v.Set(k, formatValue(x))
 		}
 		u.RawQuery = v.Encode()
 	}
 	var extra map[string]string
-	if h := req.Context[CtxAPIHeaders]; h != "" {
-		if err := json.Unmarshal([]byte(h), &extra); err != nil {
+	if headers != "" {
+		if err := json.Unmarshal([]byte(headers), &extra); err != nil {
 			return httpResult{}, "", fmt.Errorf("context %s: want a JSON object of strings: %w", CtxAPIHeaders, err)
 		}
 	}
 	var body []byte
-	if plan.JSONBody != nil {
+	if plan.JSONBody != nil && bodyAllowed(plan.Method) {
 		body, _ = json.Marshal(plan.JSONBody)
 	}
+	names := make([]string, 0, len(plan.Headers)+len(extra))
+	for k := range plan.Headers {
+		if !headerRefused(k) { // validatePlan refused them; kept out here too
+			names = append(names, http.CanonicalHeaderKey(k))
+		}
+	}
+	for k := range extra {
+		names = append(names, http.CanonicalHeaderKey(k))
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
 	start := time.Now()
 	attempts := 0
 	res, err := b.httpPolicy.Do(ctx, func(ctx context.Context) (httpResult, error) {
@@ -413,7 +587,11 @@ func (b *Bot) call(ctx context.Context, rec *recorder, req Request, base string,
 		if attempts > 1 {
 			rec.add(ctx, TraceMessage, fmt.Sprintf("retrying the HTTP call (attempt %d)", attempts), map[string]any{"attempt": attempts})
 		}
-		r, err := http.NewRequestWithContext(ctx, plan.Method, u.String(), bytes.NewReader(body))
+		var rb io.Reader
+		if body != nil {
+			rb = bytes.NewReader(body)
+		}
+		r, err := http.NewRequestWithContext(context.WithValue(ctx, apiBaseKey{}, base), plan.Method, u.String(), rb)
 		if err != nil {
 			return httpResult{}, resilience.MarkPermanent(err)
 		}
@@ -421,19 +599,21 @@ func (b *Bot) call(ctx context.Context, rec *recorder, req Request, base string,
 		if body != nil {
 			r.Header.Set("Content-Type", "application/json")
 		}
-		for k, v := range extra {
-			r.Header.Set(k, v)
-		}
+		// The plan's headers (validatePlan let only declared ones
+		// through), then the program's, which win.
 		for k, v := range plan.Headers {
-			if !strings.EqualFold(k, "Authorization") {
+			if !headerRefused(k) {
 				r.Header.Set(k, v)
 			}
+		}
+		for k, v := range extra {
+			r.Header.Set(k, v)
 		}
 		if token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := b.http.Do(r)
-		if errors.Is(err, errOffOrigin) {
+		if errors.Is(err, errOffOrigin) || errors.Is(err, errOffBase) {
 			return httpResult{}, resilience.MarkPermanent(err)
 		}
 		if err != nil {
@@ -446,7 +626,7 @@ func (b *Bot) call(ctx context.Context, rec *recorder, req Request, base string,
 		data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return httpResult{resp.StatusCode, data}, err
 	})
-	ev := map[string]any{"method": plan.Method, "url": u.String(), "attempts": attempts, "elapsed_ms": time.Since(start).Milliseconds(), "authorized": token != ""}
+	ev := map[string]any{"method": plan.Method, "url": u.String(), "attempts": attempts, "elapsed_ms": time.Since(start).Milliseconds(), "authorized": token != "", "headers": names}
 	var he *resilience.HTTPError
 	if errors.As(err, &he) {
 		ev["status_code"] = he.StatusCode

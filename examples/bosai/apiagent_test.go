@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -257,7 +259,7 @@ func TestParseAPIDocs(t *testing.T) {
 	if len(d.Endpoints) != 7 || d.BaseURL != bosai.DemoAPIBase {
 		t.Fatalf("%+v", d)
 	}
-	for _, bad := range []string{"endpoints: []", "endpoints: [{method: GET, path: x}]", "endpoints: [{method: GET, path: /x, params: [{name: a, in: header}]}]"} {
+	for _, bad := range []string{"endpoints: []", "endpoints: [{method: GET, path: x}]", "endpoints: [{method: GET, path: /x, params: [{name: a, in: cookie}]}]", "endpoints: [{method: GET, path: /x, params: [{name: Cookie, in: header}]}]"} {
 		if _, err := bosai.ParseAPIDocs([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -318,7 +320,7 @@ func TestAPIContextCannotChooseTheAPI(t *testing.T) {
 	}{
 		{map[string]string{bosai.CtxAPIBaseURL: internal.URL}, "context api_base_url"},
 		{map[string]string{bosai.CtxAPIBaseURL: internal.URL + "/admin/secrets?x="}, "Config.AllowedAPIBases"},
-		{map[string]string{bosai.CtxAPIHeaders: `{"X-Injected": "yes"}`}, "context api_headers is not accepted over HTTP"},
+		{map[string]string{bosai.CtxAPIHeaders: `{"X-Injected": "yes"}`}, "context api_headers is not accepted from this caller"},
 	} {
 		if code, body := ask(srv, c.ctx); code != http.StatusBadRequest || !strings.Contains(body, c.want) || strings.Contains(body, "INTERNAL-ONLY") {
 			t.Errorf("context %v: %d %s; want 400 saying %q", c.ctx, code, body, c.want)
@@ -495,5 +497,261 @@ func TestAPIAgentRefusesDotPathParams(t *testing.T) {
 		if q.URL.Path != "/v1/auth/token" {
 			t.Errorf("%s %s reached the API", q.Method, q.URL)
 		}
+	}
+}
+
+// docsWith returns the demo docs with extra params on GET /v1/status.
+func docsWith(extra ...bosai.Param) *bosai.APIDocs {
+	d := bosai.DemoAPIDocs()
+	for i, e := range d.Endpoints {
+		if e.Method == http.MethodGet && e.Path == "/v1/status" {
+			d.Endpoints[i].Params = append(slices.Clone(e.Params), extra...)
+		}
+	}
+	return d
+}
+
+// askScripted runs one API-only question on a Bot whose model answers the
+// planning prompt with plan, against api with a valid token plus ctx.
+func askScripted(t *testing.T, api *recordingAPI, cfg bosai.Config, plan string, ctx map[string]string) *bosai.Response {
+	t.Helper()
+	c := map[string]string{bosai.CtxAPIBearerToken: api.token(t)}
+	maps.Copy(c, ctx)
+	cfg.HTTPClient, cfg.APIBaseURL = api.Client(), api.URL
+	bot := newBot(t, newMarkerModel(map[string]string{bosai.MarkerAPI: plan}), cfg)
+	resp, err := bot.Ask(t.Context(), apiOnly("Is the service operational?", c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// TestAPIAgentPlanHeaders: a plan may set only the headers the docs
+// declare for its endpoint; an undeclared one fails the plan before any
+// call, naming it, as does a missing required one (matched whatever its
+// case); the program's api_headers win over the plan's; the trace
+// names the headers sent, not their values.
+func TestAPIAgentPlanHeaders(t *testing.T) {
+	docs := docsWith(bosai.Param{Name: "X-Trace-Id", In: "header", Required: true})
+	api := newRecordingAPI(t)
+	resp := askScripted(t, api, bosai.Config{APIDocs: docs},
+		`{"make_request": true, "method": "GET", "path": "/v1/status", "headers": {"X-Trace-Id": "m", "X-Forwarded-Host": "evil.example"}, "reason": "scripted"}`, nil)
+	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "headers.X-Forwarded-Host is not a header parameter") {
+		t.Fatalf("undeclared header: %+v", r)
+	}
+	for _, q := range api.requests() {
+		if q.URL.Path != "/v1/auth/token" {
+			t.Fatalf("%s %s reached the API", q.Method, q.URL)
+		}
+	}
+	resp = askScripted(t, api, bosai.Config{APIDocs: docs},
+		`{"make_request": true, "method": "GET", "path": "/v1/status", "headers": {"x-trace-id": "from-model", "X-Tenant": "x"}, "reason": "scripted"}`, nil)
+	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "headers.X-Tenant") {
+		t.Fatalf("undeclared header: %+v", r)
+	}
+	resp = askScripted(t, api, bosai.Config{APIDocs: docs}, `{"make_request": true, "method": "GET", "path": "/v1/status", "reason": "scripted"}`, nil)
+	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "the header parameter X-Trace-Id is required") {
+		t.Fatalf("required header missing: %+v", r)
+	}
+	resp = askScripted(t, api, bosai.Config{APIDocs: docs},
+		`{"make_request": true, "method": "GET", "path": "/v1/status", "headers": {"x-trace-id": "from-model"}, "reason": "scripted"}`,
+		map[string]string{bosai.CtxAPIHeaders: `{"X-Trace-Id": "from-program"}`})
+	if r := resp.Results[0]; r.Status != bosai.StatusSucceeded {
+		t.Fatalf("declared header: %+v", r)
+	}
+	reqs := api.requests()
+	if got := reqs[len(reqs)-1].Header.Values("X-Trace-Id"); !slices.Equal(got, []string{"from-program"}) {
+		t.Fatalf("X-Trace-Id sent %q, want the program's", got)
+	}
+	var names any
+	for _, e := range resp.Trace {
+		if e.Message == "executed HTTP request" {
+			names = e.Data["headers"]
+		}
+	}
+	if fmt.Sprint(names) != "[X-Trace-Id]" {
+		t.Fatalf("trace headers %v", names)
+	}
+	raw, _ := json.Marshal(resp.Trace)
+	if strings.Contains(string(raw), "from-program") {
+		t.Fatal("the trace holds a header's value")
+	}
+}
+
+// TestAPIAgentRefusesUndeclaredParams: query and body keys the endpoint
+// does not declare, and a body on GET, fail the plan with an error naming
+// the key and the endpoint's parameters; nothing reaches the API.
+func TestAPIAgentRefusesUndeclaredParams(t *testing.T) {
+	api := newRecordingAPI(t)
+	for plan, want := range map[string]string{
+		`{"make_request": true, "method": "GET", "path": "/v1/incidents", "query_params": {"severity": "critical", "admin": "1"}, "reason": "s"}`: "query_params.admin is not a query parameter of the endpoint; remove it or use one the endpoint lists (severity, state)",
+		`{"make_request": true, "method": "POST", "path": "/v1/tickets", "json_body": {"title": "t", "owner": "root"}, "reason": "s"}`:            "json_body.owner is not a body parameter",
+		`{"make_request": true, "method": "GET", "path": "/v1/status", "json_body": {"x": 1}, "reason": "s"}`:                                     "a GET request carries no body",
+	} {
+		resp := askScripted(t, api, bosai.Config{}, plan, nil)
+		if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, want) {
+			t.Errorf("%s: %+v", plan, r)
+		}
+	}
+	for _, q := range api.requests() {
+		if q.URL.Path != "/v1/auth/token" {
+			t.Errorf("%s %s reached the API", q.Method, q.URL)
+		}
+	}
+}
+
+// TestAPIAgentNumbersInPlainDecimal: a JSON number in a path or query
+// parameter is sent as 1000000, not 1e+06.
+func TestAPIAgentNumbersInPlainDecimal(t *testing.T) {
+	api := newRecordingAPI(t)
+	askScripted(t, api, bosai.Config{}, `{"make_request": true, "method": "GET", "path": "/v1/incidents/:id", "path_params": {"id": 1000000}, "reason": "s"}`, nil)
+	askScripted(t, api, bosai.Config{}, `{"make_request": true, "method": "GET", "path": "/v1/incidents", "query_params": {"severity": 2500000.5}, "reason": "s"}`, nil)
+	var got []string
+	for _, q := range api.requests() {
+		if q.URL.Path != "/v1/auth/token" {
+			got = append(got, q.URL.RequestURI())
+		}
+	}
+	if want := []string{"/v1/incidents/1000000", "/v1/incidents?severity=2500000.5"}; !slices.Contains(got, want[0]) || !slices.Contains(got, want[1]) {
+		t.Fatalf("requests %q, want %q", got, want)
+	}
+}
+
+// TestNewChecksAPIDocs: Go-built docs are checked as parsed ones are: a
+// path without a leading / (whose parameter could name the host), a
+// parameter inside a segment, a body on GET and a routing header are
+// refused, naming the endpoint.
+func TestNewChecksAPIDocs(t *testing.T) {
+	for _, c := range []struct {
+		e    bosai.Endpoint
+		want string
+	}{
+		{bosai.Endpoint{Method: "GET", Path: ":host/v1"}, "a path starting with /"},
+		{bosai.Endpoint{Method: "GET", Path: "/v1/reports/:date.csv"}, `segment ":date.csv"`},
+		{bosai.Endpoint{Method: "GET", Path: "/v1/x", Params: []bosai.Param{{Name: "q", In: "body"}}}, "a GET request carries no body"},
+		{bosai.Endpoint{Method: "GET", Path: "/v1/x", Params: []bosai.Param{{Name: "x-forwarded-for", In: "header"}}}, "may not be set by a plan"},
+		{bosai.Endpoint{Method: "GET", Path: "/v1/x", Params: []bosai.Param{{Name: "Host", In: "header"}}}, "may not be set by a plan"},
+	} {
+		_, err := bosai.New(bosai.Config{Model: bosai.NewOfflineModel(), APIDocs: &bosai.APIDocs{Endpoints: []bosai.Endpoint{c.e}}})
+		if err == nil || !strings.Contains(err.Error(), "Config.APIDocs") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v", c.e.Method, c.e.Path, err)
+		}
+	}
+	if _, err := bosai.ParseAPIDocs([]byte("endpoints: [{method: GET, path: /v1/reports/:date.csv}]")); err == nil || !strings.Contains(err.Error(), "whole segment") {
+		t.Errorf("ParseAPIDocs: %v", err)
+	}
+}
+
+// TestAPIAgentRedirectsStayUnderTheBase: two bases on one origin stay
+// apart: a redirect from /tenant-a/... to /tenant-b/... is refused, and
+// tenant b never sees tenant a's token.
+func TestAPIAgentRedirectsStayUnderTheBase(t *testing.T) {
+	var mu sync.Mutex
+	var bGot []string
+	demo := bosai.DemoAPI()
+	mux := http.NewServeMux()
+	mux.Handle("/tenant-a/", http.StripPrefix("/tenant-a", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/status" {
+			http.Redirect(w, r, "/tenant-b/v1/status", http.StatusTemporaryRedirect)
+			return
+		}
+		demo.ServeHTTP(w, r)
+	})))
+	mux.HandleFunc("/tenant-b/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		bGot = append(bGot, r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		fmt.Fprint(w, `{"status": "tenant b"}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	base := srv.URL + "/tenant-a"
+	tok, err := bosai.DemoTokenRefresher(srv.Client())(t.Context(), base, bosai.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: srv.Client(), APIBaseURL: base})
+	resp, err := bot.Ask(t.Context(), apiOnly("Is the service operational?", map[string]string{bosai.CtxAPIBearerToken: tok}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "out of its base URL's path") {
+		t.Fatalf("redirect out of the base: %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bGot) != 0 {
+		t.Fatalf("tenant b got %q", bGot)
+	}
+}
+
+// TestDemoRefresherOnlyForTheDemo: with no HTTPClient but a real API's
+// base, a 401 is not answered by posting the demo's credentials there.
+func TestDemoRefresherOnlyForTheDemo(t *testing.T) {
+	api := newRecordingAPI(t)
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{APIBaseURL: api.URL})
+	resp, err := bot.Ask(t.Context(), apiOnly("Is the service operational?", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Results[0]; r.Status != bosai.StatusFailed || !strings.Contains(r.Error.Message, "401") {
+		t.Fatalf("%+v", r)
+	}
+	for _, q := range api.requests() {
+		if q.URL.Path == "/v1/auth/token" {
+			t.Fatalf("the demo's credentials were posted to %s", api.URL)
+		}
+	}
+}
+
+// TestSecretsStayOutOfPromptsAndState: the bearer token, the program's
+// headers and the base URL reach the API but no prompt, and the token and
+// headers are not in the run's saved state.
+func TestSecretsStayOutOfPromptsAndState(t *testing.T) {
+	api := newRecordingAPI(t)
+	tok := api.token(t)
+	m := &hookModel{inner: bosai.NewOfflineModel()}
+	bot := newBot(t, m, bosai.Config{HTTPClient: api.Client(), APIBaseURL: api.URL, AllowedAPIBases: []string{api.URL + "/"}})
+	req := bosai.Request{Question: "Is the service operational? And how many customers are there?", Trace: true,
+		Context: map[string]string{bosai.CtxAPIBearerToken: tok, bosai.CtxAPIHeaders: `{"X-Api-Key": "program-key"}`, bosai.CtxAPIBaseURL: api.URL + "/", "tenant": "acme"}}
+	resp, err := bot.Ask(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := api.requests()
+	if last := reqs[len(reqs)-1]; last.Header.Get("Authorization") != "Bearer "+tok || last.Header.Get("X-Api-Key") != "program-key" {
+		t.Fatalf("the API got %v", last.Header)
+	}
+	m.mu.Lock()
+	prompts := slices.Clone(m.prompts)
+	m.mu.Unlock()
+	if len(prompts) < 3 {
+		t.Fatalf("%d prompts", len(prompts))
+	}
+	for _, p := range prompts {
+		for _, secret := range []string{tok, "program-key", bosai.CtxAPIBaseURL, bosai.CtxAPIHeaders} {
+			if strings.Contains(p, secret) {
+				t.Errorf("a prompt holds %q:\n%s", secret, p)
+			}
+		}
+	}
+	if !slices.ContainsFunc(prompts, func(p string) bool { return strings.Contains(p, "- tenant: acme") }) {
+		t.Error("the context's other keys reach no prompt")
+	}
+	st, err := bot.State(t.Context(), resp.Thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(st)
+	for _, secret := range []string{tok, "program-key"} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("the saved state holds %q", secret)
+		}
+	}
+	if st.Request.Context["tenant"] != "acme" {
+		t.Errorf("saved context %v", st.Request.Context)
+	}
+	if _, ok := req.Context[bosai.CtxAPIBearerToken]; !ok {
+		t.Error("Ask changed the caller's context")
 	}
 }

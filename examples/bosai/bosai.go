@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,13 +68,16 @@ type Config struct {
 	// ErrInvalidRequest (400 over HTTP).
 	AllowedAPIBases []string
 	// APIDocs is the API agent's endpoint catalogue. Nil means
-	// DemoAPIDocs.
+	// DemoAPIDocs. New checks it as ParseAPIDocs does (an error names
+	// the endpoint and the rule).
 	APIDocs *APIDocs
 	// APITopK is how many endpoints, best scored first, the planning
 	// prompt shows. Zero means 3.
 	APITopK int
 	// TokenRefresher obtains a new bearer token after a 401. Nil means
-	// DemoTokenRefresher when HTTPClient is nil, and no refresh otherwise.
+	// DemoTokenRefresher when HTTPClient is nil and the configured base is
+	// DemoAPIBase, and no refresh otherwise (the demo's credentials go to
+	// the demo API only).
 	TokenRefresher TokenRefresher
 	// HTTPPolicy is the resilience policy of the API agent's HTTP calls.
 	// Nil means 3 attempts with backoff from 200 ms to 2 s for 5xx, 429 and
@@ -144,6 +148,15 @@ func New(cfg Config) (*Bot, error) {
 	b := &Bot{model: cfg.Model, docs: cfg.APIDocs, topK: cmp.Or(cfg.APITopK, 3), refresh: cfg.TokenRefresher}
 	if b.docs == nil {
 		b.docs = DemoAPIDocs()
+	} else {
+		// A copy: check upper-cases the methods, and the caller's value
+		// stays the caller's.
+		d := *b.docs
+		d.Endpoints = slices.Clone(d.Endpoints)
+		if err := d.check(); err != nil {
+			return nil, fmt.Errorf("bosai: Config.APIDocs: %w", err)
+		}
+		b.docs = &d
 	}
 	var err error
 	if b.apiBase, err = configuredAPIBase(cfg, b.docs); err != nil {
@@ -167,7 +180,9 @@ func New(cfg Config) (*Bot, error) {
 	if cfg.HTTPClient == nil {
 		u, _ := url.Parse(DemoAPIBase)
 		b.http = sameOriginClient(&http.Client{Transport: handlerTransport{u.Host, DemoAPI()}})
-		if b.refresh == nil {
+		if b.refresh == nil && b.apiBase == DemoAPIBase {
+			// Only the demo API knows the demo's credentials: a real
+			// API's 401 is not answered by sending them there.
 			b.refresh = DemoTokenRefresher(b.http)
 		}
 	} else {
@@ -370,6 +385,7 @@ func (b *Bot) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
 		defer b.runs.Done()
 
 		req = withTemporalContext(req, time.Now().UTC())
+		ctx, req := withSecrets(ctx, req)
 		thread := checkpoint.NewID()
 		var last State
 		for ev, err := range b.graph.Thread(thread).Stream(ctx, State{Request: req}, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -22,7 +24,12 @@ var demoDocs []byte
 // Param is a parameter of an endpoint.
 type Param struct {
 	Name string `yaml:"name" json:"name"`
-	// In is "path", "query" or "body".
+	// In is "path", "query", "body" or "header". A header parameter is a
+	// request header the model may set for the endpoint; headers that
+	// route, authenticate or frame the request (Host, Authorization,
+	// Cookie, Forwarded, X-Forwarded-*, X-Real-IP, X-Original-URL,
+	// X-Rewrite-URL, the method overrides and the hop-by-hop headers) may
+	// not be declared.
 	In          string   `yaml:"in" json:"in"`
 	Required    bool     `yaml:"required" json:"required,omitempty"`
 	Enum        []string `yaml:"enum" json:"enum,omitempty"`
@@ -33,9 +40,12 @@ type Param struct {
 type Endpoint struct {
 	// Method is the HTTP method, such as "GET".
 	Method string `yaml:"method" json:"method"`
-	// Path is the path below the API's base URL; a segment ":name" is a
-	// path parameter, as in "/v1/incidents/:id". A parameter's value is
-	// escaped into its segment and may not be empty, "." or "..".
+	// Path is the path below the API's base URL, starting with "/"; a
+	// segment ":name" is a path parameter, as in "/v1/incidents/:id"; a
+	// name is letters, digits and underscores, and the parameter is the
+	// whole segment ("/v1/reports/:date.csv" is refused). A
+	// parameter's value is escaped into its segment and may not be empty,
+	// "." or "..".
 	Path string `yaml:"path" json:"path"`
 	// Summary says what the endpoint does; the model reads it.
 	Summary string `yaml:"summary" json:"summary"`
@@ -63,7 +73,9 @@ type APIDocs struct {
 
 // ParseAPIDocs reads API documentation in YAML (the format of
 // apidocs.yaml): a name, a base_url and a list of endpoints with method,
-// path, summary, keywords, params and allowed.
+// path, summary, keywords, params and allowed. It checks them as New
+// checks Config.APIDocs (see Endpoint.Path and Param.In); an error names
+// each endpoint and rule broken.
 func ParseAPIDocs(data []byte) (*APIDocs, error) {
 	var d APIDocs
 	if err := yaml.Unmarshal(data, &d); err != nil {
@@ -72,19 +84,73 @@ func ParseAPIDocs(data []byte) (*APIDocs, error) {
 	if len(d.Endpoints) == 0 {
 		return nil, fmt.Errorf("bosai: API docs list no endpoints; add an endpoints list")
 	}
-	for i, e := range d.Endpoints {
+	if err := d.check(); err != nil {
+		return nil, fmt.Errorf("bosai: API docs: %w", err)
+	}
+	return &d, nil
+}
+
+// check validates the docs, as ParseAPIDocs and New do, and upper-cases
+// the endpoints' methods: each endpoint has a method and a path starting
+// with "/" without query or fragment, whose parameters are whole segments,
+// and each parameter is in the path, the query, the body or a header that
+// a plan may set (see Param.In). A GET or HEAD endpoint has no body
+// parameters, since the agent sends no body with them.
+func (d *APIDocs) check() error {
+	var errs []error
+	for i := range d.Endpoints {
+		e := &d.Endpoints[i]
 		e.Method = strings.ToUpper(e.Method)
-		d.Endpoints[i].Method = e.Method
-		if e.Method == "" || !strings.HasPrefix(e.Path, "/") {
-			return nil, fmt.Errorf("bosai: API docs: endpoint %d: method and a path starting with / are required", i+1)
+		if e.Method == "" || !strings.HasPrefix(e.Path, "/") || strings.ContainsAny(e.Path, "?#") {
+			errs = append(errs, fmt.Errorf("endpoint %d (%s %q): a method and a path starting with / (without ? or #) are required", i+1, e.Method, e.Path))
+			continue
+		}
+		for seg := range strings.SplitSeq(e.Path, "/") {
+			if name, ok := strings.CutPrefix(seg, ":"); ok && !isParamName(name) {
+				errs = append(errs, fmt.Errorf("%s %s: segment %q: a path parameter is a whole segment named after its colon, such as /:date; "+
+					"put a suffix such as .csv in a segment of its own or in the parameter's value", e.Method, e.Path, seg))
+			}
 		}
 		for _, p := range e.Params {
-			if p.In != "path" && p.In != "query" && p.In != "body" {
-				return nil, fmt.Errorf("bosai: API docs: %s %s: param %s: in is %q; want path, query or body", e.Method, e.Path, p.Name, p.In)
+			switch {
+			case p.In != "path" && p.In != "query" && p.In != "body" && p.In != "header":
+				errs = append(errs, fmt.Errorf("%s %s: param %s: in is %q; want path, query, body or header", e.Method, e.Path, p.Name, p.In))
+			case p.In == "body" && !bodyAllowed(e.Method):
+				errs = append(errs, fmt.Errorf("%s %s: param %s: a %s request carries no body; declare it in query", e.Method, e.Path, p.Name, e.Method))
+			case p.In == "header" && headerRefused(p.Name):
+				errs = append(errs, fmt.Errorf("%s %s: param %s: the header %s routes, authenticates or frames the request and may not be set by a plan; "+
+					"remove the param (the program's headers go in the context's %s)", e.Method, e.Path, p.Name, p.Name, CtxAPIHeaders))
 			}
 		}
 	}
-	return &d, nil
+	return errors.Join(errs...)
+}
+
+// isParamName reports whether s is a path parameter's name: letters,
+// digits and underscores.
+func isParamName(s string) bool {
+	return s != "" && strings.TrimFunc(s, func(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }) == ""
+}
+
+// bodyAllowed reports whether a request of method carries a JSON body.
+func bodyAllowed(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead
+}
+
+// headerRefused reports whether name is a header a plan may never set:
+// one that routes the request (Host, Forwarded, X-Forwarded-*, X-Real-IP,
+// X-Original-URL, X-Rewrite-URL), overrides its method, carries
+// credentials (Authorization, Cookie, Proxy-Authorization), frames the
+// body (Content-Length, Content-Type, Transfer-Encoding) or is hop-by-hop.
+func headerRefused(name string) bool {
+	k := http.CanonicalHeaderKey(strings.TrimSpace(name))
+	switch k {
+	case "", "Host", "Authorization", "Cookie", "Forwarded", "X-Real-Ip", "X-Original-Url", "X-Rewrite-Url",
+		"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "Content-Length", "Content-Type",
+		"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return strings.HasPrefix(k, "X-Forwarded-")
 }
 
 // DemoAPIDocs returns the documentation of the demo API (apidocs.yaml).

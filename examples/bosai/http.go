@@ -59,10 +59,13 @@ type HTTPConfig struct {
 // text/event-stream, with a server-sent event per trace event ("trace")
 // and the response last ("response"); a failed run ends the stream with an
 // "error" event. A request that fails validation (Request.Validate, or
-// JSON with unknown fields, a context api_base_url the Bot may not call,
-// or any context api_headers) gets 400 and {"error": "..."}: an HTTP
-// caller cannot choose where the API agent's calls go nor the headers they
-// carry (see CtxAPIBaseURL and CtxAPIHeaders).
+// JSON with unknown fields, or what Bot.CheckUntrusted refuses: a context
+// api_base_url the Bot may not call, or any context api_headers) gets 400
+// and {"error": "..."}: an HTTP caller cannot choose where the API agent's
+// calls go nor the program's headers they carry (see CtxAPIBaseURL and
+// CtxAPIHeaders). The model's plan may set only the headers the API docs
+// declare (Param.In "header"), never routing or credential headers, and
+// the program's api_headers are set after them.
 //
 // The API is guarded as cfg says: the caller's token (401), the Host
 // (421), the Origin of browser requests (403), the body's media type
@@ -98,13 +101,8 @@ func Handler(b *Bot, cfg HTTPConfig) (http.Handler, error) {
 			return
 		}
 		req = req.Normalize()
-		if err := b.validate(req); err != nil {
+		if err := b.CheckUntrusted(req); err != nil {
 			writeError(w, http.StatusBadRequest, err)
-			return
-		}
-		if _, ok := req.Context[CtxAPIHeaders]; ok {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("%w: context %s is not accepted over HTTP: the API agent's headers are the server's "+
-				"configuration (Config.HTTPClient); remove the key", ErrInvalidRequest, CtxAPIHeaders))
 			return
 		}
 		if r.Header.Get("Accept") == "text/event-stream" {

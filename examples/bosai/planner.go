@@ -172,15 +172,25 @@ func plannerPrompt(req Request, candidates []AgentName) string {
 	return b.String()
 }
 
+// settingsKeys are the request context's keys that configure the API
+// agent's calls rather than inform the question: the bearer token and
+// headers are secrets, and the base URL is the program's to check, not the
+// model's to read.
+var settingsKeys = []string{CtxAPIBaseURL, CtxAPIBearerToken, CtxAPIHeaders}
+
+// writeContext writes the request context into a prompt, every key but
+// settingsKeys: every prompt's context goes through it.
 func writeContext(b *strings.Builder, ctx map[string]string) {
-	if len(ctx) == 0 {
+	keys := make([]string, 0, len(ctx))
+	for k := range ctx {
+		if !slices.Contains(settingsKeys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
 		return
 	}
 	b.WriteString("\n## Context\n")
-	keys := make([]string, 0, len(ctx))
-	for k := range ctx {
-		keys = append(keys, k)
-	}
 	slices.Sort(keys)
 	for _, k := range keys {
 		fmt.Fprintf(b, "- %s: %s\n", k, ctx[k])
