@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,6 +173,14 @@ func TestMaxActiveRunsConcurrentCreations(t *testing.T) {
 				if n, err := st.(server.OwnerCounter).CountActiveRuns(t.Context(), ""); err != nil || n != created {
 					t.Errorf("active runs after the burst: %d, %v; want the %d created", n, err, created)
 				}
+				// A CountingClaimer's stateful creations count in their
+				// read; stateless ones (checked before their thread
+				// exists) count apart.
+				if cm, ok := st.(*claimingMemory); ok {
+					if n := cm.countedInRead.Load(); stateless != (n == 0) {
+						t.Errorf("%d creations counted in their read (stateless %v); want some when stateful, none when stateless", n, stateless)
+					}
+				}
 				releaseStateless(t, ts, st)
 			})
 		}
@@ -266,6 +275,9 @@ type claimingMemory struct {
 	barrierMemory
 	mu    sync.Mutex
 	locks map[string]chan struct{} // a thread's lock: held while it holds a value
+	// countedInRead counts the calls of CreateRunClaimedCountActive: the
+	// creations that counted in their read.
+	countedInRead atomic.Int64
 }
 
 var (
@@ -394,6 +406,7 @@ func (s *claimingMemory) CreateRunClaimedLocked(ctx context.Context, threadID st
 }
 
 func (s *claimingMemory) CreateRunClaimedCountActive(ctx context.Context, threadID, owner string, lease time.Duration, plan func(t *server.Thread, active []*server.Run, activeRuns int) (*server.Run, string, map[string]any, error)) (bool, error) {
+	s.countedInRead.Add(1)
 	return s.create(ctx, threadID, &owner, lease, plan)
 }
 
