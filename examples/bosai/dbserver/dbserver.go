@@ -23,8 +23,9 @@
 //     length limit, set on the connection before each query); which
 //     tables and functions a query uses (the EXPLAIN layer above);
 //     the Timeout (the query's context).
-//   - PostgreSQL: read-only (a READ ONLY transaction, and a cursor, which
-//     takes one SELECT only); statement_timeout; a result message longer
+//   - PostgreSQL: read-only (a READ ONLY transaction, and a cursor,
+//     declared over the extended protocol, which takes one SELECT only);
+//     statement_timeout; a result message longer
 //     than MaxBytes fails the query; session advisory locks are released
 //     after each query. Connected as a role made with
 //     ReaderRoleStatements, PostgreSQL also refuses every table but
@@ -508,7 +509,17 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 			strconv.FormatInt(max(1, s.cfg.Timeout.Milliseconds()), 10)); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, "DECLARE bosai_query NO SCROLL CURSOR FOR "+query); err != nil {
+		// The extended protocol: PostgreSQL parses the text as one
+		// statement and refuses more (a call without arguments would go
+		// over the simple protocol, which runs every statement of the text).
+		err = conn.Raw(func(dc any) error {
+			c, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("dbserver: unexpected PostgreSQL driver connection %T", dc)
+			}
+			return c.Conn().PgConn().ExecParams(ctx, "DECLARE bosai_query NO SCROLL CURSOR FOR "+query, nil, nil, nil, nil).Read().Err
+		})
+		if err != nil {
 			return nil, s.queryError(err)
 		}
 		// The same FETCH returns different columns each time: no cached

@@ -708,3 +708,17 @@ func TestSQLitePlan(t *testing.T) {
 		}
 	}
 }
+
+// TestOneStatementPastCheck runs several statements past Check: PostgreSQL
+// parses the query as one statement and refuses the rest unrun.
+func TestOneStatementPastCheck(t *testing.T) {
+	f := postgresFixture(t, Config{})
+	for _, q := range []string{
+		"SELECT 1; SELECT 2",
+		"SELECT 1; COMMIT; SET default_transaction_read_only = off; DELETE FROM orders",
+	} {
+		if res, err := f.srv.run(t.Context(), q); err == nil || !strings.Contains(err.Error(), "multiple commands") {
+			t.Fatalf("%s past Check: %v %+v, want PostgreSQL to refuse more than one statement", q, err, res)
+		}
+	}
+}
