@@ -46,10 +46,12 @@
 // Connect to PostgreSQL as a dedicated role that can read the shop's
 // tables and nothing else: Open refuses a session whose login role
 // (session_user) or current role (current_user, which options=-c role=…
-// sets) is a superuser, bypasses row-level security, may create roles, or
-// is a member of a predefined pg_* role other than pg_database_owner
-// (pg_read_all_data, pg_read_server_files, pg_signal_backend, …), unless
-// Config.AllowPrivilegedRole is set, since a query that got past Check
+// sets) is a superuser, bypasses row-level security, may create roles, is
+// a member of a role that does any of these or of a predefined pg_* role
+// other than pg_database_owner (pg_read_all_data, pg_read_server_files,
+// pg_signal_backend, …), or may SELECT a table, view or foreign table
+// outside Config.Tables (in any schema but pg_catalog, information_schema
+// and pg_*), unless Config.AllowPrivilegedRole is set, since a query that got past Check
 // could then read other tables or the server's files, run programs or
 // stop other sessions. ReaderRoleStatements gives the SQL that creates
 // such a role; for the tables customers and orders of the schema shop:
@@ -125,10 +127,11 @@ type Config struct {
 	MaxBytes int
 	// AllowPrivilegedRole lets Open connect to PostgreSQL when the login
 	// role or the current role is a superuser, bypasses row-level
-	// security, may create roles, or is a member of a predefined pg_* role
-	// other than pg_database_owner, which Open refuses otherwise: such a
-	// role reads every table or the server's files, runs programs or
-	// stops other sessions. Set it only for a throwaway database nobody
+	// security, may create roles, is a member of a role that does or of a
+	// predefined pg_* role other than pg_database_owner, or may read a
+	// table outside Tables, which Open refuses otherwise: such a role
+	// reads other tables or the server's files, runs programs or stops
+	// other sessions. Set it only for a throwaway database nobody
 	// else uses; otherwise connect as a role made with
 	// ReaderRoleStatements.
 	AllowPrivilegedRole bool
@@ -256,22 +259,34 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 // roleCheck reads, for the session's login role (session_user) and its
 // current role (current_user, which the DSN's options=-c role=… sets), the
 // privileges a read-only reader must not have: one row per role, with
-// what is wrong with it, empty when nothing is. A member of a predefined
-// pg_* role other than pg_database_owner (which every owner is) can read
-// every table, the server's files or statistics, or signal sessions.
+// what is wrong with it, empty when nothing is. It refuses a role that is
+// a superuser, bypasses row-level security or may create roles, or is a
+// member (directly or not, inheriting or not: it can SET ROLE to it) of a
+// role that is one of those or of a predefined pg_* role other than
+// pg_database_owner (which every owner is), and a role that may SELECT a
+// table, view or foreign table of a schema other than pg_catalog,
+// information_schema and pg_* outside the tables of $1 (Config.Tables, in
+// the current schema; NULL: every table of the current schema). Up to five
+// such tables are named.
 const roleCheck = `SELECT r.rolname, concat_ws(', ',
 	CASE WHEN r.rolsuper THEN 'is a superuser' END,
 	CASE WHEN r.rolbypassrls THEN 'bypasses row-level security' END,
 	CASE WHEN r.rolcreaterole THEN 'may create roles' END,
 	(SELECT 'is a member of ' || string_agg(p.rolname, ', ' ORDER BY p.rolname) FROM pg_roles p
-		WHERE p.rolname LIKE 'pg\_%' AND p.rolname <> 'pg_database_owner' AND p.oid <> r.oid AND pg_has_role(r.oid, p.oid, 'MEMBER')))
+		WHERE p.oid <> r.oid AND pg_has_role(r.oid, p.oid, 'MEMBER')
+		AND (p.rolname LIKE 'pg\_%' AND p.rolname <> 'pg_database_owner' OR p.rolsuper OR p.rolbypassrls OR p.rolcreaterole)),
+	(SELECT 'may read ' || string_agg(t.name, ', ') || ', not in Config.Tables' FROM (
+		SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
+		AND has_table_privilege(r.oid, c.oid, 'SELECT')
+		AND NOT (n.nspname = current_schema() AND ($1::text[] IS NULL OR c.relname = ANY ($1::text[])))
+		ORDER BY 1 LIMIT 5) t))
 	FROM pg_roles r WHERE r.rolname IN (session_user, current_user) ORDER BY r.rolname`
 
 // checkRole refuses a PostgreSQL session whose login role or current role
-// is a superuser, bypasses row-level security, may create roles, or is a
-// member of a predefined pg_* role (but pg_database_owner).
+// has a privilege roleCheck reads.
 func (s *Server) checkRole(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, roleCheck)
+	rows, err := s.db.QueryContext(ctx, roleCheck, s.cfg.Tables)
 	if err != nil {
 		return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
 	}

@@ -501,9 +501,10 @@ func TestGuardAccepts(t *testing.T) {
 }
 
 // TestOpenRefusesPrivilegedRoles opens the server as the test server's
-// superuser and as a member of pg_signal_backend: both are refused unless
-// AllowPrivilegedRole is set; a role made with ReaderRoleStatements is
-// accepted.
+// superuser, as members of pg_signal_backend, pg_read_all_data and of a
+// role that may create roles, and as roles that may read tables outside
+// Config.Tables: each is refused unless AllowPrivilegedRole is set; a role
+// made with ReaderRoleStatements is accepted.
 func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "bosai_role_")
 	if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+schema+"; CREATE TABLE "+schema+".t (x int)"); err != nil {
@@ -519,8 +520,26 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 	if _, err := pool.Exec(t.Context(), "GRANT pg_signal_backend TO "+schema+"_signal; GRANT pg_read_all_data TO "+schema+"_all"); err != nil {
 		t.Fatal(err)
 	}
+	// A member of a role that may create roles; a role that may read a
+	// table of another schema, and one of its own schema not in Tables.
+	admin := readerDSN(t, pool, schema, schema+"_admin", tables)
+	other := readerDSN(t, pool, schema, schema+"_other", tables)
+	extra := readerDSN(t, pool, schema, schema+"_extra", tables)
+	if _, err := pool.Exec(t.Context(), "CREATE ROLE "+schema+"_creator NOLOGIN CREATEROLE; GRANT "+schema+"_creator TO "+schema+"_admin; "+
+		"CREATE SCHEMA "+schema+"_o; CREATE TABLE "+schema+"_o.hidden (x int); GRANT USAGE ON SCHEMA "+schema+"_o TO "+schema+"_other; "+
+		"GRANT SELECT ON "+schema+"_o.hidden TO "+schema+"_other; CREATE TABLE "+schema+".u (x int); GRANT SELECT ON "+schema+".u TO "+schema+"_extra"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := pool.Exec(context.Background(), "DROP SCHEMA "+schema+"_o CASCADE; DROP ROLE "+schema+"_creator"); err != nil {
+			t.Error(err)
+		}
+	})
 	reader := readerDSN(t, pool, schema, schema, tables)
 	for _, c := range []struct{ name, dsn, want string }{
+		{"member of a role creator", admin, "is a member of " + schema + "_creator"},
+		{"reads another schema", other, "may read " + schema + "_o.hidden"},
+		{"reads a table not in Tables", extra, "may read " + schema + ".u"},
 		{"superuser", postgresDSN(schema), "is a superuser"},
 		{"pg_signal_backend", signal, "is a member of pg_signal_backend"},
 		{"pg_read_all_data", all, "is a member of pg_read_all_data"},
@@ -529,7 +548,7 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 		{"session user", postgresDSN(schema) + "&options=" + strings.ReplaceAll(url.QueryEscape("-c role="+schema), "+", "%20"), "is a superuser"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn})
+			srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn, Tables: tables})
 			if err == nil {
 				srv.Close()
 				t.Fatal("Open accepted the role")
@@ -537,14 +556,14 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "ReaderRoleStatements") || !strings.Contains(err.Error(), "AllowPrivilegedRole") {
 				t.Fatalf("Open: %v; want it to say the role %s and how to fix it", err, c.want)
 			}
-			srv, err = Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn, AllowPrivilegedRole: true})
+			srv, err = Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn, Tables: tables, AllowPrivilegedRole: true})
 			if err != nil {
 				t.Fatalf("Open with AllowPrivilegedRole: %v", err)
 			}
 			srv.Close()
 		})
 	}
-	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: reader})
+	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: reader, Tables: tables})
 	if err != nil {
 		t.Fatalf("Open as a reader: %v", err)
 	}
