@@ -35,13 +35,16 @@
 //
 // What only Check enforces, for PostgreSQL: which functions a query calls
 // (PostgreSQL lets every role call most built-in functions, such as
-// version() or current_setting()), and the refusal of functions that build
-// values as large as asked (lpad, repeat, generate_series, format).
-// Neither database bounds the memory one query may use: PostgreSQL only
-// by its own settings (work_mem) and its 1 GB limit on a value, SQLite
-// (which runs in this process) only by MaxBytes per value, not per sort
-// or per recursive query. Run the server, and the PostgreSQL server, under
-// an OS memory limit (a cgroup's memory.max, systemd's MemoryMax=).
+// version() or current_setting()).
+//
+// Memory: nothing here bounds the memory one query makes the PostgreSQL
+// server use (a nested replace, lpad or a recursive CTE can build values
+// of up to 1 GB each): only the server's work_mem (for sorts and hashes),
+// its 1 GB limit on one value and the OS limits of its processes do, while
+// statement_timeout bounds the time. SQLite runs in this process and is
+// bounded by MaxBytes per value, not per sort or per recursive query. Run
+// the server, and the PostgreSQL server, under an OS memory limit (a
+// cgroup's memory.max, systemd's MemoryMax=).
 //
 // Connect to PostgreSQL as a dedicated role that can read the shop's
 // tables and nothing else: Open refuses a session whose login role
