@@ -78,6 +78,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -251,6 +252,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	if cfg.Driver == "postgres" {
+		if err := s.checkFuncs(ctx); err != nil {
+			s.db.Close()
+			return nil, err
+		}
+	}
 	if err := s.readSchema(ctx); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("dbserver: reading the schema: %w", err)
@@ -313,6 +320,27 @@ func (s *Server) checkRole(ctx context.Context) error {
 	return fmt.Errorf("dbserver: %s, so a query could read other tables or the server's files, run programs or stop other sessions; "+
 		"log in as a dedicated role that can only read the tables (ReaderRoleStatements and the package doc give the SQL to create one), "+
 		"or set Config.AllowPrivilegedRole for a throwaway database nobody else uses", strings.Join(bad, "; "))
+}
+
+// checkFuncs refuses a PostgreSQL session whose search_path has, outside
+// pg_catalog, a function the role may execute named as one Check allows:
+// a query calling that name could run it instead of the built-in one.
+func (s *Server) checkFuncs(ctx context.Context) error {
+	names := slices.Sorted(maps.Keys(allowedFuncs["postgres"]))
+	var found string
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(string_agg(DISTINCT quote_ident(n.nspname) || '.' || quote_ident(p.proname), ', '), '')
+		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE p.proname = ANY ($1::text[]) AND n.nspname <> 'pg_catalog' AND n.nspname = ANY (current_schemas(false))
+		AND has_function_privilege(p.oid, 'EXECUTE')`, names).Scan(&found)
+	if err != nil {
+		return fmt.Errorf("dbserver: reading the functions of the search_path: %w", err)
+	}
+	if found == "" {
+		return nil
+	}
+	return fmt.Errorf("dbserver: the search_path has the functions %s, named as built-in functions a query may call, "+
+		"so a query could run them instead; drop or rename them, REVOKE EXECUTE on them from the role (and from PUBLIC), "+
+		"or take their schema off the DSN's search_path", found)
 }
 
 // ReaderRoleStatements returns the PostgreSQL statements that create role,

@@ -293,6 +293,11 @@ func TestGuard(t *testing.T) {
 			{"quoted CTE name", `WITH "SECRETS" AS (SELECT 1) SELECT * FROM secrets`, "table secrets is not allowed"},
 			{"quoted name in other case", `SELECT * FROM "Orders"`, "table Orders is not allowed"},
 			{"quoted call in other case", `SELECT "COUNT"(*) FROM orders`, "function COUNT is not allowed"},
+			// SQLite's functions are not PostgreSQL's: a function of the
+			// search_path would answer to their names.
+			{"SQLite function", "SELECT ifnull(status, '') FROM orders", "function ifnull is not allowed"},
+			{"SQLite date function", "SELECT strftime('%Y', order_date) FROM orders", "function strftime is not allowed"},
+			{"OPERATOR syntax", "SELECT (1) OPERATOR(public.+) 2", "OPERATOR(…) is not allowed"},
 		},
 	}
 	for _, f := range fixtures(t, Config{}) {
@@ -738,5 +743,34 @@ func TestOneStatementPastCheck(t *testing.T) {
 		if res, err := f.srv.run(t.Context(), q); err == nil || !strings.Contains(err.Error(), "multiple commands") {
 			t.Fatalf("%s past Check: %v %+v, want PostgreSQL to refuse more than one statement", q, err, res)
 		}
+	}
+}
+
+// TestOpenRefusesShadowingFunctions creates, as the tables' owner,
+// functions of the reader's search_path named as functions Check allows
+// (lower) or SQLite's (ifnull): Open refuses the session, since a query
+// calling lower could run the shop's, and Check refuses ifnull.
+func TestOpenRefusesShadowingFunctions(t *testing.T) {
+	f := postgresFixture(t, Config{})
+	for _, fn := range []string{
+		"CREATE FUNCTION ifnull(a text, b text) RETURNS text LANGUAGE sql AS 'SELECT coalesce(a, b)'",
+		"CREATE FUNCTION lower(a integer) RETURNS integer LANGUAGE sql AS 'SELECT a'",
+	} {
+		if _, err := f.rw.ExecContext(t.Context(), fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: f.srv.cfg.DSN})
+	if err == nil {
+		srv.Close()
+		t.Fatal("Open accepted a search_path with functions named as allowed ones")
+	}
+	if !strings.Contains(err.Error(), ".lower") || !strings.Contains(err.Error(), "REVOKE EXECUTE") {
+		t.Fatalf("Open: %v; want it to name the function and how to fix it", err)
+	}
+	// ifnull is SQLite's, not one Check allows on PostgreSQL, where it
+	// would be the shop's function.
+	if res, err := f.srv.Query(t.Context(), "SELECT ifnull(status, '') FROM orders"); err != nil || res.Success || !strings.Contains(res.Error, "function ifnull is not allowed") {
+		t.Fatalf("ifnull on PostgreSQL: %v %+v, want refused", err, res)
 	}
 }

@@ -21,7 +21,7 @@ var planFuncs = setOf("->", "->>")
 // a query the lexer misread is still caught. It refuses a query that
 // opens a b-tree other than those of the allowed tables and their
 // indexes, opens one of another database or a virtual table (pragma_…,
-// json_each), or calls a function outside allowedFuncs. The query is
+// json_each), or calls a function outside SQLite's allowedFuncs. The query is
 // compiled inside SELECT * FROM (…), so that text SQLite would read as
 // more than one statement fails to compile instead of being explained in
 // part.
@@ -81,7 +81,7 @@ func (s *Server) checkPlan(ctx context.Context, query string, tables []string) e
 			if i := strings.LastIndexByte(name, '('); i > 0 {
 				name = name[:i]
 			}
-			if name = foldASCII(name); !allowedFuncs[name] && !planFuncs[name] {
+			if name = foldASCII(name); !allowedFuncs["sqlite"][name] && !planFuncs[name] {
 				return fmt.Errorf("%w: SQLite would call the function %q, which is not allowed; use aggregates, window functions and common date, string and math functions", ErrRefused, name)
 			}
 		}
