@@ -762,11 +762,55 @@ func (p *query) keywordBeforeParen(i int) bool {
 	case "partition":
 		return isPunct(prev, "(")
 	case "rollup", "cube":
-		return p.dialect == "postgres" && isWord(prev, "by") // SQLite has no ROLLUP or CUBE
+		return p.dialect == "postgres" && p.inGroupBy(i) // SQLite has no ROLLUP or CUBE
 	case "sets":
 		return p.dialect == "postgres" && isWord(prev, "grouping")
+	case "materialized":
+		return p.dialect == "postgres" && (isWord(prev, "as") || isWord(prev, "not")) // WITH x AS [NOT] MATERIALIZED (…)
+	case "ilike":
+		// a [NOT] ILIKE (…): an operator after an expression; ILIKE (…)
+		// elsewhere calls a function.
+		if isWord(prev, "not") && i > 1 {
+			prev = p.toks[i-2]
+		}
+		return p.dialect == "postgres" && p.endsExpr(prev)
 	}
 	return callKeywords[w]
+}
+
+// endsExpr reports whether t can be the last token of an expression: a
+// literal, a name that is no keyword, ")" or "]".
+func (p *query) endsExpr(t token) bool {
+	switch t.kind {
+	case tokString, tokNumber, tokQuoted:
+		return true
+	case tokWord:
+		return !callKeywords[t.text] && !p.ends()[t.text] && t.text != "not"
+	}
+	return isPunct(t, ")") || isPunct(t, "]")
+}
+
+// inGroupBy reports whether toks[i] is an element of a GROUP BY clause,
+// directly (GROUP BY a, ROLLUP (b), GROUP BY DISTINCT CUBE (a)) or inside
+// GROUPING SETS, ROLLUP or CUBE.
+func (p *query) inGroupBy(i int) bool {
+	toks := p.toks
+	for j := i - 1; j >= 0; j-- {
+		t := toks[j]
+		switch {
+		case isPunct(t, ")"):
+			j = p.match[j]
+		case isPunct(t, "("):
+			if in := tokAt(toks, max(j-1, 0)); j == 0 || !isWord(in, "sets") && !isWord(in, "rollup") && !isWord(in, "cube") {
+				return false
+			}
+		case isWord(t, "by"):
+			return j > 0 && isWord(toks[j-1], "group")
+		case t.kind == tokWord && (t.text == "select" || p.ends()[t.text] || t.text == "from" || t.text == "join"):
+			return false
+		}
+	}
+	return false
 }
 
 func isName(t token) bool { return t.kind == tokWord || t.kind == tokQuoted }
