@@ -577,23 +577,36 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 		defer rows.Close()
 		return s.collect(ctx, rows, start)
 	}
-	// SQLite runs in this process: cap the length of every string or
-	// blob it builds (printf('%.*c', 1e9, 'x')) at MaxBytes, before it
-	// allocates it.
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.sqliteConn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, s.cfg.MaxBytes); err != nil {
-		return nil, err
-	}
 	rows, err = conn.QueryContext(ctx, query)
 	if err != nil {
 		return nil, s.queryError(err)
 	}
 	defer rows.Close()
 	return s.collect(ctx, rows, start)
+}
+
+// sqliteConn takes a connection from the pool with SQLite's length limit
+// set to MaxBytes: SQLite runs in this process, so every string or blob it
+// builds (printf('%.*c', 1e9, 'x')), also while it compiles a query (STAT4
+// evaluates constants to estimate an index's selectivity), is capped
+// before it is allocated. Every connection that compiles or runs a
+// query's text is taken here. (The driver's connection hook gets no
+// handle that sets a limit.)
+func (s *Server) sqliteConn(ctx context.Context) (*sql.Conn, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, s.cfg.MaxBytes); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 // release frees what a query may have left in its connection's session

@@ -784,3 +784,23 @@ func TestOpenRefusesShadowingFunctions(t *testing.T) {
 		t.Fatalf("ifnull on PostgreSQL: %v %+v, want refused", err, res)
 	}
 }
+
+// TestSQLiteLengthLimitWhileCompiling compiles, on a fresh Server, a
+// query whose plan SQLite estimates by evaluating a constant (STAT4, on an
+// analyzed index): the constant is capped at MaxBytes while checkPlan
+// compiles it, not only while the query runs.
+func TestSQLiteLengthLimitWhileCompiling(t *testing.T) {
+	f := sqliteFixture(t, Config{})
+	if _, err := f.rw.ExecContext(t.Context(), "CREATE INDEX customers_email ON customers (email); ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Open(t.Context(), Config{Driver: "sqlite", DSN: f.srv.cfg.DSN, Tables: SampleTables, MaxBytes: 1 << 20, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	q := "SELECT id FROM customers WHERE email = printf('%.*c', 20000000, 'x')"
+	if err := srv.checkPlan(t.Context(), q, srv.Tables()); err == nil || !strings.Contains(err.Error(), "1048576-byte limit") {
+		t.Fatalf("checkPlan(%s): %v, want a failure naming the limit", q, err)
+	}
+}

@@ -28,7 +28,7 @@ var planFuncs = setOf("->", "->>")
 func (s *Server) checkPlan(ctx context.Context, query string, tables []string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.sqliteConn(ctx)
 	if err != nil {
 		return err
 	}
