@@ -20,7 +20,9 @@
 //
 //   - SQLite: read-only (the file is opened with mode=ro and
 //     query_only(1)); no string or blob longer than MaxBytes (SQLite's
-//     length limit, set on the connection before each query); which
+//     length limit, set on the connection before a query is compiled;
+//     it also fails a query that reads a stored value, or sorts a row,
+//     longer than MaxBytes); which
 //     tables and functions a query uses (the EXPLAIN layer above);
 //     the Timeout (the query's context).
 //   - PostgreSQL: read-only (a READ ONLY transaction, and a cursor,
@@ -127,7 +129,11 @@ type Config struct {
 	// values, and 8 for every other value, summed over the rows as they
 	// are read; the rows past the cap are dropped and the result says it
 	// was truncated. For PostgreSQL a single row longer than MaxBytes
-	// fails the query. Zero means DefaultMaxBytes.
+	// fails the query. For SQLite it is also SQLite's length limit: a
+	// query fails that builds a string or blob longer than MaxBytes, and
+	// also one that reads a stored value or sorts a row longer than that,
+	// so set it above the largest value stored in the tables. Zero means
+	// DefaultMaxBytes.
 	MaxBytes int
 	// AllowPrivilegedRole lets Open connect to PostgreSQL when the login
 	// role or the current role is a superuser, bypasses row-level
@@ -628,7 +634,7 @@ func (s *Server) queryError(err error) error {
 		return fmt.Errorf("a row of the result is longer than the %d-byte limit; select fewer or shorter values (substr, aggregates)", s.cfg.MaxBytes)
 	}
 	if strings.Contains(err.Error(), "string or blob too big") {
-		return fmt.Errorf("the query built a value longer than the %d-byte limit; select fewer or shorter values", s.cfg.MaxBytes)
+		return fmt.Errorf("a value the query built or read (a string, a blob, or a row it sorted) is longer than the %d-byte limit; select fewer or shorter values (substr, length)", s.cfg.MaxBytes)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "statement timeout") || strings.Contains(err.Error(), "interrupted") {
 		return fmt.Errorf("the query ran longer than the %s limit and was stopped; make it cheaper (filter, aggregate, LIMIT)", s.cfg.Timeout)

@@ -639,6 +639,14 @@ func TestSQLiteLengthLimit(t *testing.T) {
 	if res, err := f.srv.Query(t.Context(), "SELECT length(printf('%.*c', 1000, 'x')) AS n"); err != nil || !res.Success || fmt.Sprint(res.Data) != "[[1000]]" {
 		t.Fatalf("a short string: %v %+v", err, res)
 	}
+	// A stored value longer than the limit fails the query that reads it,
+	// and the error says a value read may be the cause.
+	if _, err := f.rw.ExecContext(t.Context(), "UPDATE products SET name = printf('%.*c', 2000000, 'x') WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.srv.Query(t.Context(), "SELECT name FROM products WHERE id = 1"); err != nil || res.Success || !strings.Contains(res.Error, "built or read") {
+		t.Fatalf("reading a stored value over the limit: %v %+v, want a failure saying a value read is too long", err, res)
+	}
 }
 
 // TestByteCap reads rows of about 1 MB: the result stops before it passes
