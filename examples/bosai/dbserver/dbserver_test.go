@@ -471,6 +471,7 @@ func TestGuardAccepts(t *testing.T) {
 		"SELECT coalesce(nullif(city, ''), 'none'), upper(substr(name, 1, 3)), round(abs(-1.5)) FROM customers",
 		"SELECT count(*) FROM orders o WHERE o.status IS NOT DISTINCT FROM 'pending'",
 		"SELECT CAST(price AS varchar(20)) FROM products",
+		"SELECT count(*) FROM customers; -- the count",
 	}
 	pg := []string{
 		"SELECT a, b FROM (VALUES (1, 2)) AS v(a, b)",
@@ -743,10 +744,16 @@ func TestSQLitePlan(t *testing.T) {
 		"SELECT c.name, count(*) FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.status LIKE 'p%' GROUP BY c.name",
 		"SELECT name FROM products WHERE id = 3 ORDER BY name LIMIT 1",
 		`SELECT '{"a":1}' -> '$.a'`,
+		"SELECT 1 AS a; -- done",
+		"SELECT ';' AS a; /* ; */ ;",
 	} {
 		if err := f.srv.checkPlan(t.Context(), q, tables); err != nil {
 			t.Errorf("%s: %v", q, err)
 		}
+	}
+	// The query's own errors are SQLite's, not a refusal.
+	if err := f.srv.checkPlan(t.Context(), "SELECT nme FROM customers", tables); err == nil || errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no such column: nme") {
+		t.Errorf("a misspelt column: %v, want SQLite's error", err)
 	}
 }
 

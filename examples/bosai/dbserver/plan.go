@@ -54,9 +54,15 @@ func (s *Server) checkPlan(ctx context.Context, query string, tables []string) e
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("reading the tables' pages: %w", err)
 	}
-	query = strings.TrimRight(strings.TrimSpace(query), "; \n\t")
-	rows, err = conn.QueryContext(ctx, "EXPLAIN SELECT * FROM (\n"+query+"\n)")
+	rows, err = conn.QueryContext(ctx, "EXPLAIN SELECT * FROM (\n"+trimTail(query)+"\n)")
 	if err != nil {
+		// The query's own error (a misspelt column) as SQLite reports it:
+		// preparing compiles the first statement and runs nothing.
+		if st, perr := conn.PrepareContext(ctx, query); perr != nil {
+			return s.queryError(perr)
+		} else {
+			st.Close()
+		}
 		return fmt.Errorf("%w: SQLite does not read the query as one SELECT: %w", ErrRefused, s.queryError(err))
 	}
 	defer rows.Close()
@@ -90,4 +96,43 @@ func (s *Server) checkPlan(ctx context.Context, query string, tables []string) e
 		return fmt.Errorf("reading the query plan: %w", s.queryError(err))
 	}
 	return nil
+}
+
+// trimTail returns query without the ';' that end it and what follows
+// them, as SQLite lexes it: cut at the first ';' before which the query
+// has all its tokens but those ';'. It tries the last 64 ';' at most (each
+// try lexes the query); past that the query is left as it is.
+func trimTail(query string) string {
+	toks, err := lex(query, "sqlite")
+	if err != nil {
+		return query
+	}
+	toks = trimSemicolons(toks)
+	cut := len(query)
+	for i, tries := len(query)-1, 0; i >= 0 && tries < 64; i-- {
+		if query[i] != ';' {
+			continue
+		}
+		tries++
+		head, err := lex(query[:i], "sqlite")
+		if err != nil {
+			continue // inside a comment or string
+		}
+		if head = trimSemicolons(head); !slices.Equal(head, toks) {
+			if len(head) < len(toks) {
+				break
+			}
+			continue
+		}
+		cut = i
+	}
+	return query[:cut]
+}
+
+// trimSemicolons drops the ';' that end toks.
+func trimSemicolons(toks []token) []token {
+	for len(toks) > 0 && isPunct(toks[len(toks)-1], ";") {
+		toks = toks[:len(toks)-1]
+	}
+	return toks
 }
