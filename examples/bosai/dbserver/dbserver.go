@@ -13,8 +13,9 @@
 // tables calling common functions, with a message saying why, which is
 // what a model reads and fixes its query from; for SQLite, SQLite then
 // compiles it and its EXPLAIN program must open only the allowed tables
-// and their indexes, no virtual table, and call only those functions;
-// last, the database runs it under its own limits.
+// and their indexes, no virtual table, and call only those functions (in
+// the read transaction the query then runs in); last, the database runs
+// it under its own limits.
 //
 // What the database itself enforces:
 //
@@ -201,6 +202,9 @@ type Server struct {
 	log    *zap.Logger
 	schema Schema
 	mcp    *server.MCPServer
+	// planned, when set (by tests), runs between checkPlan and the
+	// SQLite query it checked.
+	planned func()
 }
 
 // Open connects to the database, reads its schema and builds the MCP
@@ -518,15 +522,7 @@ func (s *Server) Query(ctx context.Context, query string) (*QueryResult, error) 
 	if err := Check(query, s.cfg.Driver, tables); err != nil {
 		return &QueryResult{Error: err.Error()}, nil
 	}
-	if s.cfg.Driver == "sqlite" {
-		if err := s.checkPlan(ctx, query, tables); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return &QueryResult{Error: err.Error()}, nil
-		}
-	}
-	res, err := s.run(ctx, query)
+	res, err := s.runChecked(ctx, query, tables)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -536,9 +532,16 @@ func (s *Server) Query(ctx context.Context, query string) (*QueryResult, error) 
 	return res, nil
 }
 
-// run executes query read-only, without Check. Tests call it to show that
-// the database refuses what Check would.
+// run executes query read-only, without Check or checkPlan. Tests call it
+// to show that the database refuses what Check would.
 func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
+	return s.runChecked(ctx, query, nil)
+}
+
+// runChecked executes query read-only. For SQLite with tables, it first
+// checks the query's plan (checkPlan) in the read transaction the query
+// then runs in, so the schema cannot change between them.
+func (s *Server) runChecked(ctx context.Context, query string, tables []string) (*QueryResult, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
@@ -588,6 +591,20 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 		return nil, err
 	}
 	defer conn.Close()
+	if tables != nil {
+		// One read transaction (SQLite takes its snapshot at the first
+		// read: the tables' pages checkPlan reads).
+		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+			return nil, err
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		if err := s.checkPlanOn(ctx, conn, query, tables); err != nil {
+			return nil, err
+		}
+		if s.planned != nil {
+			s.planned()
+		}
+	}
 	rows, err = conn.QueryContext(ctx, query)
 	if err != nil {
 		return nil, s.queryError(err)

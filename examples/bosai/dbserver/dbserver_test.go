@@ -819,3 +819,30 @@ func TestSQLiteLengthLimitWhileCompiling(t *testing.T) {
 		t.Fatalf("checkPlan(%s): %v, want a failure naming the limit", q, err)
 	}
 }
+
+// TestSQLitePlanAndQueryShareASnapshot swaps, between checkPlan and the
+// query it checked, the table secrets in for customers: the query runs in
+// the read transaction checkPlan read the tables' pages in, so it reads
+// customers (the swap cannot commit before it ends, or, in WAL mode, is
+// not in its snapshot).
+func TestSQLitePlanAndQueryShareASnapshot(t *testing.T) {
+	f := sqliteFixture(t, Config{})
+	rw, err := f.rw.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	var swapErr error
+	f.srv.planned = func() {
+		if _, swapErr = rw.ExecContext(t.Context(), "BEGIN; ALTER TABLE customers RENAME TO old; ALTER TABLE secrets RENAME TO customers; COMMIT"); swapErr != nil {
+			rw.ExecContext(t.Context(), "ROLLBACK")
+		}
+	}
+	res, err := f.srv.Query(t.Context(), "SELECT * FROM customers")
+	if err != nil || !res.Success {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if slices.Contains(res.Columns, "x") || res.RowCount != 40 {
+		t.Fatalf("the query read %v, %d rows (swap: %v); want the customers checkPlan allowed", res.Columns, res.RowCount, swapErr)
+	}
+}

@@ -2,6 +2,7 @@ package dbserver
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -33,6 +34,13 @@ func (s *Server) checkPlan(ctx context.Context, query string, tables []string) e
 		return err
 	}
 	defer conn.Close()
+	return s.checkPlanOn(ctx, conn, query, tables)
+}
+
+// checkPlanOn is checkPlan on conn, which Query has in a read transaction
+// that the query then runs in: the tables' pages it reads are those the
+// query reads.
+func (s *Server) checkPlanOn(ctx context.Context, conn *sql.Conn, query string, tables []string) error {
 	names, err := json.Marshal(tables)
 	if err != nil {
 		return err
