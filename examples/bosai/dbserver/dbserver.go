@@ -13,18 +13,22 @@
 // tables calling common functions, with a message saying why, which is
 // what a model reads and fixes its query from; for SQLite, SQLite then
 // compiles it and its EXPLAIN program must open only the allowed tables
-// and their indexes, no virtual table, and call only those functions;
-// last, the database runs it under its own limits.
+// and their indexes, no virtual table, and call only those functions (in
+// the read transaction the query then runs in); last, the database runs
+// it under its own limits.
 //
 // What the database itself enforces:
 //
 //   - SQLite: read-only (the file is opened with mode=ro and
 //     query_only(1)); no string or blob longer than MaxBytes (SQLite's
-//     length limit, set on the connection before each query); which
+//     length limit, set on the connection before a query is compiled;
+//     it also fails a query that reads a stored value, or sorts a row,
+//     longer than MaxBytes); which
 //     tables and functions a query uses (the EXPLAIN layer above);
 //     the Timeout (the query's context).
-//   - PostgreSQL: read-only (a READ ONLY transaction, and a cursor, which
-//     takes one SELECT only); statement_timeout; a result message longer
+//   - PostgreSQL: read-only (a READ ONLY transaction, and a cursor,
+//     declared over the extended protocol, which takes one SELECT only);
+//     statement_timeout; a result message longer
 //     than MaxBytes fails the query; session advisory locks are released
 //     after each query. Connected as a role made with
 //     ReaderRoleStatements, PostgreSQL also refuses every table but
@@ -34,21 +38,26 @@
 //
 // What only Check enforces, for PostgreSQL: which functions a query calls
 // (PostgreSQL lets every role call most built-in functions, such as
-// version() or current_setting()), and the refusal of functions that build
-// values as large as asked (lpad, repeat, generate_series, format).
-// Neither database bounds the memory one query may use: PostgreSQL only
-// by its own settings (work_mem) and its 1 GB limit on a value, SQLite
-// (which runs in this process) only by MaxBytes per value, not per sort
-// or per recursive query. Run the server, and the PostgreSQL server, under
-// an OS memory limit (a cgroup's memory.max, systemd's MemoryMax=).
+// version() or current_setting()).
+//
+// Memory: nothing here bounds the memory one query makes the PostgreSQL
+// server use (a nested replace, lpad or a recursive CTE can build values
+// of up to 1 GB each): only the server's work_mem (for sorts and hashes),
+// its 1 GB limit on one value and the OS limits of its processes do, while
+// statement_timeout bounds the time. SQLite runs in this process and is
+// bounded by MaxBytes per value, not per sort or per recursive query. Run
+// the server, and the PostgreSQL server, under an OS memory limit (a
+// cgroup's memory.max, systemd's MemoryMax=).
 //
 // Connect to PostgreSQL as a dedicated role that can read the shop's
 // tables and nothing else: Open refuses a session whose login role
 // (session_user) or current role (current_user, which options=-c role=…
-// sets) is a superuser, bypasses row-level security, may create roles, or
-// is a member of a predefined pg_* role other than pg_database_owner
-// (pg_read_all_data, pg_read_server_files, pg_signal_backend, …), unless
-// Config.AllowPrivilegedRole is set, since a query that got past Check
+// sets) is a superuser, bypasses row-level security, may create roles, is
+// a member of a role that does any of these or of a predefined pg_* role
+// other than pg_database_owner (pg_read_all_data, pg_read_server_files,
+// pg_signal_backend, …), or may SELECT a table, view or foreign table
+// outside Config.Tables (in any schema but pg_catalog, information_schema
+// and pg_*), unless Config.AllowPrivilegedRole is set, since a query that got past Check
 // could then read other tables or the server's files, run programs or
 // stop other sessions. ReaderRoleStatements gives the SQL that creates
 // such a role; for the tables customers and orders of the schema shop:
@@ -72,6 +81,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -120,14 +130,19 @@ type Config struct {
 	// values, and 8 for every other value, summed over the rows as they
 	// are read; the rows past the cap are dropped and the result says it
 	// was truncated. For PostgreSQL a single row longer than MaxBytes
-	// fails the query. Zero means DefaultMaxBytes.
+	// fails the query. For SQLite it is also SQLite's length limit: a
+	// query fails that builds a string or blob longer than MaxBytes, and
+	// also one that reads a stored value or sorts a row longer than that,
+	// so set it above the largest value stored in the tables. Zero means
+	// DefaultMaxBytes.
 	MaxBytes int
 	// AllowPrivilegedRole lets Open connect to PostgreSQL when the login
 	// role or the current role is a superuser, bypasses row-level
-	// security, may create roles, or is a member of a predefined pg_* role
-	// other than pg_database_owner, which Open refuses otherwise: such a
-	// role reads every table or the server's files, runs programs or
-	// stops other sessions. Set it only for a throwaway database nobody
+	// security, may create roles, is a member of a role that does or of a
+	// predefined pg_* role other than pg_database_owner, or may read a
+	// table outside Tables, which Open refuses otherwise: such a role
+	// reads other tables or the server's files, runs programs or stops
+	// other sessions. Set it only for a throwaway database nobody
 	// else uses; otherwise connect as a role made with
 	// ReaderRoleStatements.
 	AllowPrivilegedRole bool
@@ -187,6 +202,9 @@ type Server struct {
 	log    *zap.Logger
 	schema Schema
 	mcp    *server.MCPServer
+	// planned, when set (by tests), runs between checkPlan and the
+	// SQLite query it checked.
+	planned func()
 }
 
 // Open connects to the database, reads its schema and builds the MCP
@@ -244,6 +262,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	if cfg.Driver == "postgres" {
+		if err := s.checkFuncs(ctx); err != nil {
+			s.db.Close()
+			return nil, err
+		}
+	}
 	if err := s.readSchema(ctx); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("dbserver: reading the schema: %w", err)
@@ -255,22 +279,34 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 // roleCheck reads, for the session's login role (session_user) and its
 // current role (current_user, which the DSN's options=-c role=… sets), the
 // privileges a read-only reader must not have: one row per role, with
-// what is wrong with it, empty when nothing is. A member of a predefined
-// pg_* role other than pg_database_owner (which every owner is) can read
-// every table, the server's files or statistics, or signal sessions.
+// what is wrong with it, empty when nothing is. It refuses a role that is
+// a superuser, bypasses row-level security or may create roles, or is a
+// member (directly or not, inheriting or not: it can SET ROLE to it) of a
+// role that is one of those or of a predefined pg_* role other than
+// pg_database_owner (which every owner is), and a role that may SELECT a
+// table, view or foreign table of a schema other than pg_catalog,
+// information_schema and pg_* outside the tables of $1 (Config.Tables, in
+// the current schema; NULL: every table of the current schema). Up to five
+// such tables are named.
 const roleCheck = `SELECT r.rolname, concat_ws(', ',
 	CASE WHEN r.rolsuper THEN 'is a superuser' END,
 	CASE WHEN r.rolbypassrls THEN 'bypasses row-level security' END,
 	CASE WHEN r.rolcreaterole THEN 'may create roles' END,
 	(SELECT 'is a member of ' || string_agg(p.rolname, ', ' ORDER BY p.rolname) FROM pg_roles p
-		WHERE p.rolname LIKE 'pg\_%' AND p.rolname <> 'pg_database_owner' AND p.oid <> r.oid AND pg_has_role(r.oid, p.oid, 'MEMBER')))
+		WHERE p.oid <> r.oid AND pg_has_role(r.oid, p.oid, 'MEMBER')
+		AND (p.rolname LIKE 'pg\_%' AND p.rolname <> 'pg_database_owner' OR p.rolsuper OR p.rolbypassrls OR p.rolcreaterole)),
+	(SELECT 'may read ' || string_agg(t.name, ', ') || ', not in Config.Tables' FROM (
+		SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
+		AND has_table_privilege(r.oid, c.oid, 'SELECT')
+		AND NOT (n.nspname = current_schema() AND ($1::text[] IS NULL OR c.relname = ANY ($1::text[])))
+		ORDER BY 1 LIMIT 5) t))
 	FROM pg_roles r WHERE r.rolname IN (session_user, current_user) ORDER BY r.rolname`
 
 // checkRole refuses a PostgreSQL session whose login role or current role
-// is a superuser, bypasses row-level security, may create roles, or is a
-// member of a predefined pg_* role (but pg_database_owner).
+// has a privilege roleCheck reads.
 func (s *Server) checkRole(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, roleCheck)
+	rows, err := s.db.QueryContext(ctx, roleCheck, s.cfg.Tables)
 	if err != nil {
 		return fmt.Errorf("dbserver: reading the role's privileges: %w", err)
 	}
@@ -294,6 +330,27 @@ func (s *Server) checkRole(ctx context.Context) error {
 	return fmt.Errorf("dbserver: %s, so a query could read other tables or the server's files, run programs or stop other sessions; "+
 		"log in as a dedicated role that can only read the tables (ReaderRoleStatements and the package doc give the SQL to create one), "+
 		"or set Config.AllowPrivilegedRole for a throwaway database nobody else uses", strings.Join(bad, "; "))
+}
+
+// checkFuncs refuses a PostgreSQL session whose search_path has, outside
+// pg_catalog, a function the role may execute named as one Check allows:
+// a query calling that name could run it instead of the built-in one.
+func (s *Server) checkFuncs(ctx context.Context) error {
+	names := slices.Sorted(maps.Keys(allowedFuncs["postgres"]))
+	var found string
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(string_agg(DISTINCT quote_ident(n.nspname) || '.' || quote_ident(p.proname), ', '), '')
+		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE p.proname = ANY ($1::text[]) AND n.nspname <> 'pg_catalog' AND n.nspname = ANY (current_schemas(false))
+		AND has_function_privilege(p.oid, 'EXECUTE')`, names).Scan(&found)
+	if err != nil {
+		return fmt.Errorf("dbserver: reading the functions of the search_path: %w", err)
+	}
+	if found == "" {
+		return nil
+	}
+	return fmt.Errorf("dbserver: the search_path has the functions %s, named as built-in functions a query may call, "+
+		"so a query could run them instead; drop or rename them, REVOKE EXECUTE on them from the role (and from PUBLIC), "+
+		"or take their schema off the DSN's search_path", found)
 }
 
 // ReaderRoleStatements returns the PostgreSQL statements that create role,
@@ -465,15 +522,7 @@ func (s *Server) Query(ctx context.Context, query string) (*QueryResult, error) 
 	if err := Check(query, s.cfg.Driver, tables); err != nil {
 		return &QueryResult{Error: err.Error()}, nil
 	}
-	if s.cfg.Driver == "sqlite" {
-		if err := s.checkPlan(ctx, query, tables); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return &QueryResult{Error: err.Error()}, nil
-		}
-	}
-	res, err := s.run(ctx, query)
+	res, err := s.runChecked(ctx, query, tables)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -483,9 +532,16 @@ func (s *Server) Query(ctx context.Context, query string) (*QueryResult, error) 
 	return res, nil
 }
 
-// run executes query read-only, without Check. Tests call it to show that
-// the database refuses what Check would.
+// run executes query read-only, without Check or checkPlan. Tests call it
+// to show that the database refuses what Check would.
 func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
+	return s.runChecked(ctx, query, nil)
+}
+
+// runChecked executes query read-only. For SQLite with tables, it first
+// checks the query's plan (checkPlan) in the read transaction the query
+// then runs in, so the schema cannot change between them.
+func (s *Server) runChecked(ctx context.Context, query string, tables []string) (*QueryResult, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
@@ -508,7 +564,17 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 			strconv.FormatInt(max(1, s.cfg.Timeout.Milliseconds()), 10)); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, "DECLARE bosai_query NO SCROLL CURSOR FOR "+query); err != nil {
+		// The extended protocol: PostgreSQL parses the text as one
+		// statement and refuses more (a call without arguments would go
+		// over the simple protocol, which runs every statement of the text).
+		err = conn.Raw(func(dc any) error {
+			c, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("dbserver: unexpected PostgreSQL driver connection %T", dc)
+			}
+			return c.Conn().PgConn().ExecParams(ctx, "DECLARE bosai_query NO SCROLL CURSOR FOR "+query, nil, nil, nil, nil).Read().Err
+		})
+		if err != nil {
 			return nil, s.queryError(err)
 		}
 		// The same FETCH returns different columns each time: no cached
@@ -520,16 +586,24 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 		defer rows.Close()
 		return s.collect(ctx, rows, start)
 	}
-	// SQLite runs in this process: cap the length of every string or
-	// blob it builds (printf('%.*c', 1e9, 'x')) at MaxBytes, before it
-	// allocates it.
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.sqliteConn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, s.cfg.MaxBytes); err != nil {
-		return nil, err
+	if tables != nil {
+		// One read transaction (SQLite takes its snapshot at the first
+		// read: the tables' pages checkPlan reads).
+		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+			return nil, err
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		if err := s.checkPlanOn(ctx, conn, query, tables); err != nil {
+			return nil, err
+		}
+		if s.planned != nil {
+			s.planned()
+		}
 	}
 	rows, err = conn.QueryContext(ctx, query)
 	if err != nil {
@@ -537,6 +611,25 @@ func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
 	}
 	defer rows.Close()
 	return s.collect(ctx, rows, start)
+}
+
+// sqliteConn takes a connection from the pool with SQLite's length limit
+// set to MaxBytes: SQLite runs in this process, so every string or blob it
+// builds (printf('%.*c', 1e9, 'x')), also while it compiles a query (STAT4
+// evaluates constants to estimate an index's selectivity), is capped
+// before it is allocated. Every connection that compiles or runs a
+// query's text is taken here. (The driver's connection hook gets no
+// handle that sets a limit.)
+func (s *Server) sqliteConn(ctx context.Context) (*sql.Conn, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, s.cfg.MaxBytes); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 // release frees what a query may have left in its connection's session
@@ -558,7 +651,7 @@ func (s *Server) queryError(err error) error {
 		return fmt.Errorf("a row of the result is longer than the %d-byte limit; select fewer or shorter values (substr, aggregates)", s.cfg.MaxBytes)
 	}
 	if strings.Contains(err.Error(), "string or blob too big") {
-		return fmt.Errorf("the query built a value longer than the %d-byte limit; select fewer or shorter values", s.cfg.MaxBytes)
+		return fmt.Errorf("a value the query built or read (a string, a blob, or a row it sorted) is longer than the %d-byte limit; select fewer or shorter values (substr, length)", s.cfg.MaxBytes)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "statement timeout") || strings.Contains(err.Error(), "interrupted") {
 		return fmt.Errorf("the query ran longer than the %s limit and was stopped; make it cheaper (filter, aggregate, LIMIT)", s.cfg.Timeout)

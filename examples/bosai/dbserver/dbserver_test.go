@@ -264,6 +264,9 @@ func TestGuard(t *testing.T) {
 		{"qualified call", "SELECT anyschema.count(*) FROM customers", "schema-qualified"},
 		{"keyword-named call", "SELECT cube(1)", "function cube is not allowed"},
 		{"match call", "SELECT match(1)", "function match is not allowed"},
+		{"cube outside GROUP BY", "SELECT 1 AS a, cube(1) FROM orders GROUP BY a", "function cube is not allowed"},
+		{"ilike call", "SELECT ilike('a', 'b')", "function ilike is not allowed"},
+		{"materialized call", "SELECT materialized(1)", "function materialized is not allowed"},
 	}
 	// Cases for one dialect: what the other reads differently.
 	only := map[string][]struct{ name, sql, want string }{
@@ -293,8 +296,11 @@ func TestGuard(t *testing.T) {
 			{"quoted CTE name", `WITH "SECRETS" AS (SELECT 1) SELECT * FROM secrets`, "table secrets is not allowed"},
 			{"quoted name in other case", `SELECT * FROM "Orders"`, "table Orders is not allowed"},
 			{"quoted call in other case", `SELECT "COUNT"(*) FROM orders`, "function COUNT is not allowed"},
-			{"pad builds big strings", "SELECT lpad('x', 1000000000)", "lpad"},
-			{"series builds many rows", "SELECT count(*) FROM customers WHERE id IN (SELECT generate_series(1, 1000000000))", "generate_series"},
+			// SQLite's functions are not PostgreSQL's: a function of the
+			// search_path would answer to their names.
+			{"SQLite function", "SELECT ifnull(status, '') FROM orders", "function ifnull is not allowed"},
+			{"SQLite date function", "SELECT strftime('%Y', order_date) FROM orders", "function strftime is not allowed"},
+			{"OPERATOR syntax", "SELECT (1) OPERATOR(public.+) 2", "OPERATOR(…) is not allowed"},
 		},
 	}
 	for _, f := range fixtures(t, Config{}) {
@@ -465,6 +471,7 @@ func TestGuardAccepts(t *testing.T) {
 		"SELECT coalesce(nullif(city, ''), 'none'), upper(substr(name, 1, 3)), round(abs(-1.5)) FROM customers",
 		"SELECT count(*) FROM orders o WHERE o.status IS NOT DISTINCT FROM 'pending'",
 		"SELECT CAST(price AS varchar(20)) FROM products",
+		"SELECT count(*) FROM customers; -- the count",
 	}
 	pg := []string{
 		"SELECT a, b FROM (VALUES (1, 2)) AS v(a, b)",
@@ -478,12 +485,21 @@ func TestGuardAccepts(t *testing.T) {
 		"SELECT x FROM (SELECT 1 AS x) a(x) JOIN (SELECT 1 AS y) b ON a.x = b.y WHERE a.x = ANY (ARRAY[1, 2])",
 		"SELECT status, count(*) FROM orders GROUP BY ROLLUP (status) ORDER BY 1",
 		"SELECT count(*) FROM orders o WHERE o.status IS NOT DISTINCT FROM 'pending' GROUP BY GROUPING SETS ((o.status), ())",
+		"SELECT count(*) FROM orders WHERE id IN (SELECT generate_series(1, 10))",
+		"SELECT lpad(id::text, 6, '0'), format('%s: %s', name, category) FROM products",
+		"SELECT status, count(*) FROM orders GROUP BY status, ROLLUP (customer_id) ORDER BY 1 LIMIT 3",
+		"SELECT status, count(*) FROM orders GROUP BY GROUPING SETS ((status), CUBE (customer_id)) LIMIT 3",
+		"SELECT status, count(*) FROM orders GROUP BY DISTINCT ROLLUP (status)",
+		"WITH x AS NOT MATERIALIZED (SELECT * FROM customers) SELECT count(*) FROM x",
+		"WITH x AS MATERIALIZED (SELECT * FROM customers) SELECT count(*) FROM x",
+		"SELECT count(*) FROM customers WHERE name ILIKE ('%a') OR name NOT ILIKE ('b%')",
 	}
 	lite := []string{
 		"SELECT strftime('%Y-%m', order_date), julianday(order_date), ifnull(status, '') FROM orders LIMIT 1",
 		"SELECT `name`, group_concat(category) FROM `products` GROUP BY `name`",
 		"SELECT [name], count(*) FILTER (WHERE price > 100) FROM [Products] p WHERE p.price > 1 GROUP BY [name] ORDER BY 1 LIMIT 2 OFFSET 1",
 		`SELECT json_extract('{"a":1}', '$.a'), '{"a":1}' ->> '$.a' AS a`,
+		"SELECT count(*) FROM orders WHERE order_date > date(CURRENT_DATE, '-30 days')",
 	}
 	for _, f := range fixtures(t, Config{}) {
 		t.Run(f.name, func(t *testing.T) {
@@ -501,9 +517,10 @@ func TestGuardAccepts(t *testing.T) {
 }
 
 // TestOpenRefusesPrivilegedRoles opens the server as the test server's
-// superuser and as a member of pg_signal_backend: both are refused unless
-// AllowPrivilegedRole is set; a role made with ReaderRoleStatements is
-// accepted.
+// superuser, as members of pg_signal_backend, pg_read_all_data and of a
+// role that may create roles, and as roles that may read tables outside
+// Config.Tables: each is refused unless AllowPrivilegedRole is set; a role
+// made with ReaderRoleStatements is accepted.
 func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "bosai_role_")
 	if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+schema+"; CREATE TABLE "+schema+".t (x int)"); err != nil {
@@ -519,8 +536,26 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 	if _, err := pool.Exec(t.Context(), "GRANT pg_signal_backend TO "+schema+"_signal; GRANT pg_read_all_data TO "+schema+"_all"); err != nil {
 		t.Fatal(err)
 	}
+	// A member of a role that may create roles; a role that may read a
+	// table of another schema, and one of its own schema not in Tables.
+	admin := readerDSN(t, pool, schema, schema+"_admin", tables)
+	other := readerDSN(t, pool, schema, schema+"_other", tables)
+	extra := readerDSN(t, pool, schema, schema+"_extra", tables)
+	if _, err := pool.Exec(t.Context(), "CREATE ROLE "+schema+"_creator NOLOGIN CREATEROLE; GRANT "+schema+"_creator TO "+schema+"_admin; "+
+		"CREATE SCHEMA "+schema+"_o; CREATE TABLE "+schema+"_o.hidden (x int); GRANT USAGE ON SCHEMA "+schema+"_o TO "+schema+"_other; "+
+		"GRANT SELECT ON "+schema+"_o.hidden TO "+schema+"_other; CREATE TABLE "+schema+".u (x int); GRANT SELECT ON "+schema+".u TO "+schema+"_extra"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := pool.Exec(context.Background(), "DROP SCHEMA "+schema+"_o CASCADE; DROP ROLE "+schema+"_creator"); err != nil {
+			t.Error(err)
+		}
+	})
 	reader := readerDSN(t, pool, schema, schema, tables)
 	for _, c := range []struct{ name, dsn, want string }{
+		{"member of a role creator", admin, "is a member of " + schema + "_creator"},
+		{"reads another schema", other, "may read " + schema + "_o.hidden"},
+		{"reads a table not in Tables", extra, "may read " + schema + ".u"},
 		{"superuser", postgresDSN(schema), "is a superuser"},
 		{"pg_signal_backend", signal, "is a member of pg_signal_backend"},
 		{"pg_read_all_data", all, "is a member of pg_read_all_data"},
@@ -529,7 +564,7 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 		{"session user", postgresDSN(schema) + "&options=" + strings.ReplaceAll(url.QueryEscape("-c role="+schema), "+", "%20"), "is a superuser"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn})
+			srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn, Tables: tables})
 			if err == nil {
 				srv.Close()
 				t.Fatal("Open accepted the role")
@@ -537,14 +572,14 @@ func TestOpenRefusesPrivilegedRoles(t *testing.T) {
 			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "ReaderRoleStatements") || !strings.Contains(err.Error(), "AllowPrivilegedRole") {
 				t.Fatalf("Open: %v; want it to say the role %s and how to fix it", err, c.want)
 			}
-			srv, err = Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn, AllowPrivilegedRole: true})
+			srv, err = Open(t.Context(), Config{Driver: "postgres", DSN: c.dsn, Tables: tables, AllowPrivilegedRole: true})
 			if err != nil {
 				t.Fatalf("Open with AllowPrivilegedRole: %v", err)
 			}
 			srv.Close()
 		})
 	}
-	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: reader})
+	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: reader, Tables: tables})
 	if err != nil {
 		t.Fatalf("Open as a reader: %v", err)
 	}
@@ -605,6 +640,14 @@ func TestSQLiteLengthLimit(t *testing.T) {
 	if res, err := f.srv.Query(t.Context(), "SELECT length(printf('%.*c', 1000, 'x')) AS n"); err != nil || !res.Success || fmt.Sprint(res.Data) != "[[1000]]" {
 		t.Fatalf("a short string: %v %+v", err, res)
 	}
+	// A stored value longer than the limit fails the query that reads it,
+	// and the error says a value read may be the cause.
+	if _, err := f.rw.ExecContext(t.Context(), "UPDATE products SET name = printf('%.*c', 2000000, 'x') WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.srv.Query(t.Context(), "SELECT name FROM products WHERE id = 1"); err != nil || res.Success || !strings.Contains(res.Error, "built or read") {
+		t.Fatalf("reading a stored value over the limit: %v %+v, want a failure saying a value read is too long", err, res)
+	}
 }
 
 // TestByteCap reads rows of about 1 MB: the result stops before it passes
@@ -613,7 +656,6 @@ func TestSQLiteLengthLimit(t *testing.T) {
 func TestByteCap(t *testing.T) {
 	// A minute: the limits tested are bytes; the machine may be slow.
 	f := postgresFixture(t, Config{Timeout: time.Minute})
-	// Past Check, which refuses rpad.
 	res, err := f.srv.run(t.Context(), "SELECT id, rpad(md5(id::text), 1000000, 'x') AS big FROM orders WHERE id <= 20 ORDER BY id")
 	if err != nil || !res.Success {
 		t.Fatalf("%v %+v", err, res.Error)
@@ -702,9 +744,105 @@ func TestSQLitePlan(t *testing.T) {
 		"SELECT c.name, count(*) FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.status LIKE 'p%' GROUP BY c.name",
 		"SELECT name FROM products WHERE id = 3 ORDER BY name LIMIT 1",
 		`SELECT '{"a":1}' -> '$.a'`,
+		"SELECT 1 AS a; -- done",
+		"SELECT ';' AS a; /* ; */ ;",
 	} {
 		if err := f.srv.checkPlan(t.Context(), q, tables); err != nil {
 			t.Errorf("%s: %v", q, err)
 		}
+	}
+	// The query's own errors are SQLite's, not a refusal.
+	if err := f.srv.checkPlan(t.Context(), "SELECT nme FROM customers", tables); err == nil || errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no such column: nme") {
+		t.Errorf("a misspelt column: %v, want SQLite's error", err)
+	}
+}
+
+// TestOneStatementPastCheck runs several statements past Check: PostgreSQL
+// parses the query as one statement and refuses the rest unrun.
+func TestOneStatementPastCheck(t *testing.T) {
+	f := postgresFixture(t, Config{})
+	for _, q := range []string{
+		"SELECT 1; SELECT 2",
+		"SELECT 1; COMMIT; SET default_transaction_read_only = off; DELETE FROM orders",
+	} {
+		if res, err := f.srv.run(t.Context(), q); err == nil || !strings.Contains(err.Error(), "multiple commands") {
+			t.Fatalf("%s past Check: %v %+v, want PostgreSQL to refuse more than one statement", q, err, res)
+		}
+	}
+}
+
+// TestOpenRefusesShadowingFunctions creates, as the tables' owner,
+// functions of the reader's search_path named as functions Check allows
+// (lower) or SQLite's (ifnull): Open refuses the session, since a query
+// calling lower could run the shop's, and Check refuses ifnull.
+func TestOpenRefusesShadowingFunctions(t *testing.T) {
+	f := postgresFixture(t, Config{})
+	for _, fn := range []string{
+		"CREATE FUNCTION ifnull(a text, b text) RETURNS text LANGUAGE sql AS 'SELECT coalesce(a, b)'",
+		"CREATE FUNCTION lower(a integer) RETURNS integer LANGUAGE sql AS 'SELECT a'",
+	} {
+		if _, err := f.rw.ExecContext(t.Context(), fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := Open(t.Context(), Config{Driver: "postgres", DSN: f.srv.cfg.DSN})
+	if err == nil {
+		srv.Close()
+		t.Fatal("Open accepted a search_path with functions named as allowed ones")
+	}
+	if !strings.Contains(err.Error(), ".lower") || !strings.Contains(err.Error(), "REVOKE EXECUTE") {
+		t.Fatalf("Open: %v; want it to name the function and how to fix it", err)
+	}
+	// ifnull is SQLite's, not one Check allows on PostgreSQL, where it
+	// would be the shop's function.
+	if res, err := f.srv.Query(t.Context(), "SELECT ifnull(status, '') FROM orders"); err != nil || res.Success || !strings.Contains(res.Error, "function ifnull is not allowed") {
+		t.Fatalf("ifnull on PostgreSQL: %v %+v, want refused", err, res)
+	}
+}
+
+// TestSQLiteLengthLimitWhileCompiling compiles, on a fresh Server, a
+// query whose plan SQLite estimates by evaluating a constant (STAT4, on an
+// analyzed index): the constant is capped at MaxBytes while checkPlan
+// compiles it, not only while the query runs.
+func TestSQLiteLengthLimitWhileCompiling(t *testing.T) {
+	f := sqliteFixture(t, Config{})
+	if _, err := f.rw.ExecContext(t.Context(), "CREATE INDEX customers_email ON customers (email); ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Open(t.Context(), Config{Driver: "sqlite", DSN: f.srv.cfg.DSN, Tables: SampleTables, MaxBytes: 1 << 20, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	q := "SELECT id FROM customers WHERE email = printf('%.*c', 20000000, 'x')"
+	if err := srv.checkPlan(t.Context(), q, srv.Tables()); err == nil || !strings.Contains(err.Error(), "1048576-byte limit") {
+		t.Fatalf("checkPlan(%s): %v, want a failure naming the limit", q, err)
+	}
+}
+
+// TestSQLitePlanAndQueryShareASnapshot swaps, between checkPlan and the
+// query it checked, the table secrets in for customers: the query runs in
+// the read transaction checkPlan read the tables' pages in, so it reads
+// customers (the swap cannot commit before it ends, or, in WAL mode, is
+// not in its snapshot).
+func TestSQLitePlanAndQueryShareASnapshot(t *testing.T) {
+	f := sqliteFixture(t, Config{})
+	rw, err := f.rw.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	var swapErr error
+	f.srv.planned = func() {
+		if _, swapErr = rw.ExecContext(t.Context(), "BEGIN; ALTER TABLE customers RENAME TO old; ALTER TABLE secrets RENAME TO customers; COMMIT"); swapErr != nil {
+			rw.ExecContext(t.Context(), "ROLLBACK")
+		}
+	}
+	res, err := f.srv.Query(t.Context(), "SELECT * FROM customers")
+	if err != nil || !res.Success {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if slices.Contains(res.Columns, "x") || res.RowCount != 40 {
+		t.Fatalf("the query read %v, %d rows (swap: %v); want the customers checkPlan allowed", res.Columns, res.RowCount, swapErr)
 	}
 }

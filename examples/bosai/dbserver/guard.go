@@ -37,45 +37,56 @@ var forbiddenFuncs = []string{
 	"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sleep",
 }
 
-// allowedFuncs are the functions a query may call: aggregates, window
-// functions, and common date, string, math, conditional and JSON
-// functions of PostgreSQL and SQLite. None of them reads files, runs SQL
-// given as text, takes locks, changes settings or signals sessions.
-var allowedFuncs = setOf(
-	// aggregates
-	"count", "sum", "avg", "min", "max", "total", "string_agg", "array_agg", "group_concat",
-	"bool_and", "bool_or", "every", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop",
-	"var_samp", "percentile_cont", "percentile_disc", "mode", "corr", "covar_pop", "covar_samp",
-	"regr_slope", "regr_intercept", "regr_r2", "json_agg", "jsonb_agg", "json_object_agg",
-	"jsonb_object_agg", "json_group_array", "json_group_object", "grouping",
-	// window functions
-	"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
-	"first_value", "last_value", "nth_value",
-	// math
-	"abs", "ceil", "ceiling", "floor", "round", "trunc", "sqrt", "cbrt", "power", "pow", "exp",
-	"ln", "log", "log10", "log2", "mod", "sign", "div", "pi", "degrees", "radians", "sin", "cos",
-	"tan", "asin", "acos", "atan", "atan2", "width_bucket", "greatest", "least", "random", "scale",
-	// strings
-	"length", "char_length", "character_length", "octet_length", "bit_length", "lower", "upper",
-	"initcap", "trim", "btrim", "ltrim", "rtrim", "substr", "substring", "left", "right", "lpad",
-	"rpad", "replace", "translate", "reverse", "concat", "concat_ws", "position", "strpos",
-	"instr", "split_part", "starts_with", "format", "printf", "ascii", "chr", "char", "unicode",
-	"md5", "regexp_replace", "regexp_match", "regexp_matches", "regexp_like", "regexp_count",
-	"regexp_substr", "regexp_split_to_array", "string_to_array", "array_to_string", "overlay",
-	"to_hex", "hex", "typeof", "like", "glob",
-	// dates and times
-	"now", "current_timestamp", "current_time", "localtimestamp", "localtime", "date_trunc",
-	"date_part", "extract", "age", "make_date", "make_time", "make_timestamp", "make_interval",
-	"to_char", "to_date", "to_timestamp", "to_number", "justify_days", "justify_hours",
-	"justify_interval", "isfinite", "date_bin", "timezone", "date", "time", "datetime",
-	"julianday", "strftime", "unixepoch",
-	// conditionals and casts
-	"coalesce", "nullif", "ifnull", "iif", "cast",
-	// JSON and arrays
-	"json_build_object", "jsonb_build_object", "json_build_array", "jsonb_build_array",
-	"json_object", "json_array", "json_extract", "to_json", "to_jsonb", "json_array_length",
-	"jsonb_array_length", "json_typeof", "jsonb_typeof", "array_length", "cardinality", "unnest",
-	"array_position", "array_remove", "array_append", "generate_series",
+// allowedFuncs are, per dialect, the functions a query may call:
+// aggregates, window functions, and common date, string, math,
+// conditional and JSON functions that the database has built in (in
+// PostgreSQL's pg_catalog, or its grammar: coalesce, greatest, trim…).
+// None of them reads files, runs SQL given as text, takes locks, changes
+// settings or signals sessions. Each list holds only names the dialect
+// has: PostgreSQL would resolve another name (ifnull, strftime) to a
+// function of the search_path, which anyone who may create one writes.
+// Open refuses a PostgreSQL search_path with a function of one of these
+// names outside pg_catalog (checkFuncs).
+var allowedFuncs = map[string]map[string]bool{
+	"postgres": setOf(append(slices.Clone(sharedFuncs), pgFuncs...)...),
+	"sqlite":   setOf(append(slices.Clone(sharedFuncs), sqliteFuncs...)...),
+}
+
+// sharedFuncs are built into both databases; pgFuncs into PostgreSQL
+// only, sqliteFuncs into SQLite only (SQLite compiles CURRENT_DATE to a
+// call of current_date).
+var (
+	sharedFuncs = []string{
+		"count", "sum", "avg", "min", "max", "string_agg", "row_number", "rank", "dense_rank",
+		"percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value", "nth_value",
+		"abs", "ceil", "ceiling", "floor", "round", "trunc", "sqrt", "power", "pow", "exp", "ln", "log",
+		"log10", "mod", "sign", "pi", "degrees", "radians", "sin", "cos", "tan", "asin", "acos", "atan",
+		"atan2", "random", "length", "octet_length", "lower", "upper", "trim", "ltrim", "rtrim", "substr",
+		"substring", "replace", "concat", "concat_ws", "format", "char", "like", "current_timestamp",
+		"current_time", "date", "time", "coalesce", "nullif", "cast", "json_object", "json_array_length",
+	}
+	pgFuncs = []string{
+		"array_agg", "bool_and", "bool_or", "every", "stddev", "stddev_pop", "stddev_samp", "variance",
+		"var_pop", "var_samp", "percentile_cont", "percentile_disc", "mode", "corr", "covar_pop",
+		"covar_samp", "regr_slope", "regr_intercept", "regr_r2", "json_agg", "jsonb_agg",
+		"json_object_agg", "jsonb_object_agg", "grouping", "cbrt", "div", "width_bucket", "greatest",
+		"least", "scale", "char_length", "character_length", "bit_length", "initcap", "btrim", "left",
+		"right", "lpad", "rpad", "translate", "reverse", "position", "strpos", "split_part",
+		"starts_with", "ascii", "chr", "md5", "regexp_replace", "regexp_match", "regexp_matches",
+		"regexp_like", "regexp_count", "regexp_substr", "regexp_split_to_array", "string_to_array",
+		"array_to_string", "overlay", "to_hex", "now", "localtimestamp", "localtime", "date_trunc",
+		"date_part", "extract", "age", "make_date", "make_time", "make_timestamp", "make_interval",
+		"to_char", "to_date", "to_timestamp", "to_number", "justify_days", "justify_hours",
+		"justify_interval", "isfinite", "date_bin", "timezone", "json_build_object", "jsonb_build_object",
+		"json_build_array", "jsonb_build_array", "to_json", "to_jsonb", "jsonb_array_length",
+		"json_typeof", "jsonb_typeof", "array_length", "cardinality", "unnest", "array_position",
+		"array_remove", "array_append", "generate_series",
+	}
+	sqliteFuncs = []string{
+		"total", "group_concat", "json_group_array", "json_group_object", "log2", "instr", "printf",
+		"unicode", "hex", "typeof", "glob", "datetime", "julianday", "strftime", "unixepoch", "ifnull",
+		"iif", "json_array", "json_extract", "current_date",
+	}
 )
 
 // callKeywords are reserved words that may stand right before "(" without
@@ -89,12 +100,6 @@ var callKeywords = setOf(
 	"lateral", "distinct", "between", "to", "is", "union", "intersect", "except", "having",
 	"limit", "offset", "group", "order", "only", "interval",
 )
-
-// sizeFuncs are PostgreSQL functions that build a value or a row set as
-// large as a number they are given asks: the server would allocate it
-// before any limit of the result applies. (SQLite's length limit, set to
-// MaxBytes, stops theirs.)
-var sizeFuncs = setOf("lpad", "rpad", "repeat", "generate_series", "format")
 
 // fromFuncs are the functions whose arguments may hold the word FROM
 // (EXTRACT(YEAR FROM d), SUBSTRING(s FROM 2)): it starts no FROM clause.
@@ -436,6 +441,9 @@ func Check(sql, dialect string, allowed []string) error {
 			if n := foldASCII(t.text); slices.Contains(forbiddenFuncs, n) || strings.HasPrefix(n, "pg_") || strings.HasPrefix(n, "lo_") {
 				return fmt.Errorf("%w: %s is not allowed in a read-only query", ErrRefused, t.text)
 			}
+			if dialect == "postgres" && isWord(t, "operator") && isPunct(tokAt(toks, i+1), "(") {
+				return fmt.Errorf("%w: OPERATOR(…) is not allowed (it may call an operator of any schema); write the operator alone, such as a + b", ErrRefused)
+			}
 			if strings.HasPrefix(foldASCII(t.text), "sqlite_") && i+1 < len(toks) && isPunct(toks[i+1], "(") {
 				return fmt.Errorf("%w: %s is not allowed in a read-only query", ErrRefused, t.text)
 			}
@@ -713,7 +721,7 @@ func (p *query) tableRef(j int, kw string, allowed []string) (int, error) {
 	return j, nil
 }
 
-// checkCalls refuses calls of functions outside allowedFuncs. A name right
+// checkCalls refuses calls of functions outside the dialect's allowedFuncs. A name right
 // before "(" is a call unless it is a keyword (IN (…), OVER (…)), a CTE's
 // name, a type (x::numeric(10,2), CAST(x AS varchar(9))) or an alias's
 // column list (AS t(a, b), (VALUES …) v(a, b)).
@@ -727,10 +735,7 @@ func (p *query) checkCalls() error {
 		if i > 0 && isPunct(toks[i-1], ".") {
 			return fmt.Errorf("%w: schema-qualified function calls such as %s.%s(…) are not allowed; call the function by its name alone", ErrRefused, toks[i-2].text, t.text)
 		}
-		if p.dialect == "postgres" && sizeFuncs[t.text] {
-			return fmt.Errorf("%w: the function %s is not allowed: it builds a value as large as its arguments ask for; select the values as they are", ErrRefused, t.text)
-		}
-		if allowedFuncs[t.text] {
+		if allowedFuncs[p.dialect][t.text] {
 			continue
 		}
 		if t.kind == tokWord && p.keywordBeforeParen(i) || slices.ContainsFunc(p.ctes, func(c cte) bool { return c.def == i }) {
@@ -757,11 +762,55 @@ func (p *query) keywordBeforeParen(i int) bool {
 	case "partition":
 		return isPunct(prev, "(")
 	case "rollup", "cube":
-		return p.dialect == "postgres" && isWord(prev, "by") // SQLite has no ROLLUP or CUBE
+		return p.dialect == "postgres" && p.inGroupBy(i) // SQLite has no ROLLUP or CUBE
 	case "sets":
 		return p.dialect == "postgres" && isWord(prev, "grouping")
+	case "materialized":
+		return p.dialect == "postgres" && (isWord(prev, "as") || isWord(prev, "not")) // WITH x AS [NOT] MATERIALIZED (…)
+	case "ilike":
+		// a [NOT] ILIKE (…): an operator after an expression; ILIKE (…)
+		// elsewhere calls a function.
+		if isWord(prev, "not") && i > 1 {
+			prev = p.toks[i-2]
+		}
+		return p.dialect == "postgres" && p.endsExpr(prev)
 	}
 	return callKeywords[w]
+}
+
+// endsExpr reports whether t can be the last token of an expression: a
+// literal, a name that is no keyword, ")" or "]".
+func (p *query) endsExpr(t token) bool {
+	switch t.kind {
+	case tokString, tokNumber, tokQuoted:
+		return true
+	case tokWord:
+		return !callKeywords[t.text] && !p.ends()[t.text] && t.text != "not"
+	}
+	return isPunct(t, ")") || isPunct(t, "]")
+}
+
+// inGroupBy reports whether toks[i] is an element of a GROUP BY clause,
+// directly (GROUP BY a, ROLLUP (b), GROUP BY DISTINCT CUBE (a)) or inside
+// GROUPING SETS, ROLLUP or CUBE.
+func (p *query) inGroupBy(i int) bool {
+	toks := p.toks
+	for j := i - 1; j >= 0; j-- {
+		t := toks[j]
+		switch {
+		case isPunct(t, ")"):
+			j = p.match[j]
+		case isPunct(t, "("):
+			if in := tokAt(toks, max(j-1, 0)); j == 0 || !isWord(in, "sets") && !isWord(in, "rollup") && !isWord(in, "cube") {
+				return false
+			}
+		case isWord(t, "by"):
+			return j > 0 && isWord(toks[j-1], "group")
+		case t.kind == tokWord && (t.text == "select" || p.ends()[t.text] || t.text == "from" || t.text == "join"):
+			return false
+		}
+	}
+	return false
 }
 
 func isName(t token) bool { return t.kind == tokWord || t.kind == tokQuoted }

@@ -2,6 +2,7 @@ package dbserver
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -21,18 +22,25 @@ var planFuncs = setOf("->", "->>")
 // a query the lexer misread is still caught. It refuses a query that
 // opens a b-tree other than those of the allowed tables and their
 // indexes, opens one of another database or a virtual table (pragma_…,
-// json_each), or calls a function outside allowedFuncs. The query is
+// json_each), or calls a function outside SQLite's allowedFuncs. The query is
 // compiled inside SELECT * FROM (…), so that text SQLite would read as
 // more than one statement fails to compile instead of being explained in
 // part.
 func (s *Server) checkPlan(ctx context.Context, query string, tables []string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.sqliteConn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	return s.checkPlanOn(ctx, conn, query, tables)
+}
+
+// checkPlanOn is checkPlan on conn, which Query has in a read transaction
+// that the query then runs in: the tables' pages it reads are those the
+// query reads.
+func (s *Server) checkPlanOn(ctx context.Context, conn *sql.Conn, query string, tables []string) error {
 	names, err := json.Marshal(tables)
 	if err != nil {
 		return err
@@ -54,9 +62,15 @@ func (s *Server) checkPlan(ctx context.Context, query string, tables []string) e
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("reading the tables' pages: %w", err)
 	}
-	query = strings.TrimRight(strings.TrimSpace(query), "; \n\t")
-	rows, err = conn.QueryContext(ctx, "EXPLAIN SELECT * FROM (\n"+query+"\n)")
+	rows, err = conn.QueryContext(ctx, "EXPLAIN SELECT * FROM (\n"+trimTail(query)+"\n)")
 	if err != nil {
+		// The query's own error (a misspelt column) as SQLite reports it:
+		// preparing compiles the first statement and runs nothing.
+		if st, perr := conn.PrepareContext(ctx, query); perr != nil {
+			return s.queryError(perr)
+		} else {
+			st.Close()
+		}
 		return fmt.Errorf("%w: SQLite does not read the query as one SELECT: %w", ErrRefused, s.queryError(err))
 	}
 	defer rows.Close()
@@ -81,7 +95,7 @@ func (s *Server) checkPlan(ctx context.Context, query string, tables []string) e
 			if i := strings.LastIndexByte(name, '('); i > 0 {
 				name = name[:i]
 			}
-			if name = foldASCII(name); !allowedFuncs[name] && !planFuncs[name] {
+			if name = foldASCII(name); !allowedFuncs["sqlite"][name] && !planFuncs[name] {
 				return fmt.Errorf("%w: SQLite would call the function %q, which is not allowed; use aggregates, window functions and common date, string and math functions", ErrRefused, name)
 			}
 		}
@@ -90,4 +104,43 @@ func (s *Server) checkPlan(ctx context.Context, query string, tables []string) e
 		return fmt.Errorf("reading the query plan: %w", s.queryError(err))
 	}
 	return nil
+}
+
+// trimTail returns query without the ';' that end it and what follows
+// them, as SQLite lexes it: cut at the first ';' before which the query
+// has all its tokens but those ';'. It tries the last 64 ';' at most (each
+// try lexes the query); past that the query is left as it is.
+func trimTail(query string) string {
+	toks, err := lex(query, "sqlite")
+	if err != nil {
+		return query
+	}
+	toks = trimSemicolons(toks)
+	cut := len(query)
+	for i, tries := len(query)-1, 0; i >= 0 && tries < 64; i-- {
+		if query[i] != ';' {
+			continue
+		}
+		tries++
+		head, err := lex(query[:i], "sqlite")
+		if err != nil {
+			continue // inside a comment or string
+		}
+		if head = trimSemicolons(head); !slices.Equal(head, toks) {
+			if len(head) < len(toks) {
+				break
+			}
+			continue
+		}
+		cut = i
+	}
+	return query[:cut]
+}
+
+// trimSemicolons drops the ';' that end toks.
+func trimSemicolons(toks []token) []token {
+	for len(toks) > 0 && isPunct(toks[len(toks)-1], ";") {
+		toks = toks[:len(toks)-1]
+	}
+	return toks
 }
