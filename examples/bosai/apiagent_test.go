@@ -259,7 +259,8 @@ func TestParseAPIDocs(t *testing.T) {
 	if len(d.Endpoints) != 7 || d.BaseURL != bosai.DemoAPIBase {
 		t.Fatalf("%+v", d)
 	}
-	for _, bad := range []string{"endpoints: []", "endpoints: [{method: GET, path: x}]", "endpoints: [{method: GET, path: /x, params: [{name: a, in: cookie}]}]", "endpoints: [{method: GET, path: /x, params: [{name: Cookie, in: header}]}]"} {
+	for _, bad := range []string{"endpoints: []", "endpoints: [{method: GET, path: x}]", "endpoints: [{method: GET, path: /x, params: [{name: a, in: cookie}]}]", "endpoints: [{method: GET, path: /x, params: [{name: Cookie, in: header}]}]",
+		"endpoints: [{method: GET, path: /x, params: [{name: True-Client-IP, in: header}]}]", "endpoints: [{method: GET, path: /x, params: [{name: x-original-host, in: header}]}]"} {
 		if _, err := bosai.ParseAPIDocs([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

@@ -146,6 +146,9 @@ func headerRefused(name string) bool {
 	k := http.CanonicalHeaderKey(strings.TrimSpace(name))
 	switch k {
 	case "", "Host", "Authorization", "Cookie", "Forwarded", "X-Real-Ip", "X-Original-Url", "X-Rewrite-Url",
+		// Headers proxies route by or take a client's address from.
+		"X-Host", "X-Original-Host", "X-Http-Host-Override", "Via", "True-Client-Ip", "X-Client-Ip",
+		"Cf-Connecting-Ip", "X-Cluster-Client-Ip", "Fastly-Client-Ip", "X-Envoy-External-Address",
 		"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "Content-Length", "Content-Type",
 		"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
 		return true
