@@ -16,15 +16,18 @@ import (
 // each save ("put", "nosync", "writes", "nosync writes") and each Sync.
 type syncingSaver struct {
 	*checkpoint.Memory
-	syncErr    error
-	madeNoSync chan struct{} // if not nil, gets a value after each PutNoSync
-	// late, if not nil, gets a value once the checkpoint of step lateStep
-	// is stored by PutNoSync, which then returns only when its context is
+	syncErr error
+	// madeNoSync, if not nil, gets a value after the PutNoSync of the
+	// checkpoint of step step (not of an earlier one, which would let a
+	// test act before that save is made).
+	madeNoSync chan struct{}
+	// late, if not nil, gets a value once the checkpoint of step step is
+	// stored by PutNoSync, which then returns only when its context is
 	// done: a save that completes after the run gave up waiting for it.
-	late     chan struct{}
-	lateStep int
-	mu       sync.Mutex
-	log      []string
+	late chan struct{}
+	step int
+	mu   sync.Mutex
+	log  []string
 }
 
 func (s *syncingSaver) note(what string) {
@@ -41,12 +44,12 @@ func (s *syncingSaver) Put(ctx context.Context, expect string, cp *checkpoint.Ch
 func (s *syncingSaver) PutNoSync(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
 	s.note("nosync")
 	err := s.Memory.Put(ctx, expect, cp, blobs, writes)
-	if s.late != nil && cp.Step == s.lateStep {
+	if s.late != nil && cp.Step == s.step {
 		s.late <- struct{}{}
 		<-ctx.Done()
 		return err
 	}
-	if s.madeNoSync != nil {
+	if s.madeNoSync != nil && cp.Step == s.step {
 		select {
 		case s.madeNoSync <- struct{}{}:
 		default:
@@ -129,23 +132,21 @@ func TestAsyncSyncFails(t *testing.T) {
 	}
 }
 
-// TestAsyncSyncFailsAfterCancel: when the run's context is cancelled after
-// its saves are made and their Sync then fails, the run's error is a
-// *graph.CheckpointError wrapping the Sync's error, says that the saves
-// may not be durable, and holds the Sync's text once (the note of the
-// saves that may be lost does not repeat it).
-func TestAsyncSyncFailsAfterCancel(t *testing.T) {
-	errSync := errors.New("fsync failed on /var/lib/db")
-	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync, madeNoSync: make(chan struct{}, 1)}
+// invokeCancelledAfter runs, on s in DurabilityAsync, a thread whose node
+// "a" sets n and whose node "b" waits for ready (a save of s, after "a")
+// and then cancels the run's context; it returns Invoke's error (want
+// says what ready waits for, if it never comes).
+func invokeCancelledAfter(t *testing.T, s *syncingSaver, ready <-chan struct{}, want string) error {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	g := graph.New[job]()
 	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
 	g.AddNode("b", func(ctx context.Context, _ job) (graph.Update[job], error) {
 		select {
-		case <-s.madeNoSync: // the checkpoint after "a" is made, not yet synced
+		case <-ready:
 		case <-time.After(10 * time.Second):
-			return graph.Update[job]{}, errors.New("no PutNoSync after step a")
+			return graph.Update[job]{}, errors.New(want)
 		}
 		cancel()
 		return graph.Update[job]{}, ctx.Err()
@@ -156,6 +157,18 @@ func TestAsyncSyncFailsAfterCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Thread("c").Invoke(ctx, job{})
+	return err
+}
+
+// TestAsyncSyncFailsAfterCancel: when the run's context is cancelled after
+// its saves are made and their Sync then fails, the run's error is a
+// *graph.CheckpointError wrapping the Sync's error, says that the saves
+// may not be durable, and holds the Sync's text once (the note of the
+// saves that may be lost does not repeat it).
+func TestAsyncSyncFailsAfterCancel(t *testing.T) {
+	errSync := errors.New("fsync failed on /var/lib/db")
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync, madeNoSync: make(chan struct{}, 1), step: 1}
+	err := invokeCancelledAfter(t, s, s.madeNoSync, "no PutNoSync of step 1")
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, errSync) {
 		t.Fatalf("Invoke = %v, want context.Canceled and the Sync's error", err)
 	}
@@ -177,26 +190,8 @@ func TestAsyncSyncFailsAfterCancel(t *testing.T) {
 // failure is the run's.
 func TestAsyncSaveDoneAfterCancelIsSynced(t *testing.T) {
 	errSync := errors.New("fsync failed on /var/lib/db")
-	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync, late: make(chan struct{}, 1), lateStep: 1}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	g := graph.New[job]()
-	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
-	g.AddNode("b", func(ctx context.Context, _ job) (graph.Update[job], error) {
-		select {
-		case <-s.late: // the checkpoint after "a" is stored; its PutNoSync has not returned
-		case <-time.After(10 * time.Second):
-			return graph.Update[job]{}, errors.New("no PutNoSync of step 1")
-		}
-		cancel()
-		return graph.Update[job]{}, ctx.Err()
-	})
-	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.Thread("c").Invoke(ctx, job{})
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync, late: make(chan struct{}, 1), step: 1}
+	err := invokeCancelledAfter(t, s, s.late, "no PutNoSync of step 1")
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, errSync) {
 		t.Fatalf("Invoke = %v, want context.Canceled and the Sync's error", err)
 	}
@@ -215,26 +210,8 @@ func TestAsyncSaveDoneAfterCancelIsSynced(t *testing.T) {
 // saves are made, the run still makes them durable (a Sync that does not
 // fail for the cancellation), or its error says that they may not be.
 func TestAsyncSyncsAfterCancel(t *testing.T) {
-	s := &syncingSaver{Memory: checkpoint.NewMemory(), madeNoSync: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	g := graph.New[job]()
-	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
-	g.AddNode("b", func(ctx context.Context, _ job) (graph.Update[job], error) {
-		select {
-		case <-s.madeNoSync: // the checkpoint after "a" is made, not yet synced
-		case <-time.After(10 * time.Second):
-			return graph.Update[job]{}, errors.New("no PutNoSync after step a")
-		}
-		cancel()
-		return graph.Update[job]{}, ctx.Err()
-	})
-	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.Thread("c").Invoke(ctx, job{})
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), madeNoSync: make(chan struct{}, 1), step: 1}
+	err := invokeCancelledAfter(t, s, s.madeNoSync, "no PutNoSync of step 1")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Invoke = %v, want context.Canceled", err)
 	}
