@@ -552,7 +552,7 @@ func TestLearnedTextCannotAddPromptLines(t *testing.T) {
 // TestLearnPromptQuotesTheTurn: the turn's outcome, messages and their
 // roles, and tool names and errors are quoted in the learner's prompt,
 // as what is remembered is: a user's message, a tool name a model wrote
-// (the chatbot's "workflow: " and a plan's goal) or a role with newlines
+// (an application may name a tool after the goal of a model's plan) or a role with newlines
 // cannot add a section or a line of instructions.
 func TestLearnPromptQuotesTheTurn(t *testing.T) {
 	t.Parallel()
