@@ -219,3 +219,34 @@ func TestTeamsPerPrincipal(t *testing.T) {
 		}
 	})
 }
+
+// TestSkillsBoundPerOwner: the bound on the skills kept is per owner: bob's
+// many skills push out his own oldest, never alice's.
+func TestSkillsBoundPerOwner(t *testing.T) {
+	storages(t, func(t *testing.T, st *swarm.Storage) {
+		var store swarm.SkillStore = &swarm.SkillLibrary{Max: 2}
+		if st != nil {
+			st.Memory.MaxSkills = 2
+			store = st.Memory
+		}
+		save := func(owner, task string) {
+			if err := store.Save(t.Context(), swarm.Skill{Owner: owner, Agent: "math", Task: task, Tool: "calculate"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		save("alice", "What is 15% of 240")
+		for _, task := range []string{"convert 3 miles to km", "What is 20% of 350", "What is 25% of 80"} {
+			save("bob", task)
+		}
+		if got, err := store.Find(t.Context(), "alice", "math", "What is 30% of 90", 5); err != nil || len(got) != 1 {
+			t.Errorf("alice finds %+v, %v; want her one skill, kept though bob saved more than the bound", got, err)
+		}
+		got, err := store.Find(t.Context(), "bob", "math", "convert 3 miles to km", 5)
+		if err != nil || len(got) != 0 {
+			t.Errorf("bob finds %+v, %v; want his oldest skill dropped", got, err)
+		}
+		if got, err := store.Find(t.Context(), "bob", "math", "What is 30% of 90", 5); err != nil || len(got) != 2 {
+			t.Errorf("bob finds %+v, %v; want his two newest", got, err)
+		}
+	})
+}

@@ -111,12 +111,16 @@ type Memory struct {
 	pg     bool // PostgreSQL: saves lock their table (see save)
 	// MinScore is as SkillLibrary's. Zero means 0.3.
 	MinScore float64
+	// MaxSkills bounds the skills kept per owner (Skill.Owner): Save drops
+	// the owner's oldest beyond it, never another owner's. Zero means
+	// MaxStoredSkills.
+	MaxSkills int
 }
 
 // Bounds of Memory.
 const (
 	MaxSkillsScanned = 2000   // skills of one agent Find compares, the most recent
-	MaxStoredSkills  = 100000 // skills kept; Save drops the oldest beyond
+	MaxStoredSkills  = 100000 // skills kept per owner when Memory.MaxSkills is zero; Save drops the owner's oldest beyond
 )
 
 var (
@@ -167,7 +171,7 @@ func (m *Memory) addOwner(ctx context.Context) error {
 }
 
 // Save implements SkillStore. The skill's seq (its recency) and the
-// pruning beyond MaxStoredSkills happen in one transaction, which
+// pruning of the owner's skills beyond MaxSkills happen in one transaction, which
 // concurrent saves wait for: each skill gets its own seq.
 func (m *Memory) Save(ctx context.Context, s Skill) error {
 	s.Score = 0
@@ -180,7 +184,14 @@ func (m *Memory) Save(ctx context.Context, s Skill) error {
 			SELECT $1, $2, $3, $4, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Owner, s.Agent, s.Task, string(b)); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills)
+		limit := m.MaxSkills
+		if limit <= 0 {
+			limit = MaxStoredSkills
+		}
+		// seq is shared by all owners: the owner's newest beyond limit
+		// is found by its rank among the owner's skills.
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE owner = $1 AND seq <= (
+			SELECT seq FROM `+m.prefix+`swarm_skills WHERE owner = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2)`, s.Owner, limit)
 		return err
 	})
 }
