@@ -2,14 +2,17 @@ package swarm_test
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/examples/swarm"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
 // Two principals of the web API, by their tokens.
@@ -249,4 +252,84 @@ func TestSkillsBoundPerOwner(t *testing.T) {
 			t.Errorf("bob finds %+v, %v; want his two newest", got, err)
 		}
 	})
+}
+
+// TestSkillsOwnerMigrationConcurrentOpens: SQLite files of the shape from
+// before skills had owners, each opened by several storages at once (as
+// by processes starting together), all open: the one that adds the owner
+// column second does not fail with "duplicate column name". The
+// checkpoints.db of each is made first: the test is of memory.db.
+func TestSkillsOwnerMigrationConcurrentOpens(t *testing.T) {
+	t.Parallel()
+	for range 10 {
+		dir := t.TempDir()
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "memory.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.ExecContext(t.Context(), `CREATE TABLE swarm_skills (agent TEXT NOT NULL, task TEXT NOT NULL, skill TEXT NOT NULL, seq BIGINT NOT NULL)`)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		saver, err := sqlite.New(t.Context(), sqlite.Config{Path: filepath.Join(dir, "checkpoints.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		saver.Close()
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Go(func() {
+				st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DataDir: dir})
+				if err == nil {
+					err = st.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("opening at once: %v", err)
+		}
+	}
+}
+
+// TestSkillsOwnerMigrationTakesNoLock: opening a PostgreSQL storage whose
+// swarm_skills already has the owner column alters nothing, so it does not
+// wait for a transaction reading the table (an ALTER TABLE would, for its
+// ACCESS EXCLUSIVE lock, until the DSN's lock_timeout).
+func TestSkillsOwnerMigrationTakesNoLock(t *testing.T) {
+	t.Parallel()
+	dsn, schema := postgresSchema(t)
+	cfg := swarm.StorageConfig{DSN: dsn, Schema: schema}
+	st, err := swarm.OpenStorage(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	reader, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Rollback()
+	var n int
+	if err := reader.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM `+schema+`.swarm_skills`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	cfg.DSN = dsn + sep + "lock_timeout=10s"
+	st, err = swarm.OpenStorage(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("opening while a transaction reads swarm_skills: %v", err)
+	}
+	st.Close()
 }

@@ -154,19 +154,31 @@ func newMemory(ctx context.Context, db *sql.DB, prefix string, pg bool) (*Memory
 
 // addOwner adds swarm_skills' owner column to a table made before it
 // (Skill.Owner); the rows it had belong to no principal, as the skills of
-// runs without one. SQLite has no ADD COLUMN IF NOT EXISTS: its columns
-// are looked up first.
+// runs without one. The column is looked up first, so that opening a
+// migrated database alters nothing: PostgreSQL's ALTER TABLE takes an
+// ACCESS EXCLUSIVE lock, which waits for every reader of the table and
+// blocks the readers after it, even when IF NOT EXISTS finds the column.
+// Two processes opening a SQLite file of the old shape at once may both
+// find it missing: the "duplicate column name" of the second means the
+// first added it.
 func (m *Memory) addOwner(ctx context.Context) error {
-	const add = ` ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT ''`
+	var n int
 	if m.pg {
-		_, err := m.db.ExecContext(ctx, `ALTER TABLE `+m.prefix+`swarm_skills`+add)
+		q := `SELECT COUNT(*) FROM information_schema.columns
+			WHERE table_schema = COALESCE(NULLIF($1, ''), current_schema()) AND table_name = 'swarm_skills' AND column_name = 'owner'`
+		if err := m.db.QueryRowContext(ctx, q, strings.TrimSuffix(m.prefix, ".")).Scan(&n); err != nil || n > 0 {
+			return err
+		}
+		_, err := m.db.ExecContext(ctx, `ALTER TABLE `+m.prefix+`swarm_skills ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT ''`)
 		return err
 	}
-	var n int
 	if err := m.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('swarm_skills') WHERE name = 'owner'`).Scan(&n); err != nil || n > 0 {
 		return err
 	}
 	_, err := m.db.ExecContext(ctx, `ALTER TABLE swarm_skills ADD COLUMN owner TEXT NOT NULL DEFAULT ''`)
+	if err != nil && strings.Contains(err.Error(), "duplicate column name: owner") {
+		return nil // another process added it since the look-up
+	}
 	return err
 }
 
