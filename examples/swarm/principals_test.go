@@ -92,13 +92,16 @@ func TestSkillsPerPrincipal(t *testing.T) {
 	})
 }
 
+// oldSkillsColumns are swarm_skills' columns before skills had owners.
+const oldSkillsColumns = ` (agent TEXT NOT NULL, task TEXT NOT NULL, skill TEXT NOT NULL, seq BIGINT NOT NULL)`
+
 // TestSkillsOwnerMigration: a swarm_skills table made before skills had
 // owners gets the owner column when the storage opens (twice: the
 // migration is idempotent); its rows belong to no principal.
 func TestSkillsOwnerMigration(t *testing.T) {
 	check := func(t *testing.T, db *sql.DB, table string, cfg swarm.StorageConfig) {
 		for _, q := range []string{
-			`CREATE TABLE ` + table + ` (agent TEXT NOT NULL, task TEXT NOT NULL, skill TEXT NOT NULL, seq BIGINT NOT NULL)`,
+			`CREATE TABLE ` + table + oldSkillsColumns,
 			`INSERT INTO ` + table + ` VALUES ('math', 'What is 15% of 240', '{"agent":"math","task":"What is 15% of 240","tool":"calculate"}', 1)`,
 		} {
 			if _, err := db.ExecContext(t.Context(), q); err != nil {
@@ -267,7 +270,7 @@ func TestSkillsOwnerMigrationConcurrentOpens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = db.ExecContext(t.Context(), `CREATE TABLE swarm_skills (agent TEXT NOT NULL, task TEXT NOT NULL, skill TEXT NOT NULL, seq BIGINT NOT NULL)`)
+		_, err = db.ExecContext(t.Context(), `CREATE TABLE swarm_skills`+oldSkillsColumns)
 		db.Close()
 		if err != nil {
 			t.Fatal(err)
