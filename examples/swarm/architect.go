@@ -39,7 +39,8 @@ const (
 type TeamSpec struct {
 	// Owner is the principal whose run designed the team (see Skill.Owner);
 	// only that principal's runs are offered it. The Architect sets it, not
-	// the model. Empty for a run without a principal.
+	// the model. Empty for a run without a principal; otherwise a principal
+	// name (1 to 64 letters, digits, '_' or '-'), which Validate checks.
 	Owner string `json:"-"`
 	// Name names the team in snake_case; its node is TeamPrefix+Name, or
 	// TeamPrefix+Owner+"."+Name for a team with an owner.
@@ -69,11 +70,15 @@ var (
 	agentNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{1,40}$`)
 )
 
-// Validate checks the design's shape: names, at least two single-purpose
+// Validate checks the design's shape: the owner (empty or a principal
+// name: the team's key Owner+"."+Name is split at its first '.' when the
+// teams are loaded again), names, at least two single-purpose
 // agents with unique names, and a workflow whose steps name the team's
 // agents and depend only on earlier steps.
 func (t TeamSpec) Validate() error {
 	switch {
+	case t.Owner != "" && !principalRe.MatchString(t.Owner):
+		return fieldError("owner", fmt.Sprintf("%q is not a principal name: 1 to 64 letters, digits, '_' or '-'; leave it empty for no principal", t.Owner))
 	case !teamNameRe.MatchString(t.Name):
 		return fieldError("name", fmt.Sprintf("%q is not a snake_case name of 2 to 41 characters such as stock_report_team", t.Name))
 	case strings.TrimSpace(t.Description) == "":

@@ -120,6 +120,8 @@ func TestRegisterValidation(t *testing.T) {
 		edit  func(*swarm.TeamSpec)
 	}{
 		{"name", func(t *swarm.TeamSpec) { t.Name = "Bad Name" }},
+		{"owner", func(t *swarm.TeamSpec) { t.Owner = "alice.smith" }},
+		{"owner", func(t *swarm.TeamSpec) { t.Owner = strings.Repeat("a", 65) }},
 		{"agents", func(t *swarm.TeamSpec) { t.Agents = t.Agents[:1] }},
 		{"agents[1].name", func(t *swarm.TeamSpec) { t.Agents[1].Name = "Finder" }},
 		{"agents[0].server", func(t *swarm.TeamSpec) { t.Agents[0].Server = "yahoo_finance" }},

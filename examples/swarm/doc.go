@@ -85,7 +85,13 @@
 // outlives the process); Event.Thread and Outcome.Thread name it. A thread
 // id "principal.id" (the web API's) makes the run that principal's: the
 // skills it learns and the teams its Architect designs are offered to that
-// principal's runs only.
+// principal's runs only. The thread id is then the principal's only
+// credential: an embedder must never let a client choose thread ids (for
+// example by serving Swarm.Graph through agent/server, whose clients name
+// their threads), or a client names another principal's thread and gets
+// that principal's skills and teams. Swarm.Handler names a new task's
+// thread itself, from the authenticated principal, and serves a task only
+// to the principal its thread id names.
 // Swarm.Resume continues a run that stopped (cancelled, failed, or killed)
 // from its last checkpoint, inside the agent where it stopped: a tool call
 // whose step was saved is not made again. Swarm.Handler serves the web API

@@ -2,14 +2,17 @@ package swarm_test
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/examples/swarm"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
 // Two principals of the web API, by their tokens.
@@ -89,13 +92,16 @@ func TestSkillsPerPrincipal(t *testing.T) {
 	})
 }
 
+// oldSkillsColumns are swarm_skills' columns before skills had owners.
+const oldSkillsColumns = ` (agent TEXT NOT NULL, task TEXT NOT NULL, skill TEXT NOT NULL, seq BIGINT NOT NULL)`
+
 // TestSkillsOwnerMigration: a swarm_skills table made before skills had
 // owners gets the owner column when the storage opens (twice: the
 // migration is idempotent); its rows belong to no principal.
 func TestSkillsOwnerMigration(t *testing.T) {
 	check := func(t *testing.T, db *sql.DB, table string, cfg swarm.StorageConfig) {
 		for _, q := range []string{
-			`CREATE TABLE ` + table + ` (agent TEXT NOT NULL, task TEXT NOT NULL, skill TEXT NOT NULL, seq BIGINT NOT NULL)`,
+			`CREATE TABLE ` + table + oldSkillsColumns,
 			`INSERT INTO ` + table + ` VALUES ('math', 'What is 15% of 240', '{"agent":"math","task":"What is 15% of 240","tool":"calculate"}', 1)`,
 		} {
 			if _, err := db.ExecContext(t.Context(), q); err != nil {
@@ -218,4 +224,115 @@ func TestTeamsPerPrincipal(t *testing.T) {
 			t.Error("after a restart, bob's team beyond MaxTeams was registered")
 		}
 	})
+}
+
+// TestSkillsBoundPerOwner: the bound on the skills kept is per owner: bob's
+// many skills push out his own oldest, never alice's.
+func TestSkillsBoundPerOwner(t *testing.T) {
+	storages(t, func(t *testing.T, st *swarm.Storage) {
+		var store swarm.SkillStore = &swarm.SkillLibrary{Max: 2}
+		if st != nil {
+			st.Memory.MaxSkills = 2
+			store = st.Memory
+		}
+		save := func(owner, task string) {
+			if err := store.Save(t.Context(), swarm.Skill{Owner: owner, Agent: "math", Task: task, Tool: "calculate"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		save("alice", "What is 15% of 240")
+		for _, task := range []string{"convert 3 miles to km", "What is 20% of 350", "What is 25% of 80"} {
+			save("bob", task)
+		}
+		if got, err := store.Find(t.Context(), "alice", "math", "What is 30% of 90", 5); err != nil || len(got) != 1 {
+			t.Errorf("alice finds %+v, %v; want her one skill, kept though bob saved more than the bound", got, err)
+		}
+		got, err := store.Find(t.Context(), "bob", "math", "convert 3 miles to km", 5)
+		if err != nil || len(got) != 0 {
+			t.Errorf("bob finds %+v, %v; want his oldest skill dropped", got, err)
+		}
+		if got, err := store.Find(t.Context(), "bob", "math", "What is 30% of 90", 5); err != nil || len(got) != 2 {
+			t.Errorf("bob finds %+v, %v; want his two newest", got, err)
+		}
+	})
+}
+
+// TestSkillsOwnerMigrationConcurrentOpens: SQLite files of the shape from
+// before skills had owners, each opened by several storages at once (as
+// by processes starting together), all open: the one that adds the owner
+// column second does not fail with "duplicate column name". The
+// checkpoints.db of each is made first: the test is of memory.db.
+func TestSkillsOwnerMigrationConcurrentOpens(t *testing.T) {
+	t.Parallel()
+	for range 10 {
+		dir := t.TempDir()
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "memory.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.ExecContext(t.Context(), `CREATE TABLE swarm_skills`+oldSkillsColumns)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		saver, err := sqlite.New(t.Context(), sqlite.Config{Path: filepath.Join(dir, "checkpoints.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		saver.Close()
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Go(func() {
+				st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DataDir: dir})
+				if err == nil {
+					err = st.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("opening at once: %v", err)
+		}
+	}
+}
+
+// TestSkillsOwnerMigrationTakesNoLock: opening a PostgreSQL storage whose
+// swarm_skills already has the owner column alters nothing, so it does not
+// wait for a transaction reading the table (an ALTER TABLE would, for its
+// ACCESS EXCLUSIVE lock, until the DSN's lock_timeout).
+func TestSkillsOwnerMigrationTakesNoLock(t *testing.T) {
+	t.Parallel()
+	dsn, schema := postgresSchema(t)
+	cfg := swarm.StorageConfig{DSN: dsn, Schema: schema}
+	st, err := swarm.OpenStorage(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	reader, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Rollback()
+	var n int
+	if err := reader.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM `+schema+`.swarm_skills`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	cfg.DSN = dsn + sep + "lock_timeout=10s"
+	st, err = swarm.OpenStorage(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("opening while a transaction reads swarm_skills: %v", err)
+	}
+	st.Close()
 }

@@ -52,8 +52,9 @@ type SkillLibrary struct {
 	// MinScore is the similarity below which a skill is not returned.
 	// Zero means 0.3.
 	MinScore float64
-	// Max bounds the skills kept; the oldest go first. Zero means
-	// DefaultMaxSkills.
+	// Max bounds the skills kept per owner (Skill.Owner): an owner's
+	// oldest go first, so one principal's skills never push out
+	// another's. Zero means DefaultMaxSkills.
 	Max int
 
 	mu     sync.Mutex
@@ -62,7 +63,7 @@ type SkillLibrary struct {
 
 var _ SkillStore = (*SkillLibrary)(nil)
 
-// DefaultMaxSkills is SkillLibrary's bound when Max is zero.
+// DefaultMaxSkills is SkillLibrary's bound per owner when Max is zero.
 const DefaultMaxSkills = 10000
 
 // Save implements SkillStore.
@@ -78,8 +79,20 @@ func (l *SkillLibrary) Save(ctx context.Context, s Skill) error {
 	if limit <= 0 {
 		limit = DefaultMaxSkills
 	}
-	if over := len(l.skills) - limit; over > 0 {
-		l.skills = slices.Delete(l.skills, 0, over)
+	n := 0
+	for _, k := range l.skills {
+		if k.Owner == s.Owner {
+			n++
+		}
+	}
+	if over := n - limit; over > 0 { // drop the owner's oldest
+		l.skills = slices.DeleteFunc(l.skills, func(k Skill) bool {
+			if k.Owner != s.Owner || over == 0 {
+				return false
+			}
+			over--
+			return true
+		})
 	}
 	return nil
 }

@@ -111,12 +111,16 @@ type Memory struct {
 	pg     bool // PostgreSQL: saves lock their table (see save)
 	// MinScore is as SkillLibrary's. Zero means 0.3.
 	MinScore float64
+	// MaxSkills bounds the skills kept per owner (Skill.Owner): Save drops
+	// the owner's oldest beyond it, never another owner's. Zero means
+	// MaxStoredSkills.
+	MaxSkills int
 }
 
 // Bounds of Memory.
 const (
 	MaxSkillsScanned = 2000   // skills of one agent Find compares, the most recent
-	MaxStoredSkills  = 100000 // skills kept; Save drops the oldest beyond
+	MaxStoredSkills  = 100000 // skills kept per owner when Memory.MaxSkills is zero; Save drops the owner's oldest beyond
 )
 
 var (
@@ -150,24 +154,36 @@ func newMemory(ctx context.Context, db *sql.DB, prefix string, pg bool) (*Memory
 
 // addOwner adds swarm_skills' owner column to a table made before it
 // (Skill.Owner); the rows it had belong to no principal, as the skills of
-// runs without one. SQLite has no ADD COLUMN IF NOT EXISTS: its columns
-// are looked up first.
+// runs without one. The column is looked up first, so that opening a
+// migrated database alters nothing: PostgreSQL's ALTER TABLE takes an
+// ACCESS EXCLUSIVE lock, which waits for every reader of the table and
+// blocks the readers after it, even when IF NOT EXISTS finds the column.
+// Two processes opening a SQLite file of the old shape at once may both
+// find it missing: the "duplicate column name" of the second means the
+// first added it.
 func (m *Memory) addOwner(ctx context.Context) error {
-	const add = ` ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT ''`
+	var n int
 	if m.pg {
-		_, err := m.db.ExecContext(ctx, `ALTER TABLE `+m.prefix+`swarm_skills`+add)
+		q := `SELECT COUNT(*) FROM information_schema.columns
+			WHERE table_schema = COALESCE(NULLIF($1, ''), current_schema()) AND table_name = 'swarm_skills' AND column_name = 'owner'`
+		if err := m.db.QueryRowContext(ctx, q, strings.TrimSuffix(m.prefix, ".")).Scan(&n); err != nil || n > 0 {
+			return err
+		}
+		_, err := m.db.ExecContext(ctx, `ALTER TABLE `+m.prefix+`swarm_skills ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT ''`)
 		return err
 	}
-	var n int
 	if err := m.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('swarm_skills') WHERE name = 'owner'`).Scan(&n); err != nil || n > 0 {
 		return err
 	}
 	_, err := m.db.ExecContext(ctx, `ALTER TABLE swarm_skills ADD COLUMN owner TEXT NOT NULL DEFAULT ''`)
+	if err != nil && strings.Contains(err.Error(), "duplicate column name: owner") {
+		return nil // another process added it since the look-up
+	}
 	return err
 }
 
 // Save implements SkillStore. The skill's seq (its recency) and the
-// pruning beyond MaxStoredSkills happen in one transaction, which
+// pruning of the owner's skills beyond MaxSkills happen in one transaction, which
 // concurrent saves wait for: each skill gets its own seq.
 func (m *Memory) Save(ctx context.Context, s Skill) error {
 	s.Score = 0
@@ -180,7 +196,14 @@ func (m *Memory) Save(ctx context.Context, s Skill) error {
 			SELECT $1, $2, $3, $4, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Owner, s.Agent, s.Task, string(b)); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills)
+		limit := m.MaxSkills
+		if limit <= 0 {
+			limit = MaxStoredSkills
+		}
+		// seq is shared by all owners: the owner's newest beyond limit
+		// is found by its rank among the owner's skills.
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE owner = $1 AND seq <= (
+			SELECT seq FROM `+m.prefix+`swarm_skills WHERE owner = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2)`, s.Owner, limit)
 		return err
 	})
 }

@@ -363,7 +363,11 @@ func (w *Swarm) retire(gen *generation) {
 }
 
 // Graph returns the compiled graph new runs use, for Mermaid and
-// inspection.
+// inspection. A run of it belongs to the principal named by its thread
+// id's prefix (before the first "."; see Skill.Owner): never serve it
+// where a client chooses the thread id, such as through agent/server, or
+// a client takes any principal's skills and teams by naming a thread
+// "principal.anything".
 func (w *Swarm) Graph() *graph.Compiled[State] {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -458,7 +462,10 @@ func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 // Resume continues the run on thread from its last checkpoint: a run that
 // was cancelled, failed or whose process died (with a persistent
 // Checkpointer) goes on where it stopped; the steps it finished do not run
-// again. Resuming a finished run yields its Outcome again.
+// again. Resuming a finished run yields its Outcome again. The run is the
+// principal's named by thread's prefix (before the first "."; see
+// Skill.Owner): never pass a thread id a client chose unchecked, or the
+// client resumes as another principal.
 func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		snap, err := w.Graph().Thread(thread).State(ctx)
