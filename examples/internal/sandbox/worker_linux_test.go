@@ -5,6 +5,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -172,15 +173,31 @@ func TestWorkerDiesWithHost(t *testing.T) {
 		host.Wait()
 		t.Fatalf("reading the host's worker: %v", err)
 	}
-	t.Cleanup(func() {
-		syscall.Kill(holderPID, syscall.SIGKILL)
-		syscall.Kill(workerPID, syscall.SIGKILL)
-	})
-	pidfd, err := unix.PidfdOpen(workerPID, 0)
-	if err != nil {
-		t.Skipf("pidfd_open: %v", err)
+	// pidfds name the worker and the holder for good: after the host dies
+	// their pids may be reaped and reused. Until then the host, their
+	// parent, keeps them from being reaped, so the raw pids are safe.
+	var pidfd, holderFd int
+	for _, c := range []struct {
+		pid int
+		fd  *int
+	}{{workerPID, &pidfd}, {holderPID, &holderFd}} {
+		fd, err := unix.PidfdOpen(c.pid, 0)
+		if err != nil {
+			syscall.Kill(holderPID, syscall.SIGKILL)
+			syscall.Kill(workerPID, syscall.SIGKILL)
+			host.Process.Kill()
+			host.Wait()
+			if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+				t.Skipf("pidfd_open: %v", err)
+			}
+			t.Fatalf("pidfd_open(%d): %v", c.pid, err)
+		}
+		*c.fd = fd
+		t.Cleanup(func() {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			unix.Close(fd)
+		})
 	}
-	defer unix.Close(pidfd)
 
 	host.Process.Kill()
 	host.Wait()
