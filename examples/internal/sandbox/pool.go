@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -64,9 +65,21 @@ type Config struct {
 	// Executable is the binary started as a worker; it must import this
 	// package. Empty means the running program's own (os.Executable).
 	Executable string
-	// Logger receives the workers' starts and deaths. Nil means none.
+	// MaxAbandoned bounds the host function calls left running after
+	// their runs ended (a function that ignores its context, past the
+	// run's time limit or cancellation): while that many have not
+	// returned, a run whose Options.Funcs is not empty fails at once with
+	// ErrTooManyAbandoned. Zero means no bound. Pool.Abandoned counts
+	// them.
+	MaxAbandoned int
+	// Logger receives the workers' starts and deaths, at Debug, and each
+	// abandoned host function call, at Warn. Nil means none.
 	Logger *zap.Logger
 }
+
+// ErrTooManyAbandoned is the error of a run with host functions started
+// while Config.MaxAbandoned abandoned calls have not returned.
+var ErrTooManyAbandoned = errors.New("sandbox: too many abandoned host function calls are still running; make the functions return when their context ends, or raise Config.MaxAbandoned")
 
 // A Pool runs programs in worker processes. Its methods are safe for
 // concurrent use. Workers start when runs need them and stay alive
@@ -76,6 +89,9 @@ type Pool struct {
 	log   *zap.Logger
 	slots chan struct{}
 	grace time.Duration // killGrace, but in tests
+	// abandoned counts the host function calls left running after their
+	// runs ended.
+	abandoned atomic.Int64
 
 	mu     sync.Mutex
 	idle   []*worker
@@ -90,7 +106,7 @@ func NewPool(cfg Config) (*Pool, error) {
 	}{
 		{"Memory", cfg.Memory}, {"MaxStack", int64(cfg.MaxStack)}, {"CPUTime", int64(cfg.CPUTime)},
 		{"MaxResult", int64(cfg.MaxResult)}, {"MaxWorkers", int64(cfg.MaxWorkers)}, {"MaxIdle", int64(cfg.MaxIdle)},
-		{"MaxRuns", int64(cfg.MaxRuns)}, {"StartTimeout", int64(cfg.StartTimeout)},
+		{"MaxRuns", int64(cfg.MaxRuns)}, {"StartTimeout", int64(cfg.StartTimeout)}, {"MaxAbandoned", int64(cfg.MaxAbandoned)},
 	} {
 		if f.v < 0 {
 			return nil, fmt.Errorf("sandbox: Config.%s is negative (%d); use zero for the default", f.name, f.v)
@@ -127,6 +143,10 @@ func NewPool(cfg Config) (*Pool, error) {
 	return &Pool{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxWorkers), grace: killGrace}, nil
 }
 
+// Abandoned returns how many host function calls were left running after
+// their runs ended and have not returned yet (see Config.MaxAbandoned).
+func (p *Pool) Abandoned() int { return int(p.abandoned.Load()) }
+
 // Close stops the idle workers; the workers of runs in flight stop when
 // their runs end. Runs after Close fail.
 func (p *Pool) Close() error {
@@ -148,6 +168,9 @@ func (p *Pool) Run(ctx context.Context, src string, opts Options) (Result, error
 	}
 	if len(src) > maxInbound/2 {
 		return Result{}, fmt.Errorf("sandbox: the program is %d bytes; the limit is %d", len(src), maxInbound/2)
+	}
+	if n := p.abandoned.Load(); len(opts.Funcs) > 0 && p.cfg.MaxAbandoned > 0 && n >= int64(p.cfg.MaxAbandoned) {
+		return Result{}, fmt.Errorf("%w (%d, Config.MaxAbandoned is %d)", ErrTooManyAbandoned, n, p.cfg.MaxAbandoned)
 	}
 	select {
 	case p.slots <- struct{}{}:
@@ -404,6 +427,8 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 			}
 			ret, ok := p.awaitFunc(funcCtx, killCtx, f, m.Args)
 			if !ok {
+				p.log.Warn("sandbox host function abandoned: it had not returned when its run ended",
+					zap.String("func", m.Name), zap.Duration("timeout", opts.Timeout), zap.Int64("abandoned", p.abandoned.Load()))
 				// The function outlived the run: stop the worker waiting
 				// for it and leave the function to its context.
 				w.kill()
@@ -452,8 +477,9 @@ type funcReturn struct {
 // awaitFunc runs a host function for the worker under funcCtx, which ends
 // at the run's time limit. A function that has not returned when killCtx
 // ends (the time limit and its grace, or the run's cancellation) is left
-// running on its own goroutine, and awaitFunc reports false: a function
-// blocked on something that ignores its context must not hold the run.
+// running on its own goroutine, counted in p.abandoned until it returns,
+// and awaitFunc reports false: a function blocked on something that
+// ignores its context must not hold the run.
 func (p *Pool) awaitFunc(funcCtx, killCtx context.Context, f Func, rawArgs json.RawMessage) (funcReturn, bool) {
 	done := make(chan funcReturn, 1)
 	go func() { done <- p.callFunc(funcCtx, f, rawArgs) }()
@@ -465,6 +491,11 @@ func (p *Pool) awaitFunc(funcCtx, killCtx context.Context, f Func, rawArgs json.
 		case ret := <-done: // it returned as the run ended
 			return ret, true
 		default:
+			p.abandoned.Add(1)
+			go func() {
+				<-done
+				p.abandoned.Add(-1)
+			}()
 			return funcReturn{}, false
 		}
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
 )
@@ -324,4 +326,64 @@ func TestFuncIgnoresContext(t *testing.T) {
 			t.Fatal("stuck() was not called")
 		}
 	})
+}
+
+// Abandoned host function calls are logged and counted until they
+// return; past Config.MaxAbandoned, runs with host functions fail at once
+// and runs without go on.
+func TestAbandonedCalls(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zap.WarnLevel)
+	p, err := sandbox.NewPool(sandbox.Config{MaxAbandoned: 1, Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	release, called := make(chan struct{}), make(chan struct{})
+	funcs := map[string]sandbox.Func{"stuck": func(context.Context, map[string]any) (any, error) {
+		close(called)
+		<-release
+		return nil, nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Run(ctx, "stuck()", sandbox.Options{Funcs: funcs})
+		errc <- err
+	}()
+	<-called // the function runs until release, so Run cannot end first
+	cancel()
+	if err := <-errc; err == nil {
+		close(release)
+		t.Fatal("the cancelled run succeeded")
+	}
+	if n := p.Abandoned(); n != 1 {
+		t.Errorf("Abandoned() = %d, want 1", n)
+	}
+	if es := logs.FilterMessageSnippet("abandoned").All(); len(es) != 1 || es[0].ContextMap()["func"] != "stuck" {
+		t.Errorf("warnings %+v, want one naming stuck", logs.All())
+	}
+	noop := map[string]sandbox.Func{"noop": func(context.Context, map[string]any) (any, error) { return nil, nil }}
+	if _, err := p.Run(context.Background(), "noop()", sandbox.Options{Funcs: noop}); !errors.Is(err, sandbox.ErrTooManyAbandoned) {
+		t.Errorf("a run with functions past the cap = %v, want ErrTooManyAbandoned", err)
+	}
+	if res, err := p.Run(context.Background(), "x = 1", sandbox.Options{Globals: []string{"x"}}); err != nil || res.Globals["x"] != "1" {
+		t.Errorf("a run without functions past the cap = %v, %v", res.Globals, err)
+	}
+
+	close(release)
+	// Bounded, so that a regression fails rather than hangs.
+	guard, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	for p.Abandoned() != 0 {
+		select {
+		case <-guard.Done():
+			t.Fatalf("Abandoned() = %d after the function returned", p.Abandoned())
+		case <-time.After(time.Millisecond): // waits for the count, whatever its speed
+		}
+	}
+	if _, err := p.Run(context.Background(), "noop()", sandbox.Options{Funcs: noop}); err != nil {
+		t.Errorf("a run with functions once the abandoned call returned: %v", err)
+	}
 }
