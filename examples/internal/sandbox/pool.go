@@ -36,6 +36,13 @@ const (
 const killGrace = 500 * time.Millisecond
 
 // Config configures a Pool. The zero value takes the defaults.
+//
+// On Linux a worker dies with the thread that started it (so that it dies
+// with the host, even by SIGKILL): a goroutine that calls
+// runtime.LockOSThread, runs a program and exits without unlocking ends
+// its thread, and the worker started for that run dies while idle. A run
+// that finds its idle worker dead runs on a fresh one, so this costs a
+// start, not a failed run.
 type Config struct {
 	// Memory bounds the private writable memory of each worker, in bytes,
 	// above its footprint at start. Zero means DefaultMemory.
@@ -178,37 +185,54 @@ func (p *Pool) Run(ctx context.Context, src string, opts Options) (Result, error
 		return Result{}, &Error{Kind: KindCancelled, Msg: fmt.Sprintf("the run ended (%v) waiting for a worker", context.Cause(ctx)), Err: context.Cause(ctx)}
 	}
 	defer func() { <-p.slots }()
-	w, err := p.get(ctx)
+	w, idle, err := p.get(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	res, healthy, err := p.runOn(ctx, w, src, opts)
+	if errors.Is(err, errUndelivered) && idle {
+		// The worker died while idle (see Config on threads that end):
+		// the program never reached it, so it runs on a fresh one.
+		p.log.Debug("sandbox worker died while idle", zap.Int("pid", w.cmd.Process.Pid), zap.Stringer("state", w.state))
+		if w, err = p.start(ctx); err != nil {
+			return Result{}, p.startError(ctx, err)
+		}
+		res, healthy, err = p.runOn(ctx, w, src, opts)
+	}
 	p.put(w, healthy)
 	return res, err
 }
 
-// get returns an idle worker or starts one.
-func (p *Pool) get(ctx context.Context) (*worker, error) {
+// errUndelivered marks the error of a run whose program could not be
+// written to its worker: the worker was dead before the run began.
+var errUndelivered = errors.New("the worker was gone before it got the program")
+
+// get returns an idle worker (idle true) or starts one.
+func (p *Pool) get(ctx context.Context) (w *worker, idle bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, errors.New("sandbox: the pool is closed")
+		return nil, false, errors.New("sandbox: the pool is closed")
 	}
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return w, nil
+		return w, true, nil
 	}
 	p.mu.Unlock()
-	w, err := p.start(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &Error{Kind: KindCancelled, Msg: fmt.Sprintf("the run ended (%v) while its worker started", context.Cause(ctx)), Err: context.Cause(ctx)}
-		}
-		return nil, &Error{Kind: KindCrash, Msg: "could not start a worker: " + err.Error(), Err: err}
+	if w, err = p.start(ctx); err != nil {
+		return nil, false, p.startError(ctx, err)
 	}
-	return w, nil
+	return w, false, nil
+}
+
+// startError is the Error of a run whose worker did not start.
+func (p *Pool) startError(ctx context.Context, err error) *Error {
+	if ctx.Err() != nil {
+		return &Error{Kind: KindCancelled, Msg: fmt.Sprintf("the run ended (%v) while its worker started", context.Cause(ctx)), Err: context.Cause(ctx)}
+	}
+	return &Error{Kind: KindCrash, Msg: "could not start a worker: " + err.Error(), Err: err}
 }
 
 // put keeps w for the next run, or stops it.
@@ -408,6 +432,9 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 	}
 
 	if err := writeFrame(w.in, &message{Type: msgRun, Src: src, Opts: wo}); err != nil {
+		if ctx.Err() == nil && killCtx.Err() == nil {
+			err = fmt.Errorf("%w: %w", errUndelivered, err)
+		}
 		return dead(err)
 	}
 	maxFrame := 6*p.cfg.MaxResult + 64<<10
