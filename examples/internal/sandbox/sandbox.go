@@ -300,6 +300,15 @@ var (
 // It stops when ctx ends. A program that does not run to its end is an
 // *Error.
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
+	return sharedPool().Run(ctx, src, opts)
+}
+
+// Abandoned is [Pool.Abandoned] of the pool Run uses: the host function
+// calls left running after their runs ended that have not returned yet.
+func Abandoned() int { return sharedPool().Abandoned() }
+
+// sharedPool returns the pool shared by the process.
+func sharedPool() *Pool {
 	sharedOnce.Do(func() { shared, _ = NewPool(Config{}) })
-	return shared.Run(ctx, src, opts)
+	return shared
 }
