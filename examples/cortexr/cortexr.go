@@ -77,9 +77,12 @@ type Config struct {
 	// DemoDocuments(), the bundled offline set.
 	Documents *rag.Config
 	// ImageDir is the directory the math server's create_thumbnail reads
-	// images from, when Servers is empty: image_path is relative to it, or
-	// absolute under it, and cannot leave it through ".." or symbolic
-	// links. Empty means create_thumbnail reads no file.
+	// images from: image_path is relative to it, or absolute under it, and
+	// cannot leave it through ".." or symbolic links. Empty means
+	// create_thumbnail reads no file. It is read where the default math
+	// server is built: by New when Servers is empty, and by Profile.Apply
+	// for a profile's built-in math server, so set it before calling
+	// Apply. With Servers set by the caller it has no effect.
 	ImageDir string
 	// MemoryDir is where session memory files are written, one JSON file
 	// per session under YYYY/MM/DD. Empty means memory is not persisted and
@@ -566,6 +569,10 @@ Rules:
 	return graph.Updates(fPlan.Set(plan), fTools.Set(names)), nil
 }
 
+// errAbandonedCall is what a tool call returns when the plan it belongs to
+// has ended or its context is done; nothing of it is recorded.
+var errAbandonedCall = errors.New("cortexr: the plan ended before this tool call returned; its result is dropped")
+
 // act runs the plan and decides what comes next.
 func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	actStart := a.now()
@@ -573,18 +580,25 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	// (memory, the stream) fails the run instead of costing a lifeline.
 	sess := a.reg.NewSession(mcp.Callbacks{})
 	defer sess.Close()
-	// Calls may run concurrently (parallel()); mu guards fatal, calls and
-	// the order of their records.
+	// Calls may run concurrently (parallel()); mu guards fatal, calls,
+	// done and the order of their records.
 	var (
 		mu    sync.Mutex
 		fatal error
 		calls int
+		// done is set once runPlan has returned: a call the sandbox
+		// abandoned (past its timeout) that returns later records nothing,
+		// so a failed plan leaves no late tool output in memory.
+		done  bool
 		tools = map[string]*mcptool.Tool{} // the plan's tools, as it called them
 	)
 	lim := a.cfg.Strategy.limits(a.cfg.Limits).withDefaults()
 	call := func(ctx context.Context, name string, args map[string]any) (any, error) {
 		mu.Lock()
 		defer mu.Unlock()
+		if done || ctx.Err() != nil {
+			return nil, errAbandonedCall
+		}
 		if calls++; calls > lim.MaxToolCalls {
 			return nil, &PlanError{Kind: "tool call limit", Msg: fmt.Sprintf("the plan made more than %d tool calls", lim.MaxToolCalls)}
 		}
@@ -607,6 +621,9 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 		}
 		rec.Duration = a.now().Sub(start)
 		mu.Lock()
+		if done || ctx.Err() != nil {
+			return nil, errAbandonedCall
+		}
 		ok := err == nil
 		out := MemoryItem{Type: ItemToolOutput, ToolName: name, ToolArgs: args, Success: &ok}
 		if ok {
@@ -642,6 +659,9 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 			break
 		}
 		result, err = runPlan(ctx, code, s.Tools, call, lim, a.cfg.Strategy.builtins(s.Tools, call))
+		mu.Lock()
+		done = true
+		mu.Unlock()
 		if err == nil && !strings.HasPrefix(result, FinalAnswer) && !strings.HasPrefix(result, FurtherRequired) {
 			err = &PlanError{Kind: "invalid result", Msg: fmt.Sprintf("solve() returned %q; it must start with %s or %s", truncate(result, 200), FinalAnswer, FurtherRequired)}
 		}

@@ -2,6 +2,7 @@ package cortexr_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
+	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
@@ -175,5 +177,79 @@ func TestParseStrategy(t *testing.T) {
 	}
 	if _, err := cortexr.New(cortexr.Config{Strategy: "bold"}); err == nil {
 		t.Error("New accepted an unknown strategy")
+	}
+}
+
+// A tool call the sandbox abandoned (the run ended while the tool, which
+// ignores its context, had not returned) records nothing when it returns
+// at last: no late tool output lands in the session's memory, for
+// RecentSuccesses to offer.
+func TestAbandonedToolCallLeavesNoMemory(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s := server.NewMCPServer("late", "1.0.0", server.WithToolCapabilities(false))
+	s.AddTool(mcpgo.NewTool("late", mcpgo.WithDescription("Answer, eventually.")),
+		func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			once.Do(func() { close(entered) })
+			<-release // ignores its context, like a read of a FIFO nobody writes
+			return mcpgo.NewToolResultText("late answer"), nil
+		})
+	plan := "def solve():\n    return \"FINAL_ANSWER: \" + late()\n"
+	m := llmtest.New().
+		On("perception engine", llmtest.Text(`{"intent":"wait","entities":[],"selected_servers":["late"]}`)).
+		On("Write a Starlark function", llmtest.Text(plan))
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Lifelines: -1, Limits: cortexr.Limits{Timeout: time.Hour},
+		Servers: []cortexr.Server{{Server: mcp.Server{Name: "late", InProcess: s}, Description: "late answers"}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for _, e := range a.Run(ctx, "wait for it") {
+			if e != nil {
+				err = e
+			}
+		}
+		done <- err
+	}()
+	// Bounded, so that a regression fails rather than hangs.
+	guard, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	select {
+	case <-entered:
+	case err := <-done:
+		close(release)
+		t.Fatalf("the run ended (%v) before it called the tool", err)
+	case <-guard.Done():
+		close(release)
+		t.Fatal("the plan never called the tool")
+	}
+	cancel() // the sandbox abandons the call
+	// waitAbandoned waits until the sandbox counts n abandoned calls.
+	waitAbandoned := func(n int) {
+		for sandbox.Abandoned() != n {
+			select {
+			case <-guard.Done():
+				close(release)
+				t.Fatalf("sandbox.Abandoned() = %d, want %d", sandbox.Abandoned(), n)
+			case <-time.After(time.Millisecond): // waits for the count, whatever its speed
+			}
+		}
+	}
+	waitAbandoned(1) // the plan has ended; the call has not
+	close(release)
+	// The run ends once the session's calls have returned; the agent's
+	// function is counted until it returns too.
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	waitAbandoned(0)
+	for _, it := range a.Memory().Items() {
+		if it.Type == cortexr.ItemToolOutput {
+			t.Errorf("memory holds %q, recorded after its plan ended", it.Text)
+		}
+	}
+	if got := a.Memory().RecentSuccesses(0); len(got) != 0 {
+		t.Errorf("RecentSuccesses() = %q, want none", got)
 	}
 }

@@ -43,8 +43,18 @@ func openImage(dir, path string) (*os.File, error) {
 		return nil, errors.New("image_path: the image directory cannot be opened")
 	}
 	defer root.Close()
-	// O_NONBLOCK: opening a FIFO must not wait for a writer.
-	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// Opening is itself an effect on anything but a regular file (a
+	// terminal may become the controlling one, a watchdog device arms, a
+	// FIFO releases its waiting writer): look before opening. Stat
+	// follows symbolic links only within the root.
+	if st, err := root.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil, notFound
+	}
+	// The file may be swapped between Stat and OpenFile: O_NONBLOCK keeps
+	// a FIFO from waiting for a writer, O_NOCTTY keeps a terminal from
+	// becoming the process's, and the check after opening refuses the
+	// rest.
+	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, notFound
 	}

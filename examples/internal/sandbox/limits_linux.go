@@ -54,12 +54,13 @@ func limitWorker(pid int, memory int64) error {
 // The kernel sends that signal when the thread that started the child
 // ends, not only the process. The Go runtime ends a thread only when a
 // goroutine locked to it (runtime.LockOSThread) exits without unlocking,
-// which nothing in this module does; a program whose code does may see a
-// worker killed early, its run failing as a crash. Starting workers from
-// one goroutine locked for the life of the process would rule that out,
-// but leak checkers (goleak) in every program that runs the sandbox would
-// report that goroutine. As on other systems, the worker also ends when
-// its standard input does (readFrames).
+// which nothing in this module does; when a program's code does, a worker
+// it started dies while idle, and the next run that takes it runs on a
+// fresh worker instead (Pool.Run). Starting workers from one goroutine
+// locked for the life of the process would rule that out, but leak
+// checkers (goleak) in every program that runs the sandbox would report
+// that goroutine. As on other systems, the worker also ends when its
+// standard input does (readFrames).
 func startProcess(ctx context.Context, cmd *exec.Cmd) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)

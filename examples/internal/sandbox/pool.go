@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -35,6 +36,13 @@ const (
 const killGrace = 500 * time.Millisecond
 
 // Config configures a Pool. The zero value takes the defaults.
+//
+// On Linux a worker dies with the thread that started it (so that it dies
+// with the host, even by SIGKILL): a goroutine that calls
+// runtime.LockOSThread, runs a program and exits without unlocking ends
+// its thread, and the worker started for that run dies while idle. A run
+// that finds its idle worker dead runs on a fresh one, so this costs a
+// start, not a failed run.
 type Config struct {
 	// Memory bounds the private writable memory of each worker, in bytes,
 	// above its footprint at start. Zero means DefaultMemory.
@@ -64,9 +72,21 @@ type Config struct {
 	// Executable is the binary started as a worker; it must import this
 	// package. Empty means the running program's own (os.Executable).
 	Executable string
-	// Logger receives the workers' starts and deaths. Nil means none.
+	// MaxAbandoned bounds the host function calls left running after
+	// their runs ended (a function that ignores its context, past the
+	// run's time limit or cancellation): while that many have not
+	// returned, a run whose Options.Funcs is not empty fails at once with
+	// ErrTooManyAbandoned. Zero means no bound. Pool.Abandoned counts
+	// them.
+	MaxAbandoned int
+	// Logger receives the workers' starts and deaths, at Debug, and each
+	// abandoned host function call, at Warn. Nil means none.
 	Logger *zap.Logger
 }
+
+// ErrTooManyAbandoned is the error of a run with host functions started
+// while Config.MaxAbandoned abandoned calls have not returned.
+var ErrTooManyAbandoned = errors.New("sandbox: too many abandoned host function calls are still running; make the functions return when their context ends, or raise Config.MaxAbandoned")
 
 // A Pool runs programs in worker processes. Its methods are safe for
 // concurrent use. Workers start when runs need them and stay alive
@@ -76,6 +96,9 @@ type Pool struct {
 	log   *zap.Logger
 	slots chan struct{}
 	grace time.Duration // killGrace, but in tests
+	// abandoned counts the host function calls left running after their
+	// runs ended.
+	abandoned atomic.Int64
 
 	mu     sync.Mutex
 	idle   []*worker
@@ -90,7 +113,7 @@ func NewPool(cfg Config) (*Pool, error) {
 	}{
 		{"Memory", cfg.Memory}, {"MaxStack", int64(cfg.MaxStack)}, {"CPUTime", int64(cfg.CPUTime)},
 		{"MaxResult", int64(cfg.MaxResult)}, {"MaxWorkers", int64(cfg.MaxWorkers)}, {"MaxIdle", int64(cfg.MaxIdle)},
-		{"MaxRuns", int64(cfg.MaxRuns)}, {"StartTimeout", int64(cfg.StartTimeout)},
+		{"MaxRuns", int64(cfg.MaxRuns)}, {"StartTimeout", int64(cfg.StartTimeout)}, {"MaxAbandoned", int64(cfg.MaxAbandoned)},
 	} {
 		if f.v < 0 {
 			return nil, fmt.Errorf("sandbox: Config.%s is negative (%d); use zero for the default", f.name, f.v)
@@ -127,6 +150,10 @@ func NewPool(cfg Config) (*Pool, error) {
 	return &Pool{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxWorkers), grace: killGrace}, nil
 }
 
+// Abandoned returns how many host function calls were left running after
+// their runs ended and have not returned yet (see Config.MaxAbandoned).
+func (p *Pool) Abandoned() int { return int(p.abandoned.Load()) }
+
 // Close stops the idle workers; the workers of runs in flight stop when
 // their runs end. Runs after Close fail.
 func (p *Pool) Close() error {
@@ -149,43 +176,63 @@ func (p *Pool) Run(ctx context.Context, src string, opts Options) (Result, error
 	if len(src) > maxInbound/2 {
 		return Result{}, fmt.Errorf("sandbox: the program is %d bytes; the limit is %d", len(src), maxInbound/2)
 	}
+	if n := p.abandoned.Load(); len(opts.Funcs) > 0 && p.cfg.MaxAbandoned > 0 && n >= int64(p.cfg.MaxAbandoned) {
+		return Result{}, fmt.Errorf("%w (%d, Config.MaxAbandoned is %d)", ErrTooManyAbandoned, n, p.cfg.MaxAbandoned)
+	}
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
 		return Result{}, &Error{Kind: KindCancelled, Msg: fmt.Sprintf("the run ended (%v) waiting for a worker", context.Cause(ctx)), Err: context.Cause(ctx)}
 	}
 	defer func() { <-p.slots }()
-	w, err := p.get(ctx)
+	w, idle, err := p.get(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	res, healthy, err := p.runOn(ctx, w, src, opts)
+	if errors.Is(err, errUndelivered) && idle {
+		// The worker died while idle (see Config on threads that end):
+		// the program never reached it, so it runs on a fresh one.
+		p.log.Debug("sandbox worker died while idle", zap.Int("pid", w.cmd.Process.Pid), zap.Stringer("state", w.state))
+		if w, err = p.start(ctx); err != nil {
+			return Result{}, p.startError(ctx, err)
+		}
+		res, healthy, err = p.runOn(ctx, w, src, opts)
+	}
 	p.put(w, healthy)
 	return res, err
 }
 
-// get returns an idle worker or starts one.
-func (p *Pool) get(ctx context.Context) (*worker, error) {
+// errUndelivered marks the error of a run whose program could not be
+// written to its worker: the worker was dead before the run began.
+var errUndelivered = errors.New("the worker was gone before it got the program")
+
+// get returns an idle worker (idle true) or starts one.
+func (p *Pool) get(ctx context.Context) (w *worker, idle bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, errors.New("sandbox: the pool is closed")
+		return nil, false, errors.New("sandbox: the pool is closed")
 	}
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return w, nil
+		return w, true, nil
 	}
 	p.mu.Unlock()
-	w, err := p.start(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &Error{Kind: KindCancelled, Msg: fmt.Sprintf("the run ended (%v) while its worker started", context.Cause(ctx)), Err: context.Cause(ctx)}
-		}
-		return nil, &Error{Kind: KindCrash, Msg: "could not start a worker: " + err.Error(), Err: err}
+	if w, err = p.start(ctx); err != nil {
+		return nil, false, p.startError(ctx, err)
 	}
-	return w, nil
+	return w, false, nil
+}
+
+// startError is the Error of a run whose worker did not start.
+func (p *Pool) startError(ctx context.Context, err error) *Error {
+	if ctx.Err() != nil {
+		return &Error{Kind: KindCancelled, Msg: fmt.Sprintf("the run ended (%v) while its worker started", context.Cause(ctx)), Err: context.Cause(ctx)}
+	}
+	return &Error{Kind: KindCrash, Msg: "could not start a worker: " + err.Error(), Err: err}
 }
 
 // put keeps w for the next run, or stops it.
@@ -385,6 +432,9 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 	}
 
 	if err := writeFrame(w.in, &message{Type: msgRun, Src: src, Opts: wo}); err != nil {
+		if ctx.Err() == nil && killCtx.Err() == nil {
+			err = fmt.Errorf("%w: %w", errUndelivered, err)
+		}
 		return dead(err)
 	}
 	maxFrame := 6*p.cfg.MaxResult + 64<<10
@@ -404,6 +454,8 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 			}
 			ret, ok := p.awaitFunc(funcCtx, killCtx, f, m.Args)
 			if !ok {
+				p.log.Warn("sandbox host function abandoned: it had not returned when its run ended",
+					zap.String("func", m.Name), zap.Duration("timeout", opts.Timeout), zap.Int64("abandoned", p.abandoned.Load()))
 				// The function outlived the run: stop the worker waiting
 				// for it and leave the function to its context.
 				w.kill()
@@ -452,8 +504,9 @@ type funcReturn struct {
 // awaitFunc runs a host function for the worker under funcCtx, which ends
 // at the run's time limit. A function that has not returned when killCtx
 // ends (the time limit and its grace, or the run's cancellation) is left
-// running on its own goroutine, and awaitFunc reports false: a function
-// blocked on something that ignores its context must not hold the run.
+// running on its own goroutine, counted in p.abandoned until it returns,
+// and awaitFunc reports false: a function blocked on something that
+// ignores its context must not hold the run.
 func (p *Pool) awaitFunc(funcCtx, killCtx context.Context, f Func, rawArgs json.RawMessage) (funcReturn, bool) {
 	done := make(chan funcReturn, 1)
 	go func() { done <- p.callFunc(funcCtx, f, rawArgs) }()
@@ -465,6 +518,11 @@ func (p *Pool) awaitFunc(funcCtx, killCtx context.Context, f Func, rawArgs json.
 		case ret := <-done: // it returned as the run ended
 			return ret, true
 		default:
+			p.abandoned.Add(1)
+			go func() {
+				<-done
+				p.abandoned.Add(-1)
+			}()
 			return funcReturn{}, false
 		}
 	}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -82,4 +83,7 @@ func TestWorkerEndsWithStdin(t *testing.T) {
 	}
 	w.outF.Close()
 	w.stderr.Close()
+	if w.stderrPath != "" {
+		os.Remove(w.stderrPath)
+	}
 }

@@ -69,6 +69,9 @@
 // otherwise; the next run gets a fresh worker. A worker that finished a run
 // serves the next one (each run gets a fresh interpreter: Starlark shares
 // no mutable state between runs), up to [Config.MaxRuns].
+// A worker found dead when a run takes it from the idle list (on Linux,
+// one whose starting thread ended: see [Config]) is replaced before the
+// program is sent, and the run goes on.
 //
 // What is not isolated: the worker runs as the host's user, in its
 // namespaces, with its file system and network reachable by the
@@ -297,6 +300,15 @@ var (
 // It stops when ctx ends. A program that does not run to its end is an
 // *Error.
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
+	return sharedPool().Run(ctx, src, opts)
+}
+
+// Abandoned is [Pool.Abandoned] of the pool Run uses: the host function
+// calls left running after their runs ended that have not returned yet.
+func Abandoned() int { return sharedPool().Abandoned() }
+
+// sharedPool returns the pool shared by the process.
+func sharedPool() *Pool {
 	sharedOnce.Do(func() { shared, _ = NewPool(Config{}) })
-	return shared.Run(ctx, src, opts)
+	return shared
 }

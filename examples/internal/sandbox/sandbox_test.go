@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
 )
@@ -249,47 +251,139 @@ def solve():
 // function is left to return on its own.
 func TestFuncIgnoresContext(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name    string
-		timeout time.Duration
-		cancel  bool
-		want    sandbox.Kind
-	}{
-		{"time limit", 50 * time.Millisecond, false, sandbox.KindTimeLimit},
-		{"cancelled", 0, true, sandbox.KindCancelled},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			release, called := make(chan struct{}), make(chan struct{})
-			defer close(release)
-			funcs := map[string]sandbox.Func{"stuck": func(context.Context, map[string]any) (any, error) {
-				close(called)
-				<-release // like a read of a FIFO nobody writes
-				return nil, nil
-			}}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			errc := make(chan error, 1)
-			go func() {
-				_, err := sandbox.Run(ctx, "stuck()", sandbox.Options{Funcs: funcs, Timeout: c.timeout})
-				errc <- err
-			}()
-			if c.cancel {
-				<-called
-				cancel()
-			}
-			// Bounded, so that a regression fails rather than hangs.
-			guard, stop := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer stop()
+	// run runs stuck() with timeout under ctx, cancelling it once stuck is
+	// called if cancel is set. It reports the run's error and whether
+	// stuck was called: the abandon path is exercised only then.
+	run := func(t *testing.T, timeout time.Duration, cancelOnCall bool) (called bool, err error) {
+		release, calledc := make(chan struct{}), make(chan struct{})
+		defer close(release)
+		funcs := map[string]sandbox.Func{"stuck": func(context.Context, map[string]any) (any, error) {
+			close(calledc)
+			<-release // like a read of a FIFO nobody writes
+			return nil, nil
+		}}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := sandbox.Run(ctx, "stuck()", sandbox.Options{Funcs: funcs, Timeout: timeout})
+			errc <- err
+		}()
+		// Bounded, so that a regression fails rather than hangs.
+		guard, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer stop()
+		if cancelOnCall {
 			select {
+			case <-calledc:
+				cancel()
 			case err := <-errc:
-				var se *sandbox.Error
-				if !errors.As(err, &se) || se.Kind != c.want {
-					t.Fatalf("Run = %v, want a %v error", err, c.want)
-				}
+				t.Fatalf("Run = %v before the host function was called", err)
 			case <-guard.Done():
-				t.Fatal("the run waited for a host function that ignores its context")
+				t.Fatal("the host function was never called")
 			}
-		})
+		}
+		select {
+		case err := <-errc:
+			select {
+			case <-calledc:
+				return true, err
+			default:
+				return false, err
+			}
+		case <-guard.Done():
+			t.Fatal("the run waited for a host function that ignores its context")
+		}
+		return false, nil
+	}
+	check := func(t *testing.T, err error, want sandbox.Kind) {
+		t.Helper()
+		var se *sandbox.Error
+		if !errors.As(err, &se) || se.Kind != want {
+			t.Fatalf("Run = %v, want a %v error", err, want)
+		}
+	}
+	t.Run("time limit", func(t *testing.T) {
+		t.Parallel()
+		// The worker's own timer may stop the program before it calls
+		// stuck() on a loaded machine; then the time limit is doubled, so
+		// that the pass condition does not depend on speed.
+		for timeout := 50 * time.Millisecond; ; timeout *= 2 {
+			called, err := run(t, timeout, false)
+			check(t, err, sandbox.KindTimeLimit)
+			if called {
+				return
+			}
+			if timeout > time.Minute {
+				t.Fatal("stuck() was never called before the time limit")
+			}
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		t.Parallel()
+		called, err := run(t, 0, true)
+		check(t, err, sandbox.KindCancelled)
+		if !called {
+			t.Fatal("stuck() was not called")
+		}
+	})
+}
+
+// Abandoned host function calls are logged and counted until they
+// return; past Config.MaxAbandoned, runs with host functions fail at once
+// and runs without go on.
+func TestAbandonedCalls(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zap.WarnLevel)
+	p, err := sandbox.NewPool(sandbox.Config{MaxAbandoned: 1, Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	release, called := make(chan struct{}), make(chan struct{})
+	funcs := map[string]sandbox.Func{"stuck": func(context.Context, map[string]any) (any, error) {
+		close(called)
+		<-release
+		return nil, nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Run(ctx, "stuck()", sandbox.Options{Funcs: funcs})
+		errc <- err
+	}()
+	<-called // the function runs until release, so Run cannot end first
+	cancel()
+	if err := <-errc; err == nil {
+		close(release)
+		t.Fatal("the cancelled run succeeded")
+	}
+	if n := p.Abandoned(); n != 1 {
+		t.Errorf("Abandoned() = %d, want 1", n)
+	}
+	if es := logs.FilterMessageSnippet("abandoned").All(); len(es) != 1 || es[0].ContextMap()["func"] != "stuck" {
+		t.Errorf("warnings %+v, want one naming stuck", logs.All())
+	}
+	noop := map[string]sandbox.Func{"noop": func(context.Context, map[string]any) (any, error) { return nil, nil }}
+	if _, err := p.Run(context.Background(), "noop()", sandbox.Options{Funcs: noop}); !errors.Is(err, sandbox.ErrTooManyAbandoned) {
+		t.Errorf("a run with functions past the cap = %v, want ErrTooManyAbandoned", err)
+	}
+	if res, err := p.Run(context.Background(), "x = 1", sandbox.Options{Globals: []string{"x"}}); err != nil || res.Globals["x"] != "1" {
+		t.Errorf("a run without functions past the cap = %v, %v", res.Globals, err)
+	}
+
+	close(release)
+	// Bounded, so that a regression fails rather than hangs.
+	guard, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	for p.Abandoned() != 0 {
+		select {
+		case <-guard.Done():
+			t.Fatalf("Abandoned() = %d after the function returned", p.Abandoned())
+		case <-time.After(time.Millisecond): // waits for the count, whatever its speed
+		}
+	}
+	if _, err := p.Run(context.Background(), "noop()", sandbox.Options{Funcs: noop}); err != nil {
+		t.Errorf("a run with functions once the abandoned call returned: %v", err)
 	}
 }

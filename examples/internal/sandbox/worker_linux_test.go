@@ -5,6 +5,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -172,15 +173,31 @@ func TestWorkerDiesWithHost(t *testing.T) {
 		host.Wait()
 		t.Fatalf("reading the host's worker: %v", err)
 	}
-	t.Cleanup(func() {
-		syscall.Kill(holderPID, syscall.SIGKILL)
-		syscall.Kill(workerPID, syscall.SIGKILL)
-	})
-	pidfd, err := unix.PidfdOpen(workerPID, 0)
-	if err != nil {
-		t.Skipf("pidfd_open: %v", err)
+	// pidfds name the worker and the holder for good: after the host dies
+	// their pids may be reaped and reused. Until then the host, their
+	// parent, keeps them from being reaped, so the raw pids are safe.
+	var pidfd, holderFd int
+	for _, c := range []struct {
+		pid int
+		fd  *int
+	}{{workerPID, &pidfd}, {holderPID, &holderFd}} {
+		fd, err := unix.PidfdOpen(c.pid, 0)
+		if err != nil {
+			syscall.Kill(holderPID, syscall.SIGKILL)
+			syscall.Kill(workerPID, syscall.SIGKILL)
+			host.Process.Kill()
+			host.Wait()
+			if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+				t.Skipf("pidfd_open: %v", err)
+			}
+			t.Fatalf("pidfd_open(%d): %v", c.pid, err)
+		}
+		*c.fd = fd
+		t.Cleanup(func() {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			unix.Close(fd)
+		})
 	}
-	defer unix.Close(pidfd)
 
 	host.Process.Kill()
 	host.Wait()
@@ -217,4 +234,76 @@ func serveAsHost(t *testing.T) {
 	}
 	fmt.Printf("worker %d holder %d\n", w.cmd.Process.Pid, holder.Process.Pid)
 	io.Copy(io.Discard, os.Stdin) // until killed
+}
+
+// A worker started by a goroutine locked to its thread dies when that
+// goroutine exits (PR_SET_PDEATHSIG follows the thread); the next run
+// that takes it from the idle list runs on a fresh worker instead of
+// failing as a crash.
+func TestRunAfterIdleWorkerDied(t *testing.T) {
+	p, err := NewPool(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// onThread runs a first run, so starts a worker, on a goroutine locked
+	// to a thread that is not the main one: the runtime ends the thread
+	// when the goroutine exits, but never the main thread.
+	errc := make(chan error, 1)
+	var onThread func()
+	onThread = func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if unix.Gettid() == unix.Getpid() {
+			done := make(chan struct{})
+			go func() { defer close(done); onThread() }()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
+		_, err := p.Run(context.Background(), "x = 1", Options{})
+		errc <- err
+	}
+	go onThread()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	if len(p.idle) != 1 {
+		p.mu.Unlock()
+		t.Fatalf("%d idle workers, want 1", len(p.idle))
+	}
+	pid := p.idle[0].cmd.Process.Pid
+	p.mu.Unlock()
+	pidfd, err := unix.PidfdOpen(pid, 0) // the pool has not reaped it: pid is still its worker
+	if err != nil {
+		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+			t.Skipf("pidfd_open: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	// Bounded, so that a regression fails rather than hangs.
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(time.Minute/time.Millisecond))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Fatalf("worker %d lives on a minute after the thread that started it ended", pid)
+		}
+		break
+	}
+	res, err := p.Run(context.Background(), "x = 2", Options{Globals: []string{"x"}})
+	if err != nil || res.Globals["x"] != "2" {
+		t.Fatalf("the run after the idle worker died = %v, %v", res.Globals, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle) != 1 || p.idle[0].cmd.Process.Pid == pid {
+		t.Errorf("idle workers after the run: %d, want one fresh", len(p.idle))
+	}
 }
