@@ -31,13 +31,20 @@ func TestHTTPWriteStallInvalid(t *testing.T) {
 	}
 }
 
+// quietStall is the WriteStall of the quiet-stream test and quietFor the
+// model's delay before each reply: the stream is quiet for three times the
+// stall between events, while a write that a loaded machine is slow to
+// make (its HTTP/2 frames go through the connection's own goroutine)
+// still has half a second.
+const quietStall, quietFor = 500 * time.Millisecond, 1500 * time.Millisecond
+
 // TestHTTP2QuietStream: over HTTP/2 a stream quiet for longer than
 // WriteStall between events is not reset: the write deadline is lifted
 // after each event.
 func TestHTTP2QuietStream(t *testing.T) {
-	slow := llmtest.New().Default(llmtest.Reply{Delay: 150 * time.Millisecond, Model: bosai.NewOfflineModel()})
+	slow := llmtest.New().Default(llmtest.Reply{Delay: quietFor, Model: bosai.NewOfflineModel()})
 	bot := newBot(t, slow, bosai.Config{})
-	h, err := bosai.Handler(bot, bosai.HTTPConfig{WriteStall: 50 * time.Millisecond})
+	h, err := bosai.Handler(bot, bosai.HTTPConfig{WriteStall: quietStall})
 	if err != nil {
 		t.Fatal(err)
 	}

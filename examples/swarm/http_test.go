@@ -246,17 +246,24 @@ func TestHTTPSSEWriteStall(t *testing.T) {
 	stalltest.CheckWriteStall(t, h, "/tasks", `{"task": "`+teamTask+`"}`)
 }
 
+// quietStall is the WriteStall of the quiet-stream test and quietFor the
+// model's delay before each reply: the stream is quiet for three times the
+// stall between events, while a write that a loaded machine is slow to
+// make (its HTTP/2 frames go through the connection's own goroutine)
+// still has half a second.
+const quietStall, quietFor = 500 * time.Millisecond, 1500 * time.Millisecond
+
 // TestHTTP2QuietRun: over HTTP/2 a run quiet for longer than WriteStall
 // between events (or before its JSON answer) is not reset: the write
 // deadline is set only around writes.
 func TestHTTP2QuietRun(t *testing.T) {
 	t.Parallel()
 	client, err := agent.New(agent.Config{Model: llmtest.New().Default(
-		llmtest.Reply{Delay: 150 * time.Millisecond, Model: swarm.NewOfflineModel()})})
+		llmtest.Reply{Delay: quietFor, Model: swarm.NewOfflineModel()})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := newSwarm(t, swarm.Config{Client: client}).Handler(swarm.HTTPConfig{WriteStall: 50 * time.Millisecond})
+	h, err := newSwarm(t, swarm.Config{Client: client}).Handler(swarm.HTTPConfig{WriteStall: quietStall})
 	if err != nil {
 		t.Fatal(err)
 	}
