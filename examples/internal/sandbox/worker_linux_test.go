@@ -201,7 +201,14 @@ func TestWorkerDiesWithHost(t *testing.T) {
 
 	host.Process.Kill()
 	host.Wait()
-	// Bounded, so that a regression fails rather than hangs.
+	waitExited(t, pidfd, fmt.Sprintf("worker %d lives on a minute after its host was killed", workerPID))
+}
+
+// waitExited waits until the process of pidfd has exited, for at most a
+// minute (so that a regression fails rather than hangs); then it fails t
+// with msg.
+func waitExited(t *testing.T, pidfd int, msg string) {
+	t.Helper()
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	for {
 		n, err := unix.Poll(fds, int(time.Minute/time.Millisecond))
@@ -212,7 +219,7 @@ func TestWorkerDiesWithHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n == 0 {
-			t.Fatalf("worker %d lives on a minute after its host was killed", workerPID)
+			t.Fatal(msg)
 		}
 		return
 	}
@@ -282,21 +289,7 @@ func TestRunAfterIdleWorkerDied(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(pidfd)
-	// Bounded, so that a regression fails rather than hangs.
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, int(time.Minute/time.Millisecond))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			t.Fatalf("worker %d lives on a minute after the thread that started it ended", pid)
-		}
-		break
-	}
+	waitExited(t, pidfd, fmt.Sprintf("worker %d lives on a minute after the thread that started it ended", pid))
 	res, err := p.Run(context.Background(), "x = 2", Options{Globals: []string{"x"}})
 	if err != nil || res.Globals["x"] != "2" {
 		t.Fatalf("the run after the idle worker died = %v, %v", res.Globals, err)
