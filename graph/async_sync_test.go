@@ -224,6 +224,21 @@ func TestAsyncSyncsAfterCancel(t *testing.T) {
 	}
 }
 
+// askAsync compiles, on s in DurabilityAsync, a graph whose node "a" sets
+// n and whose node "ask" (which pauses) follows it.
+func askAsync(t *testing.T, s *syncingSaver, ask func(context.Context, job) (graph.Update[job], error)) *graph.Compiled[job] {
+	t.Helper()
+	g := graph.New[job]()
+	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
+	g.AddNode("ask", ask)
+	g.AddEdge(graph.START, "a").AddEdge("a", "ask").AddEdge("ask", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestAsyncSyncFailsAtPause: a run in DurabilityAsync that pauses and
 // whose Sync then fails is not reported as a pause alone: Invoke's error
 // holds the pause and the Sync's error, and Stream ends with that error,
@@ -232,17 +247,11 @@ func TestAsyncSyncsAfterCancel(t *testing.T) {
 func TestAsyncSyncFailsAtPause(t *testing.T) {
 	errSync := errors.New("fsync failed")
 	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync}
-	g := graph.New[job]()
-	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
-	g.AddNode("ask", func(ctx context.Context, _ job) (graph.Update[job], error) {
+	c := askAsync(t, s, func(ctx context.Context, _ job) (graph.Update[job], error) {
 		_, err := graph.Interrupt[string](ctx, "go on?")
 		return graph.Update[job]{}, err
 	})
-	g.AddEdge(graph.START, "a").AddEdge("a", "ask").AddEdge("ask", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	ctx := context.Background()
 	_, err = c.Thread("i").Invoke(ctx, job{})
 	if !errors.Is(err, graph.ErrInterrupted) || !errors.Is(err, errSync) || !errors.As(err, new(*graph.CheckpointError)) {
@@ -275,20 +284,13 @@ func TestAsyncSyncFailsAtPause(t *testing.T) {
 // once (its pause is then its only save, still synced).
 func TestAsyncPauseSyncsOnce(t *testing.T) {
 	s := &syncingSaver{Memory: checkpoint.NewMemory()}
-	g := graph.New[job]()
-	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
-	g.AddNode("ask", func(ctx context.Context, _ job) (graph.Update[job], error) {
+	c := askAsync(t, s, func(ctx context.Context, _ job) (graph.Update[job], error) {
 		if _, err := graph.Interrupt[string](ctx, "go on?"); err != nil {
 			return graph.Update[job]{}, err
 		}
 		_, err := graph.Interrupt[string](ctx, "sure?")
 		return graph.Update[job]{}, err
 	})
-	g.AddEdge(graph.START, "a").AddEdge("a", "ask").AddEdge("ask", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	for i, opts := range [][]graph.RunOption{nil, {graph.Resume("yes")}} {
 		s.mu.Lock()
