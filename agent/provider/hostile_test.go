@@ -196,3 +196,73 @@ func TestReplyCapNegative(t *testing.T) {
 		t.Errorf("err = %v, want one naming OpenAIConfig.MaxReplyBytes", err)
 	}
 }
+
+func openAIModel(t *testing.T, url string) *provider.Model {
+	t.Helper()
+	m, err := provider.OpenAI(provider.OpenAIConfig{APIKey: "k", BaseURL: url + "/v1", Model: "gpt-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestOpenAIStreamLongLines: lines far over 64 KiB (a tool call sent whole,
+// as Ollama's OpenAI API does, and a long text piece) arrive whole.
+func TestOpenAIStreamLongLines(t *testing.T) {
+	args := `{"q":"` + strings.Repeat("x", 1<<20) + `"}`
+	long := strings.Repeat("y", 1<<20)
+	m := openAIModel(t, hostile(t, lines(
+		fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":%q}}]}`, long),
+		fmt.Sprintf(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"f","arguments":%q}}]}}]}`, args),
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":-3,"prompt_tokens_details":{"cached_tokens":1e30}}}`,
+		`[DONE]`)))
+	_, resp := collect(t, m, hiRequest())
+	calls := resp.ToolCalls()
+	if resp.Text() != long || len(calls) != 1 || string(calls[0].Arguments) != args || resp.FinishReason != model.FinishToolCalls {
+		t.Errorf("text of %d bytes, %d calls, finish %s: want the long text and call whole", len(resp.Text()), len(calls), resp.FinishReason)
+	}
+	if resp.Usage != (model.Usage{CacheReadTokens: 7}) {
+		t.Errorf("usage = %+v, want clamped figures", resp.Usage)
+	}
+}
+
+// TestOpenAIStreamManyDeltas: many small pieces of text, thinking and
+// interleaved tool calls (some at hostile indexes) are assembled whole.
+func TestOpenAIStreamManyDeltas(t *testing.T) {
+	const n = 2000
+	events := []string{
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":-7,"id":"call_a","type":"function","function":{"name":"fa","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1000000000,"id":"call_b","type":"function","function":{"name":"fb","arguments":""}}]}}]}`,
+	}
+	for range n {
+		events = append(events, `{"choices":[{"index":0,"delta":{"reasoning_content":"r","content":"ab"}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":-7,"function":{"arguments":"1"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1000000000,"function":{"arguments":"2"}}]}}]}`,
+			`{"choices":[{"index":1,"delta":{"content":"other choice"}}]}`, `not json`)
+	}
+	m := openAIModel(t, hostile(t, lines(append(events, `[DONE]`)...)))
+	chunks, resp := collect(t, m, hiRequest())
+	var text strings.Builder
+	for _, c := range chunks {
+		if c.Kind == model.ChunkText {
+			text.WriteString(c.Text)
+		}
+	}
+	calls := resp.ToolCalls()
+	if text.String() != strings.Repeat("ab", n) || resp.Text() != text.String() || resp.Message.Parts[0].Text != strings.Repeat("r", n) ||
+		len(calls) != 2 || calls[0].ID != "call_a" || string(calls[0].Arguments) != strings.Repeat("1", n) ||
+		calls[1].ID != "call_b" || string(calls[1].Arguments) != strings.Repeat("2", n) {
+		t.Errorf("response %.300v", resp.Message.Parts)
+	}
+}
+
+// TestOpenAIStreamErrorEvent: an error event of the server fails the call
+// with its message.
+func TestOpenAIStreamErrorEvent(t *testing.T) {
+	m := openAIModel(t, hostile(t, lines(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`,
+		`{"error":{"type":"server_error","message":"the model crashed"}}`)))
+	if err := streamErr(t, m); !strings.Contains(err.Error(), "the model crashed") {
+		t.Errorf("err = %v, want the server's message", err)
+	}
+}

@@ -104,6 +104,7 @@ type Model struct {
 	id       string
 	direct   *anthropicAPI // set by AnthropicDirect instead of llm
 	schemas  bool          // OpenAIConfig.StructuredOutputs
+	limit    int64         // the reply cap
 }
 
 var _ model.Model = (*Model)(nil)
@@ -129,7 +130,7 @@ func openAI(cfg OpenAIConfig, config string) (*Model, error) {
 	if cfg.Organization != "" {
 		opts = append(opts, openai.WithOrganization(cfg.Organization))
 	}
-	hc := indexClient(capClient(cfg.HTTPClient, limit, config+".MaxReplyBytes"))
+	hc := streamClient(capClient(cfg.HTTPClient, limit, config+".MaxReplyBytes"))
 	if cfg.StructuredOutputs {
 		hc = schemaClient(hc)
 	}
@@ -139,7 +140,7 @@ func openAI(cfg OpenAIConfig, config string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provider: openai: %w", err)
 	}
-	return &Model{llm: llm, dialect: lcmodel.OpenAI, provider: NameOpenAI, id: id, schemas: cfg.StructuredOutputs}, nil
+	return &Model{llm: llm, dialect: lcmodel.OpenAI, provider: NameOpenAI, id: id, schemas: cfg.StructuredOutputs, limit: limit}, nil
 }
 
 // Anthropic returns a model of Anthropic's Messages API, or an error naming
@@ -239,6 +240,9 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 	}
 	return lcmodel.Stream(ctx, func(ctx context.Context, emit func(model.Chunk) error) (*model.Response, error) {
 		ctx, _ = withCapState(ctx)
+		if m.dialect == lcmodel.OpenAI {
+			return m.streamOpenAI(ctx, req, msgs, opts, id, emit)
+		}
 		s := lcmodel.NewSplitter(emit)
 		raw, err := m.llm.GenerateContent(m.withSchema(ctx, req), msgs, append(opts, s.Options()...)...)
 		if err != nil {
