@@ -252,7 +252,6 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		if err != nil {
 			return nil, fmt.Errorf("provider %s:%s: %w", m.provider, id, err)
 		}
-		s.Complete(resp)
 		if err := s.Finish(resp.ToolCalls()); err != nil {
 			return nil, err
 		}
