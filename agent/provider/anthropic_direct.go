@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 	"strings"
 
@@ -41,12 +42,14 @@ func AnthropicDirect(cfg AnthropicConfig) (*Model, error) {
 	hc := capClient(cfg.HTTPClient, limit, "AnthropicConfig.MaxReplyBytes")
 	id := cmp.Or(cfg.Model, DefaultAnthropicModel)
 	return &Model{provider: NameAnthropic, id: id, direct: &anthropicAPI{
-		key: cfg.APIKey, url: strings.TrimRight(cmp.Or(cfg.BaseURL, "https://api.anthropic.com/v1"), "/") + "/messages", hc: hc}}, nil
+		key: cfg.APIKey, url: strings.TrimRight(cmp.Or(cfg.BaseURL, "https://api.anthropic.com/v1"), "/") + "/messages", hc: hc,
+		limit: limit}}, nil
 }
 
 type anthropicAPI struct {
 	key, url string
 	hc       *http.Client
+	limit    int64 // the reply cap, which also bounds a line of a stream
 }
 
 type aBlock struct {
@@ -316,7 +319,7 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 	var blocks []*open
 	calls := 0
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), int(min(a.limit, math.MaxInt32))+1)
 	for sc.Scan() {
 		line, ok := strings.CutPrefix(sc.Text(), "data:")
 		if !ok {

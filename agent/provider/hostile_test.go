@@ -266,3 +266,17 @@ func TestOpenAIStreamErrorEvent(t *testing.T) {
 		t.Errorf("err = %v, want the server's message", err)
 	}
 }
+
+// TestAnthropicDirectStreamLongLine: a line over 8 MiB (the reader's old
+// line limit) is read when the reply cap allows it.
+func TestAnthropicDirectStreamLongLine(t *testing.T) {
+	long := strings.Repeat("x", 9<<20)
+	m := anthropicDirect(t, hostile(t, lines(aStart,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%q}}`, long),
+		`{"type":"message_stop"}`)), 0)
+	_, resp := collect(t, m, hiRequest())
+	if resp.Text() != long {
+		t.Errorf("text of %d bytes, want %d", len(resp.Text()), len(long))
+	}
+}
