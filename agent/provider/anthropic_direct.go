@@ -321,7 +321,7 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), int(min(a.limit, math.MaxInt32))+1)
 	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data:")
+		line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok {
 			continue
 		}
@@ -345,7 +345,7 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 			Usage *aUsage                        `json:"usage"`
 			Error struct{ Type, Message string } `json:"error"`
 		}
-		if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &ev); err != nil {
+		if err := json.Unmarshal(bytes.TrimSpace(line), &ev); err != nil {
 			return fmt.Errorf("reading the stream: %w", err)
 		}
 		block := func() (*open, error) {
