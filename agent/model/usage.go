@@ -1,6 +1,9 @@
 package model
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Usage counts the tokens of one or more model calls.
 //
@@ -28,22 +31,36 @@ type Usage struct {
 	CacheWriteTokens int `json:"cache_write_tokens"`
 }
 
-// Total returns the sum of all counted tokens.
+// Total returns the sum of all counted tokens. A negative field counts as
+// zero, and the sum saturates at math.MaxInt rather than wrapping, so a
+// provider's absurd figures cannot make a total negative.
 func (u Usage) Total() int {
-	return u.InputTokens + u.OutputTokens + u.ThinkingTokens + u.CacheReadTokens + u.CacheWriteTokens
+	return add(add(add(add(add(0, u.InputTokens), u.OutputTokens), u.ThinkingTokens), u.CacheReadTokens), u.CacheWriteTokens)
 }
 
 // Merge returns the field-wise sum of u and v. A graph state field of type
 // Usage is merged with it, so nodes that each return the usage of their own
-// calls accumulate the usage of the whole run.
+// calls accumulate the usage of the whole run. As in Total, a negative field
+// counts as zero and each sum saturates at math.MaxInt.
 func (u Usage) Merge(v Usage) Usage {
 	return Usage{
-		InputTokens:      u.InputTokens + v.InputTokens,
-		OutputTokens:     u.OutputTokens + v.OutputTokens,
-		ThinkingTokens:   u.ThinkingTokens + v.ThinkingTokens,
-		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
-		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+		InputTokens:      add(add(0, u.InputTokens), v.InputTokens),
+		OutputTokens:     add(add(0, u.OutputTokens), v.OutputTokens),
+		ThinkingTokens:   add(add(0, u.ThinkingTokens), v.ThinkingTokens),
+		CacheReadTokens:  add(add(0, u.CacheReadTokens), v.CacheReadTokens),
+		CacheWriteTokens: add(add(0, u.CacheWriteTokens), v.CacheWriteTokens),
 	}
+}
+
+// add returns a+max(b, 0) for a >= 0, saturating at math.MaxInt.
+func add(a, b int) int {
+	if b <= 0 {
+		return a
+	}
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // IsZero reports whether u counts no tokens.

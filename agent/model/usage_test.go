@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -29,5 +30,23 @@ func TestUsageMergeAndJSON(t *testing.T) {
 	var back model.Usage
 	if err := json.Unmarshal(got, &back); err != nil || back != a {
 		t.Errorf("round trip = %+v, %v", back, err)
+	}
+}
+
+func TestUsageSaturates(t *testing.T) {
+	huge := model.Usage{InputTokens: math.MaxInt, OutputTokens: math.MaxInt, ThinkingTokens: 1}
+	if got := huge.Total(); got != math.MaxInt {
+		t.Errorf("Total of MaxInt tokens = %d, want math.MaxInt", got)
+	}
+	m := huge.Merge(huge)
+	if m.InputTokens != math.MaxInt || m.OutputTokens != math.MaxInt || m.ThinkingTokens != 2 {
+		t.Errorf("Merge of MaxInt tokens = %+v, want saturated sums", m)
+	}
+	neg := model.Usage{InputTokens: -1000000, OutputTokens: 5, CacheReadTokens: -5}
+	if got := neg.Total(); got != 5 {
+		t.Errorf("Total with negative fields = %d, want 5 (negatives count as zero)", got)
+	}
+	if got := neg.Merge(model.Usage{InputTokens: 3}); got != (model.Usage{InputTokens: 3, OutputTokens: 5}) {
+		t.Errorf("Merge with negative fields = %+v, want negatives as zero", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 	"strings"
 
@@ -34,18 +35,21 @@ func AnthropicDirect(cfg AnthropicConfig) (*Model, error) {
 	if cfg.APIKey == "" {
 		return nil, fmt.Errorf("provider: AnthropicConfig.APIKey is empty: set it or %s", EnvAnthropicKey)
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
+	limit, err := replyCap(cfg.MaxReplyBytes, "AnthropicConfig.MaxReplyBytes")
+	if err != nil {
+		return nil, err
 	}
+	hc := capClient(cfg.HTTPClient, limit, "AnthropicConfig.MaxReplyBytes")
 	id := cmp.Or(cfg.Model, DefaultAnthropicModel)
 	return &Model{provider: NameAnthropic, id: id, direct: &anthropicAPI{
-		key: cfg.APIKey, url: strings.TrimRight(cmp.Or(cfg.BaseURL, "https://api.anthropic.com/v1"), "/") + "/messages", hc: hc}}, nil
+		key: cfg.APIKey, url: strings.TrimRight(cmp.Or(cfg.BaseURL, "https://api.anthropic.com/v1"), "/") + "/messages", hc: hc,
+		limit: limit}}, nil
 }
 
 type anthropicAPI struct {
 	key, url string
 	hc       *http.Client
+	limit    int64 // the reply cap, which also bounds a line of a stream
 }
 
 type aBlock struct {
@@ -101,9 +105,10 @@ type aUsage struct {
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 }
 
+// usage returns the usage of u, a negative figure counted as zero.
 func (u aUsage) usage() model.Usage {
-	return model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
+	return model.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0),
+		CacheReadTokens: max(u.CacheReadInputTokens, 0), CacheWriteTokens: max(u.CacheCreationInputTokens, 0)}
 }
 
 type aResponse struct {
@@ -303,18 +308,20 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 	out := &model.Response{Message: model.Message{Role: model.RoleAssistant}, Model: id}
 	var usage aUsage
 	stop := ""
+	// An open block; its text, signature and input grow in builders, so a
+	// reply of many small deltas costs linear time.
 	type open struct {
-		kind  string
-		part  model.Part
-		call  int // tool-call index
-		input strings.Builder
+		kind                   string
+		part                   model.Part
+		call                   int // tool-call index
+		text, signature, input strings.Builder
 	}
 	var blocks []*open
 	calls := 0
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), int(min(a.limit, math.MaxInt32))+1)
 	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data:")
+		line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok {
 			continue
 		}
@@ -338,7 +345,7 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 			Usage *aUsage                        `json:"usage"`
 			Error struct{ Type, Message string } `json:"error"`
 		}
-		if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &ev); err != nil {
+		if err := json.Unmarshal(bytes.TrimSpace(line), &ev); err != nil {
 			return fmt.Errorf("reading the stream: %w", err)
 		}
 		block := func() (*open, error) {
@@ -353,15 +360,20 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 			out.Message.ID, out.Model = ev.Message.ID, cmp.Or(ev.Message.Model, id)
 			usage = ev.Message.Usage
 		case "content_block_start":
-			for len(blocks) <= ev.Index {
-				blocks = append(blocks, nil)
+			// Blocks start in order, each at the next index: any other
+			// index is a broken stream (and must not size an allocation).
+			if ev.Index != len(blocks) {
+				return fmt.Errorf("reading the stream: content_block_start for block %d, expected block %d", ev.Index, len(blocks))
 			}
 			b := &open{kind: ev.ContentBlock.Type}
 			switch b.kind {
 			case "text":
-				b.part = model.TextPart(ev.ContentBlock.Text)
+				b.part = model.TextPart("")
+				b.text.WriteString(ev.ContentBlock.Text)
 			case "thinking":
-				b.part = model.ThinkingPart(ev.ContentBlock.Thinking, ev.ContentBlock.Signature)
+				b.part = model.ThinkingPart("", "")
+				b.text.WriteString(ev.ContentBlock.Thinking)
+				b.signature.WriteString(ev.ContentBlock.Signature)
 			case "redacted_thinking":
 				b.part = model.Part{Kind: model.PartThinking, Text: ev.ContentBlock.Data, Redacted: true}
 			case "tool_use":
@@ -370,7 +382,7 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 				b.part = model.ToolCallPart(model.ToolCall{ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name})
 				chunk = &model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: b.call, ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name}}
 			}
-			blocks[ev.Index] = b
+			blocks = append(blocks, b)
 		case "content_block_delta":
 			b, err := block()
 			if err != nil {
@@ -378,13 +390,13 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 			}
 			switch ev.Delta.Type {
 			case "text_delta":
-				b.part.Text += ev.Delta.Text
+				b.text.WriteString(ev.Delta.Text)
 				chunk = &model.Chunk{Kind: model.ChunkText, Text: ev.Delta.Text}
 			case "thinking_delta":
-				b.part.Text += ev.Delta.Thinking
+				b.text.WriteString(ev.Delta.Thinking)
 				chunk = &model.Chunk{Kind: model.ChunkThinking, Text: ev.Delta.Thinking}
 			case "signature_delta":
-				b.part.Signature += ev.Delta.Signature
+				b.signature.WriteString(ev.Delta.Signature)
 			case "input_json_delta":
 				b.input.WriteString(ev.Delta.PartialJSON)
 				if ev.Delta.PartialJSON != "" {
@@ -405,13 +417,13 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 			return fmt.Errorf("stream error %s: %s", ev.Error.Type, ev.Error.Message)
 		case "message_stop":
 			for _, b := range blocks {
-				if b == nil {
-					continue
-				}
-				if b.kind == "tool_use" {
+				switch b.kind {
+				case "tool_use":
 					b.part.ToolCall.Arguments = orJSON(json.RawMessage(b.input.String()), `{}`)
+				case "text", "thinking":
+					b.part.Text, b.part.Signature = b.text.String(), b.signature.String()
 				}
-				if b.kind == "text" && b.part.Text == "" {
+				if b.part.Kind == "" || b.kind == "text" && b.part.Text == "" {
 					continue
 				}
 				out.Message.Parts = append(out.Message.Parts, b.part)
@@ -436,6 +448,7 @@ var errStopped = errors.New("stopped")
 
 func (m *Model) directStream(ctx context.Context, req *model.Request, id string) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
+		ctx, _ := withCapState(ctx)
 		err := m.direct.stream(ctx, req, id, yield)
 		if err == nil || errors.Is(err, errStopped) {
 			return

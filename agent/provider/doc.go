@@ -37,8 +37,26 @@
 // generated (a first chunk with its id and name, then pieces of its
 // arguments). The pieces are assembled by the index the wire gives them,
 // so calls whose pieces interleave keep their own arguments, in the chunks'
-// Index and in the response (langchaingo drops the index: the model's HTTP
-// transport carries it past langchaingo in each piece's id).
+// Index and in the response.
+//
+// An OpenAI model's streamed replies are read by this package, not by
+// langchaingo (which builds and sends the request): its reader grows a reply
+// by string concatenation, quadratic in the number of deltas, refuses lines
+// over 64 KiB (a tool call sent whole, as Ollama does) and drops the index
+// of tool-call pieces. This package's reader takes lines up to the reply
+// cap, grows the reply in linear time and fails the call on an error event.
+//
+// # Hostile servers
+//
+// Every configuration has a MaxReplyBytes, the most bytes of one reply
+// read (DefaultMaxReplyBytes, 16 MiB, when zero): a longer reply, streamed
+// or not, and a stream that never ends fail the call with an error wrapping
+// [ErrReplyTooLarge] that names the field. Usage figures are clamped to
+// zero and saturate rather than wrap. [AnthropicDirect] and the OpenAI
+// stream reader grow replies in linear time; langchaingo's Anthropic client
+// ([Anthropic]) still grows a streamed reply by concatenation, so its cost
+// within the cap is quadratic in the number of deltas: use [AnthropicDirect]
+// against a server you do not trust.
 //
 // # Gaps of the langchaingo clients (v0.1.14)
 //

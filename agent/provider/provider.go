@@ -45,6 +45,11 @@ type OpenAIConfig struct {
 	Model string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// MaxReplyBytes caps the bytes of one reply read from the server (the
+	// response body, streamed or not): a longer reply fails the call with
+	// an error wrapping ErrReplyTooLarge that names this field. Zero means
+	// DefaultMaxReplyBytes (16 MiB); negative is an error.
+	MaxReplyBytes int64
 	// StructuredOutputs sends a request's ResponseFormat.Schema as OpenAI's
 	// response_format json_schema (structured outputs, not strict), in place
 	// of JSON mode. OpenAI and most compatible servers (vLLM, recent Ollama)
@@ -62,6 +67,11 @@ type AnthropicConfig struct {
 	Model string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// MaxReplyBytes caps the bytes of one reply read from the server (the
+	// response body, streamed or not): a longer reply fails the call with
+	// an error wrapping ErrReplyTooLarge that names this field. Zero means
+	// DefaultMaxReplyBytes (16 MiB); negative is an error.
+	MaxReplyBytes int64
 }
 
 // OllamaConfig configures a model served by Ollama.
@@ -73,6 +83,11 @@ type OllamaConfig struct {
 	Model string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// MaxReplyBytes caps the bytes of one reply read from the server (the
+	// response body, streamed or not): a longer reply fails the call with
+	// an error wrapping ErrReplyTooLarge that names this field. Zero means
+	// DefaultMaxReplyBytes (16 MiB); negative is an error.
+	MaxReplyBytes int64
 }
 
 // Model is a language model behind a provider's API, a model.Model. Build
@@ -89,13 +104,22 @@ type Model struct {
 	id       string
 	direct   *anthropicAPI // set by AnthropicDirect instead of llm
 	schemas  bool          // OpenAIConfig.StructuredOutputs
+	limit    int64         // the reply cap
 }
 
 var _ model.Model = (*Model)(nil)
 
 // OpenAI returns a model of OpenAI's chat completions API, or of any
 // OpenAI-compatible server, or an error naming the field to fix.
-func OpenAI(cfg OpenAIConfig) (*Model, error) {
+func OpenAI(cfg OpenAIConfig) (*Model, error) { return openAI(cfg, "OpenAIConfig") }
+
+// openAI builds an OpenAI model; config names the configuration type in
+// errors.
+func openAI(cfg OpenAIConfig, config string) (*Model, error) {
+	limit, err := replyCap(cfg.MaxReplyBytes, config+".MaxReplyBytes")
+	if err != nil {
+		return nil, err
+	}
 	if cfg.APIKey == "" {
 		return nil, fmt.Errorf("provider: OpenAIConfig.APIKey is empty: set it or %s (any value for servers that take no key)", EnvOpenAIKey)
 	}
@@ -106,7 +130,7 @@ func OpenAI(cfg OpenAIConfig) (*Model, error) {
 	if cfg.Organization != "" {
 		opts = append(opts, openai.WithOrganization(cfg.Organization))
 	}
-	hc := indexClient(cfg.HTTPClient)
+	hc := streamClient(capClient(cfg.HTTPClient, limit, config+".MaxReplyBytes"))
 	if cfg.StructuredOutputs {
 		hc = schemaClient(hc)
 	}
@@ -116,7 +140,7 @@ func OpenAI(cfg OpenAIConfig) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provider: openai: %w", err)
 	}
-	return &Model{llm: llm, dialect: lcmodel.OpenAI, provider: NameOpenAI, id: id, schemas: cfg.StructuredOutputs}, nil
+	return &Model{llm: llm, dialect: lcmodel.OpenAI, provider: NameOpenAI, id: id, schemas: cfg.StructuredOutputs, limit: limit}, nil
 }
 
 // Anthropic returns a model of Anthropic's Messages API, or an error naming
@@ -125,12 +149,14 @@ func Anthropic(cfg AnthropicConfig) (*Model, error) {
 	if cfg.APIKey == "" {
 		return nil, fmt.Errorf("provider: AnthropicConfig.APIKey is empty: set it or %s", EnvAnthropicKey)
 	}
-	opts := []anthropic.Option{anthropic.WithToken(cfg.APIKey)}
+	limit, err := replyCap(cfg.MaxReplyBytes, "AnthropicConfig.MaxReplyBytes")
+	if err != nil {
+		return nil, err
+	}
+	opts := []anthropic.Option{anthropic.WithToken(cfg.APIKey),
+		anthropic.WithHTTPClient(capClient(cfg.HTTPClient, limit, "AnthropicConfig.MaxReplyBytes"))}
 	if cfg.BaseURL != "" {
 		opts = append(opts, anthropic.WithBaseURL(cfg.BaseURL))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, anthropic.WithHTTPClient(cfg.HTTPClient))
 	}
 	id := cmp.Or(cfg.Model, DefaultAnthropicModel)
 	llm, err := anthropic.New(append(opts, anthropic.WithModel(id))...)
@@ -149,8 +175,8 @@ func Ollama(cfg OllamaConfig) (*Model, error) {
 	if !strings.Contains(host, "://") {
 		host = "http://" + host
 	}
-	m, err := OpenAI(OpenAIConfig{APIKey: "ollama", BaseURL: host + "/v1", Model: cmp.Or(cfg.Model, DefaultOllamaModel),
-		HTTPClient: cfg.HTTPClient})
+	m, err := openAI(OpenAIConfig{APIKey: "ollama", BaseURL: host + "/v1", Model: cmp.Or(cfg.Model, DefaultOllamaModel),
+		HTTPClient: cfg.HTTPClient, MaxReplyBytes: cfg.MaxReplyBytes}, "OllamaConfig")
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +195,7 @@ func (m *Model) String() string { return m.provider + ":" + m.id }
 
 // Generate implements model.Model.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	ctx, _ = withCapState(ctx)
 	if m.direct != nil {
 		if req == nil {
 			return nil, fmt.Errorf("provider %s: nil request", m)
@@ -212,6 +239,10 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		return func(yield func(model.Chunk, error) bool) { yield(model.Chunk{}, err) }
 	}
 	return lcmodel.Stream(ctx, func(ctx context.Context, emit func(model.Chunk) error) (*model.Response, error) {
+		ctx, _ = withCapState(ctx)
+		if m.dialect == lcmodel.OpenAI {
+			return m.streamOpenAI(ctx, req, msgs, opts, id, emit)
+		}
 		s := lcmodel.NewSplitter(emit)
 		raw, err := m.llm.GenerateContent(m.withSchema(ctx, req), msgs, append(opts, s.Options()...)...)
 		if err != nil {
@@ -221,7 +252,6 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		if err != nil {
 			return nil, fmt.Errorf("provider %s:%s: %w", m.provider, id, err)
 		}
-		s.Complete(resp)
 		if err := s.Finish(resp.ToolCalls()); err != nil {
 			return nil, err
 		}
@@ -244,8 +274,13 @@ func (m *Model) prepare(req *model.Request) ([]llms.MessageContent, []llms.CallO
 	return msgs, lcmodel.Options(req, m.dialect, id), id, nil
 }
 
+// callError returns the error of a failed call: the reply cap's when the
+// reply went over it, the context's when it ended, else err, each naming
+// the provider and model.
 func (m *Model) callError(ctx context.Context, id string, err error) error {
-	if ctx.Err() != nil {
+	if cerr := capErr(ctx); cerr != nil {
+		err = cerr
+	} else if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	return fmt.Errorf("provider %s:%s: %w", m.provider, id, err)

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
-	"strconv"
-	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/tmc/langchaingo/llms"
@@ -26,12 +24,8 @@ import (
 //
 // That numbering is wrong when the wire interleaves the pieces of several
 // calls, which OpenAI's protocol allows (each piece names its call by
-// "index"), and langchaingo drops the index. The provider's HTTP transport
-// therefore carries each piece's index in its id (see [MarkToolCallID]):
-// pieces so marked are assembled by index, and [Splitter.Complete] puts the
-// calls so assembled in the response in place of langchaingo's. A piece
-// with an id other than that of the call at its index starts a new call:
-// Ollama's OpenAI-compatible API streams every call whole with the index 0.
+// "index"), and langchaingo drops the index: the provider package therefore
+// reads OpenAI streams itself, and a Splitter serves the other clients.
 //
 // Clients that do not stream tool calls (langchaingo's Anthropic and Ollama
 // clients, scripted llms.Models) are covered by Finish, which emits each
@@ -41,13 +35,6 @@ type Splitter struct {
 	calls    int  // tool calls streamed so far
 	sawTools bool // any tool-call chunk emitted
 	sawAny   bool // any chunk emitted
-
-	// The calls of marked pieces, in the order their indexes first came,
-	// and the position in it of each index.
-	indexed []model.ToolCall
-	args    [][]byte // the arguments of indexed, piece by piece
-	slots   map[int]int
-	last    int // the index of the last marked piece
 }
 
 // NewSplitter returns a splitter delivering chunks to emit. An error of emit
@@ -57,7 +44,6 @@ func NewSplitter(emit func(model.Chunk) error) *Splitter { return &Splitter{emit
 // Reset forgets the chunks of a failed attempt, for the next one.
 func (s *Splitter) Reset() {
 	s.calls, s.sawTools, s.sawAny = 0, false, false
-	s.indexed, s.args, s.slots, s.last = nil, nil, nil, 0
 }
 
 // Emitted reports whether any chunk has been delivered.
@@ -87,21 +73,6 @@ func (s *Splitter) text(b []byte) error {
 	}
 	if deltas, ok := toolDeltas(b); ok {
 		for _, d := range deltas {
-			if index, id, ok := unmarkToolCallID(d.ID); ok {
-				if err := s.indexedDelta(index, id, d); err != nil {
-					return err
-				}
-				continue
-			}
-			if s.indexed != nil {
-				// A piece the transport could not mark (its line was
-				// too long), among marked ones: it continues the last
-				// call, or starts a new one when it has another id.
-				if err := s.indexedDelta(s.last, d.ID, d); err != nil {
-					return err
-				}
-				continue
-			}
 			if d.Type != "" || d.Function.Arguments == "" || s.calls == 0 {
 				s.calls++
 				if err := s.send(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{
@@ -117,94 +88,6 @@ func (s *Splitter) text(b []byte) error {
 		return nil
 	}
 	return s.send(model.Chunk{Kind: model.ChunkText, Text: string(b)})
-}
-
-// indexedDelta emits the piece d of the call of the wire's index, and adds
-// it to the call. A piece whose id differs from the id of the call at its
-// index starts a new call, which then owns the index.
-func (s *Splitter) indexedDelta(index int, id string, d wireDelta) error {
-	if s.slots == nil {
-		s.slots = map[int]int{}
-	}
-	s.last = index
-	slot, ok := s.slots[index]
-	if ok && id != "" && s.indexed[slot].ID != "" && s.indexed[slot].ID != id {
-		// A piece naming another call at a known index: Ollama's
-		// OpenAI-compatible stream gives every call the index 0, each
-		// call whole in its own piece with its own id. It is a new call.
-		ok = false
-	}
-	if !ok {
-		slot = len(s.indexed)
-		s.slots[index] = slot
-		s.indexed = append(s.indexed, model.ToolCall{})
-		s.args = append(s.args, nil)
-	}
-	c := &s.indexed[slot]
-	delta := &model.ToolCallDelta{Index: slot, Arguments: d.Function.Arguments}
-	if c.ID == "" && id != "" {
-		c.ID, delta.ID = id, id
-	}
-	if c.Name == "" && d.Function.Name != "" {
-		c.Name, delta.Name = d.Function.Name, d.Function.Name
-	}
-	s.args[slot] = append(s.args[slot], d.Function.Arguments...)
-	s.sawTools = true
-	if !ok || delta.ID != "" || delta.Name != "" || delta.Arguments != "" {
-		return s.send(model.Chunk{Kind: model.ChunkToolCall, ToolCall: delta})
-	}
-	return nil
-}
-
-// Complete puts in resp the tool calls assembled from marked pieces, in
-// place of the response's own, which langchaingo assembled without their
-// indexes. A response of a stream without marked pieces is left as it is.
-func (s *Splitter) Complete(resp *model.Response) {
-	if s.indexed == nil || resp == nil {
-		return
-	}
-	parts := resp.Message.Parts[:0:0]
-	for _, p := range resp.Message.Parts {
-		if p.Kind != model.PartToolCall {
-			parts = append(parts, p)
-		}
-	}
-	for i, c := range s.indexed {
-		c.Arguments = nil
-		if len(s.args[i]) > 0 {
-			c.Arguments = json.RawMessage(s.args[i])
-		}
-		parts = append(parts, model.ToolCallPart(c))
-	}
-	resp.Message.Parts = parts
-}
-
-// The prefix of a marked tool-call id; see MarkToolCallID.
-const markPrefix = "\x00agentgraph-index:"
-
-// MarkToolCallID returns the id of a streamed tool-call piece that carries
-// the wire's index of its call beside the call's id, for the Splitter. The
-// provider's HTTP transport writes it in each piece of an OpenAI stream:
-// langchaingo keeps a piece's id but drops its index.
-func MarkToolCallID(index int, id string) string {
-	return markPrefix + strconv.Itoa(index) + "\x00" + id
-}
-
-// unmarkToolCallID returns the index and id MarkToolCallID put in id.
-func unmarkToolCallID(id string) (index int, orig string, ok bool) {
-	rest, ok := strings.CutPrefix(id, markPrefix)
-	if !ok {
-		return 0, "", false
-	}
-	num, orig, ok := strings.Cut(rest, "\x00")
-	if !ok {
-		return 0, "", false
-	}
-	index, err := strconv.Atoi(num)
-	if err != nil {
-		return 0, "", false
-	}
-	return index, orig, true
 }
 
 // Finish emits the tool calls of the complete response whole when the

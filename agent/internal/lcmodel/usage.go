@@ -6,6 +6,7 @@ package lcmodel
 
 import (
 	"encoding/json"
+	"math"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/tmc/langchaingo/llms"
@@ -82,25 +83,58 @@ func usageFromInfo(info map[string]any) (model.Usage, bool) {
 	return model.Usage{}, false
 }
 
+// intOf returns a token count of v, a number of any of the types the
+// clients use, clamped to [0, math.MaxInt]: a negative, NaN or overflowing
+// figure of a server cannot make usage negative or wrap.
 func intOf(v any) int {
 	switch n := v.(type) {
 	case int:
-		return n
+		return max(n, 0)
 	case int32:
-		return int(n)
+		return max(int(n), 0)
 	case int64:
-		return int(n)
+		return clampInt64(n)
 	case uint32:
-		return int(n)
+		return clampUint64(uint64(n))
 	case uint64:
-		return int(n)
+		return clampUint64(n)
 	case float64:
-		return int(n)
+		return clampFloat(n)
 	case float32:
-		return int(n)
+		return clampFloat(float64(n))
 	case json.Number:
-		i, _ := n.Int64()
-		return int(i)
+		if i, err := n.Int64(); err == nil {
+			return clampInt64(i)
+		}
+		f, _ := n.Float64()
+		return clampFloat(f)
 	}
 	return 0
+}
+
+func clampInt64(n int64) int {
+	if n <= 0 {
+		return 0
+	}
+	if uint64(n) > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
+}
+
+func clampUint64(n uint64) int {
+	if n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
+}
+
+func clampFloat(f float64) int {
+	switch {
+	case !(f > 0): // NaN too
+		return 0
+	case f >= math.MaxInt: // float64(math.MaxInt) is 2^63
+		return math.MaxInt
+	}
+	return int(f)
 }

@@ -1,6 +1,8 @@
 package lcmodel
 
 import (
+	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -29,6 +31,11 @@ func TestUsagePerProvider(t *testing.T) {
 		{"bedrock", []map[string]any{{"input_tokens": 8, "output_tokens": 3}}, model.Usage{InputTokens: 8, OutputTokens: 3}},
 		{"exact usage key", []map[string]any{{UsageKey: model.Usage{InputTokens: 1, CacheWriteTokens: 2}}},
 			model.Usage{InputTokens: 1, CacheWriteTokens: 2}},
+		{"negative figures count as zero", []map[string]any{{"PromptTokens": -1000000, "CompletionTokens": -5,
+			"ReasoningTokens": -5, "PromptCachedTokens": float64(-3)}}, model.Usage{}},
+		{"huge figures saturate", []map[string]any{{"InputTokens": uint64(math.MaxUint64), "OutputTokens": float64(1e300),
+			"CacheReadInputTokens": math.NaN(), "CacheCreationInputTokens": json.Number("1e30")}},
+			model.Usage{InputTokens: math.MaxInt, OutputTokens: math.MaxInt, CacheWriteTokens: math.MaxInt}},
 		{"none", []map[string]any{nil, {"other": 1}}, model.Usage{}},
 	}
 	for _, tt := range tests {
