@@ -249,7 +249,9 @@ func (w *Swarm) newTeam(spec TeamSpec, servers map[string]bool) (*team, error) {
 // Config.MaxTotalTeams: a new team that would pass it drops the least
 // recently registered team of another owner (registering a team again
 // makes it the most recent), so the teams of principals who stopped
-// designing them go first, and no principal loses a team to their own.
+// designing them go first, and no principal loses a team to their own
+// (so the total passes the bound only when all the teams are the
+// registering principal's: at most the larger of the bound and MaxTeams).
 // The store drops the same (see Memory.MaxTeams); runs in flight keep the
 // teams they started with.
 func (w *Swarm) Register(ctx context.Context, spec TeamSpec) error {
