@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.uber.org/zap"
+
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
@@ -31,6 +33,11 @@ const (
 	MaxTeamAgents = 8  // agents per team
 	MaxTeamSteps  = 12 // workflow steps per team
 	MaxTeams      = 32 // teams registered at once by one principal (TeamSpec.Owner)
+	// DefaultMaxTotalTeams bounds the teams of all principals together,
+	// registered in a Swarm (Config.MaxTotalTeams) or kept by a store
+	// (Memory.MaxTeams, the in-memory store of New), when those are zero.
+	// See Register for what goes when a new team would pass it.
+	DefaultMaxTotalTeams = 1024
 )
 
 // TeamSpec is a team the Architect designs: the schema its JSON is
@@ -164,9 +171,13 @@ type WorkflowStore interface {
 	Teams(ctx context.Context) ([]TeamSpec, error)
 }
 
+// memoryWorkflows is the WorkflowStore of a Swarm without
+// Config.Workflows: at most max teams, dropping other owners' least
+// recently saved (dropOthers) beyond.
 type memoryWorkflows struct {
+	max   int
 	mu    sync.Mutex
-	teams []TeamSpec
+	teams []TeamSpec // least recently saved first
 }
 
 func (m *memoryWorkflows) SaveTeam(ctx context.Context, t TeamSpec) error {
@@ -175,12 +186,28 @@ func (m *memoryWorkflows) SaveTeam(ctx context.Context, t TeamSpec) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if i := slices.IndexFunc(m.teams, func(o TeamSpec) bool { return o.key() == t.key() }); i >= 0 {
-		m.teams[i] = t
-		return nil
-	}
+	m.teams = slices.DeleteFunc(m.teams, func(o TeamSpec) bool { return o.key() == t.key() })
 	m.teams = append(m.teams, t)
+	m.teams = dropOthers(m.teams, t.Owner, m.max, func(TeamSpec) {})
 	return nil
+}
+
+// dropOthers removes from teams, least recently saved first, the teams of
+// owners other than owner until at most limit remain (or none of another
+// owner does), calling dropped with each.
+func dropOthers(teams []TeamSpec, owner string, limit int, dropped func(TeamSpec)) []TeamSpec {
+	over := len(teams) - limit
+	if over <= 0 {
+		return teams
+	}
+	return slices.DeleteFunc(teams, func(o TeamSpec) bool {
+		if over == 0 || o.Owner == owner {
+			return false
+		}
+		over--
+		dropped(o)
+		return true
+	})
 }
 
 func (m *memoryWorkflows) Teams(ctx context.Context) ([]TeamSpec, error) {
@@ -217,6 +244,16 @@ func (w *Swarm) newTeam(spec TeamSpec, servers map[string]bool) (*team, error) {
 // node of the swarm for the runs that start from now on (a hot reload of
 // the agents), offered to the runs of its Owner only. The team of the same
 // owner and name is replaced; an owner has at most MaxTeams.
+//
+// The teams of all owners together are bounded too, by
+// Config.MaxTotalTeams: a new team that would pass it drops the least
+// recently registered team of another owner (registering a team again
+// makes it the most recent), so the teams of principals who stopped
+// designing them go first, and no principal loses a team to their own
+// (so the total passes the bound only when all the teams are the
+// registering principal's: at most the larger of the bound and MaxTeams).
+// The store drops the same (see Memory.MaxTeams); runs in flight keep the
+// teams they started with.
 func (w *Swarm) Register(ctx context.Context, spec TeamSpec) error {
 	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("swarm: team: %w", err)
@@ -235,11 +272,34 @@ func (w *Swarm) Register(ctx context.Context, spec TeamSpec) error {
 	if err := w.workflows.SaveTeam(ctx, spec); err != nil {
 		return fmt.Errorf("swarm: saving team %s: %w", spec.Name, err)
 	}
-	if _, ok := w.teams[spec.key()]; !ok {
-		w.teamOrder = append(w.teamOrder, spec.key())
-	}
-	w.teams[spec.key()] = spec
+	w.admit(spec)
 	return w.swap()
+}
+
+// admit adds or replaces spec among the registered teams, as the most
+// recent, and drops other owners' least recent beyond
+// Config.MaxTotalTeams. The caller holds w.mu, or is New.
+func (w *Swarm) admit(spec TeamSpec) {
+	key := spec.key()
+	w.teamOrder = slices.DeleteFunc(w.teamOrder, func(k string) bool { return k == key })
+	w.teamOrder = append(w.teamOrder, key)
+	w.teams[key] = spec
+	if len(w.teamOrder) <= w.cfg.MaxTotalTeams {
+		return
+	}
+	order := make([]TeamSpec, len(w.teamOrder))
+	for i, k := range w.teamOrder {
+		order[i] = w.teams[k]
+	}
+	order = dropOthers(order, spec.Owner, w.cfg.MaxTotalTeams, func(t TeamSpec) {
+		delete(w.teams, t.key())
+		w.log.Info("swarm: dropped the least recently registered team of another principal (Config.MaxTotalTeams)",
+			zap.String("team", t.Name), zap.String("owner", t.Owner))
+	})
+	w.teamOrder = w.teamOrder[:0]
+	for _, t := range order {
+		w.teamOrder = append(w.teamOrder, t.key())
+	}
 }
 
 // ownedTeams counts owner's registered teams. The caller holds w.mu, or

@@ -56,6 +56,11 @@ type SkillLibrary struct {
 	// oldest go first, so one principal's skills never push out
 	// another's. Zero means DefaultMaxSkills.
 	Max int
+	// MaxTotal bounds the skills kept of all owners together, the number
+	// of owners being unbounded: beyond it the oldest go first, whoever's,
+	// so the skills of principals who stopped running go before those of
+	// the others. Zero means DefaultMaxTotalSkills.
+	MaxTotal int
 
 	mu     sync.Mutex
 	skills []Skill
@@ -65,6 +70,10 @@ var _ SkillStore = (*SkillLibrary)(nil)
 
 // DefaultMaxSkills is SkillLibrary's bound per owner when Max is zero.
 const DefaultMaxSkills = 10000
+
+// DefaultMaxTotalSkills is SkillLibrary's bound on all owners' skills
+// together when MaxTotal is zero.
+const DefaultMaxTotalSkills = 100000
 
 // Save implements SkillStore.
 func (l *SkillLibrary) Save(ctx context.Context, s Skill) error {
@@ -93,6 +102,13 @@ func (l *SkillLibrary) Save(ctx context.Context, s Skill) error {
 			over--
 			return true
 		})
+	}
+	total := l.MaxTotal
+	if total <= 0 {
+		total = DefaultMaxTotalSkills
+	}
+	if over := len(l.skills) - total; over > 0 { // drop the oldest, whoever's
+		l.skills = slices.Delete(l.skills, 0, over)
 	}
 	return nil
 }

@@ -11,9 +11,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite"       // the "sqlite" database/sql driver
+	sqlite3lib "modernc.org/sqlite/lib"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
@@ -87,12 +89,16 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("swarm: SQLite checkpoints: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(cfg.DataDir, "memory.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(cfg.DataDir, "memory.db")+fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)", busyWait.Milliseconds()))
 	if err != nil {
 		saver.Close()
 		return nil, fmt.Errorf("swarm: SQLite memory: %w", err)
 	}
-	mem, err := newMemory(ctx, db, "", false)
+	var mem *Memory
+	err = retryBusy(ctx, func() (err error) {
+		mem, err = newMemory(ctx, db, "", false)
+		return err
+	})
 	if err != nil {
 		db.Close()
 		saver.Close()
@@ -115,18 +121,63 @@ type Memory struct {
 	// the owner's oldest beyond it, never another owner's. Zero means
 	// MaxStoredSkills.
 	MaxSkills int
+	// MaxTotalSkills bounds the skills kept of all owners together, the
+	// number of owners being unbounded: Save drops every skill saved
+	// more than MaxTotalSkills saves ago, whoever's, so the skills of
+	// principals who stopped running go first. Zero means
+	// MaxStoredSkillsTotal.
+	MaxTotalSkills int
+	// MaxTeams bounds the teams kept of all owners together (each has at
+	// most MaxTeams of package swarm): SaveTeam drops the least recently
+	// saved teams of other owners beyond it, as Swarm.Register drops them
+	// from the swarm; give Config.MaxTotalTeams the same value. Zero
+	// means DefaultMaxTotalTeams.
+	MaxTeams int
 }
 
 // Bounds of Memory.
 const (
 	MaxSkillsScanned = 2000   // skills of one agent Find compares, the most recent
 	MaxStoredSkills  = 100000 // skills kept per owner when Memory.MaxSkills is zero; Save drops the owner's oldest beyond
+
+	// MaxStoredSkillsTotal is the skills kept of all owners together
+	// when Memory.MaxTotalSkills is zero: Save drops those saved longer
+	// ago than that many saves.
+	MaxStoredSkillsTotal = 1000000
 )
 
 var (
 	_ SkillStore    = (*Memory)(nil)
 	_ WorkflowStore = (*Memory)(nil)
 )
+
+// retryBusy runs fn, which creates the memory tables, again while SQLite
+// answers SQLITE_BUSY, for up to busyWait or until ctx ends. The first
+// statement of a connection to a new file switches it to WAL, which SQLite
+// answers with SQLITE_BUSY at once, without waiting for the busy timeout,
+// while another connection (another process opening the same DataDir)
+// holds the write lock; the statements are idempotent.
+func retryBusy(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(busyWait)
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		var se *sqlite3.Error
+		if !errors.As(err, &se) || se.Code()&0xff != sqlite3lib.SQLITE_BUSY || !time.Now().Before(deadline) {
+			return err
+		}
+		t := time.NewTimer(min(time.Duration(attempt)*10*time.Millisecond, 100*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// busyWait is the busy timeout of memory.db, and how long OpenStorage
+// tries again when SQLite answers SQLITE_BUSY at once (retryBusy).
+const busyWait = 5 * time.Second
 
 func newMemory(ctx context.Context, db *sql.DB, prefix string, pg bool) (*Memory, error) {
 	m := &Memory{db: db, prefix: prefix, pg: pg}
@@ -137,7 +188,10 @@ func newMemory(ctx context.Context, db *sql.DB, prefix string, pg bool) (*Memory
 	stmts = append(stmts,
 		`CREATE TABLE IF NOT EXISTS `+prefix+`swarm_skills (agent TEXT NOT NULL, task TEXT NOT NULL, skill TEXT NOT NULL, seq BIGINT NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS swarm_skills_agent ON `+prefix+`swarm_skills (agent, seq)`,
-		`CREATE TABLE IF NOT EXISTS `+prefix+`swarm_workflows (name TEXT PRIMARY KEY, spec TEXT NOT NULL, seq BIGINT NOT NULL)`)
+		`CREATE TABLE IF NOT EXISTS `+prefix+`swarm_workflows (name TEXT PRIMARY KEY, spec TEXT NOT NULL, seq BIGINT NOT NULL)`,
+		// Save's MAX(seq) and its pruning of the oldest beyond
+		// MaxTotalSkills read this index.
+		`CREATE INDEX IF NOT EXISTS swarm_skills_seq ON `+prefix+`swarm_skills (seq)`)
 	for _, q := range stmts {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			return nil, fmt.Errorf("swarm: creating the memory tables: %w", err)
@@ -202,8 +256,17 @@ func (m *Memory) Save(ctx context.Context, s Skill) error {
 		}
 		// seq is shared by all owners: the owner's newest beyond limit
 		// is found by its rank among the owner's skills.
-		_, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE owner = $1 AND seq <= (
-			SELECT seq FROM `+m.prefix+`swarm_skills WHERE owner = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2)`, s.Owner, limit)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE owner = $1 AND seq <= (
+			SELECT seq FROM `+m.prefix+`swarm_skills WHERE owner = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2)`, s.Owner, limit); err != nil {
+			return err
+		}
+		// Every skill has its own seq, one more than the highest when it
+		// was saved: those above MAX(seq) - total are at most total.
+		total := m.MaxTotalSkills
+		if total <= 0 {
+			total = MaxStoredSkillsTotal
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, total)
 		return err
 	})
 }
@@ -280,10 +343,37 @@ func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_workflows WHERE name = $1`, t.key()); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_workflows (name, spec, seq)
-			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`, t.key(), string(b))
-		return err
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_workflows (name, spec, seq)
+			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`, t.key(), string(b)); err != nil {
+			return err
+		}
+		return m.dropOtherTeams(ctx, tx, t.Owner)
 	})
+}
+
+// dropOtherTeams deletes the least recently saved teams of owners other
+// than owner beyond MaxTeams, in tx.
+func (m *Memory) dropOtherTeams(ctx context.Context, tx *sql.Tx, owner string) error {
+	limit := m.MaxTeams
+	if limit <= 0 {
+		limit = DefaultMaxTotalTeams
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+m.prefix+`swarm_workflows`).Scan(&n); err != nil || n <= limit {
+		return err
+	}
+	// A row's name is owner.name (TeamSpec.key), or the bare name, which
+	// has no dot, of a team without an owner.
+	q := `DELETE FROM ` + m.prefix + `swarm_workflows WHERE name IN (
+		SELECT name FROM ` + m.prefix + `swarm_workflows WHERE %s ORDER BY seq LIMIT %s)`
+	var args []any
+	if owner == "" {
+		q, args = fmt.Sprintf(q, `name LIKE '%.%'`, `$1`), []any{n - limit}
+	} else {
+		q, args = fmt.Sprintf(q, `substr(name, 1, $1) <> $2`, `$3`), []any{len(owner) + 1, owner + ".", n - limit}
+	}
+	_, err := tx.ExecContext(ctx, q, args...)
+	return err
 }
 
 // Teams implements WorkflowStore.

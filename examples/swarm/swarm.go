@@ -98,6 +98,13 @@ type Config struct {
 	// Workflows keeps the teams the Architect designs, so that they are
 	// registered again in the next process. Nil means in memory only.
 	Workflows WorkflowStore
+	// MaxTotalTeams bounds the teams registered, of all principals
+	// together (each has at most MaxTeams): beyond it, Register drops the
+	// least recently registered team of another principal. Zero means
+	// DefaultMaxTotalTeams. It also bounds the in-memory store used when
+	// Workflows is nil; a Memory has its own bound (Memory.MaxTeams), which
+	// should be the same.
+	MaxTotalTeams int
 	// NoArchitect leaves the Architect out: the supervisor cannot have teams
 	// designed.
 	NoArchitect bool
@@ -176,8 +183,14 @@ func New(cfg Config) (*Swarm, error) {
 	if w.skills == nil {
 		w.skills = &SkillLibrary{}
 	}
+	if w.cfg.MaxTotalTeams < 0 {
+		return nil, fmt.Errorf("swarm: Config.MaxTotalTeams is negative (%d); use zero for DefaultMaxTotalTeams", w.cfg.MaxTotalTeams)
+	}
+	if w.cfg.MaxTotalTeams == 0 {
+		w.cfg.MaxTotalTeams = DefaultMaxTotalTeams
+	}
 	if w.workflows == nil {
-		w.workflows = &memoryWorkflows{}
+		w.workflows = &memoryWorkflows{max: w.cfg.MaxTotalTeams}
 	}
 	if w.cfg.MaxTurns <= 0 {
 		w.cfg.MaxTurns = DefaultMaxTurns
@@ -268,10 +281,7 @@ func New(cfg Config) (*Swarm, error) {
 			w.log.Warn("swarm: a saved team is over its owner's MaxTeams; skipped", zap.String("team", t.Name), zap.String("owner", t.Owner))
 			continue
 		}
-		if _, ok := w.teams[t.key()]; !ok {
-			w.teamOrder = append(w.teamOrder, t.key())
-		}
-		w.teams[t.key()] = t
+		w.admit(t) // oldest first: beyond MaxTotalTeams, the newest stay
 	}
 	if w.gen, err = w.newGeneration(); err != nil {
 		return fail(err)

@@ -89,14 +89,15 @@ func Open(db *sql.DB, path string, o Options) (_ *sql.DB, owned bool, err error)
 }
 
 // Setup is what a store's New does with its database: [Open], then, when
-// migrate is true, [Migrate] with m. When the migration fails, it closes
+// doMigrate is true, [Migrate] with m, trying again on SQLITE_BUSY for up to
+// o.BusyTimeout (see [RetryBusy]). When the migration fails, it closes
 // the database it opened and returns the migration's error.
-func Setup(ctx context.Context, db *sql.DB, path string, o Options, m Migrations, migrate bool) (_ *sql.DB, owned bool, err error) {
+func Setup(ctx context.Context, db *sql.DB, path string, o Options, m Migrations, doMigrate bool) (_ *sql.DB, owned bool, err error) {
 	if db, owned, err = Open(db, path, o); err != nil {
 		return nil, false, err
 	}
-	if migrate {
-		if err := Migrate(ctx, db, m); err != nil {
+	if doMigrate {
+		if err := RetryBusy(ctx, o.BusyTimeout, func() error { return migrate(ctx, db, m) }); err != nil {
 			if owned {
 				db.Close()
 			}
@@ -138,34 +139,55 @@ type Migrations struct {
 // Migrate applies the steps of m that db has not recorded yet, in one
 // transaction (immediate, with a DSN from [DSN]), so it is idempotent and
 // processes starting together apply each step once. It fails, changing
-// nothing, when db records a version newer than len(m.Steps). Its errors
-// start with "sqlite: migrate: ".
+// nothing, when db records a version newer than len(m.Steps). When SQLite
+// answers SQLITE_BUSY at once, it tries again (see [RetryBusy]) for up to
+// [DefaultBusyTimeout] or until ctx is done. Its errors start with
+// "sqlite: migrate: ".
 func Migrate(ctx context.Context, db *sql.DB, m Migrations) error {
-	// A connection's first use switches a new file to WAL, which needs an
-	// exclusive lock: while another process's migration writes, SQLite
-	// answers SQLITE_BUSY at once, without waiting (the switch holds a
-	// shared lock, so waiting could deadlock). The migration changed
-	// nothing then, and is tried again once the writer is done.
-	var err error
+	return RetryBusy(ctx, DefaultBusyTimeout, func() error { return migrate(ctx, db, m) })
+}
+
+// RetryBusy runs fn, which must change nothing when it fails, and runs it
+// again while it fails with SQLite's SQLITE_BUSY, for up to limit in all
+// (zero means [DefaultBusyTimeout]) or until ctx is done; it returns fn's
+// last error, or ctx's error joined to it when ctx ended the waiting.
+//
+// A connection's first statement (the _pragma list of [DSN]) switches a
+// new file to WAL, which takes the write lock after a read lock: while
+// another connection, of this process or another, holds the write lock
+// (switching the file to WAL itself, or migrating), SQLite answers
+// SQLITE_BUSY at once instead of waiting for the busy timeout, since
+// waiting with a read lock held could deadlock. Whatever fn opened first,
+// the pragma or its transaction, changed nothing then, and the next try
+// finds the file in WAL, where the busy timeout applies.
+func RetryBusy(ctx context.Context, limit time.Duration, fn func() error) error {
+	if limit <= 0 {
+		limit = DefaultBusyTimeout
+	}
+	deadline := time.Now().Add(limit)
+	var t *time.Timer
 	for attempt := 1; ; attempt++ {
-		err = migrate(ctx, db, m)
-		if !busy(err) || attempt == migrateAttempts {
+		err := fn()
+		if !Busy(err) || !time.Now().Before(deadline) {
 			return err
+		}
+		pause := min(time.Duration(attempt)*10*time.Millisecond, 100*time.Millisecond)
+		if t == nil {
+			t = time.NewTimer(pause)
+			defer t.Stop()
+		} else {
+			t.Reset(pause)
 		}
 		select {
 		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
 		}
 	}
 }
 
-// migrateAttempts bounds Migrate's tries on SQLITE_BUSY (about 1.5 s of
-// waiting in all).
-const migrateAttempts = 17
-
-// busy tells whether err is SQLite's SQLITE_BUSY (of any extended code).
-func busy(err error) bool {
+// Busy tells whether err is SQLite's SQLITE_BUSY (of any extended code).
+func Busy(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == 5
 }

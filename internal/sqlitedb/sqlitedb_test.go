@@ -3,6 +3,7 @@ package sqlitedb_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -286,5 +287,95 @@ func TestSetup(t *testing.T) {
 	}
 	if err := mine.PingContext(t.Context()); err != nil {
 		t.Errorf("the caller's database after a failed Setup: %v, want it open", err)
+	}
+}
+
+// holdWriteLock takes the write lock of path, a new file, before anyone
+// switched it to WAL, as another process's first connection would; release
+// commits.
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tx, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(t.Context(), `CREATE TABLE other_store (id INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := tx.Commit(); err != nil {
+			t.Errorf("the holder's commit: %v", err)
+		}
+	}
+}
+
+// TestSetupWaitsForFirstWriter opens and migrates a new file whose write
+// lock another connection holds: the switch to WAL fails with SQLITE_BUSY
+// at once, and Setup tries again until the lock is released.
+func TestSetupWaitsForFirstWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fresh.db")
+	release := holdWriteLock(t, path)
+	type result struct {
+		db  *sql.DB
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		db, _, err := sqlitedb.Setup(t.Context(), nil, path, sqlitedb.Options{BusyTimeout: time.Minute},
+			sqlitedb.Migrations{Table: "x_migrations", Steps: steps}, true)
+		done <- result{db, err}
+	}()
+	var r result
+	select {
+	case r = <-done: // a Setup that fails does so at once
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	if r.db == nil && r.err == nil {
+		r = <-done
+	}
+	if r.err != nil {
+		t.Fatalf("Setup while another connection held the new file's write lock: %v; want it to wait", r.err)
+	}
+	defer r.db.Close()
+	if got := versions(t, r.db, "x_migrations"); len(got) != 2 {
+		t.Errorf("recorded versions %v, want [1 2]", got)
+	}
+}
+
+// TestMigrateWaitEndsWithContext cancels the context of a Migrate that
+// waits for a held write lock: it returns the context's error.
+func TestMigrateWaitEndsWithContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fresh.db")
+	release := holdWriteLock(t, path)
+	defer release()
+	db := open(t, path)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- sqlitedb.Migrate(ctx, db, sqlitedb.Migrations{Table: "x_migrations", Steps: steps}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Migrate while the write lock was held returned %v before its context ended; want it to wait", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Migrate after its context was cancelled: %v; want context.Canceled", err)
+	}
+}
+
+func TestRetryBusy(t *testing.T) {
+	if err := sqlitedb.RetryBusy(t.Context(), 0, func() error { return nil }); err != nil {
+		t.Errorf("RetryBusy of a success: %v", err)
+	}
+	calls := 0
+	plain := errors.New("not busy")
+	if err := sqlitedb.RetryBusy(t.Context(), 0, func() error { calls++; return plain }); err != plain || calls != 1 {
+		t.Errorf("RetryBusy of another error: %v after %d calls; want it once, returned", err, calls)
 	}
 }

@@ -48,28 +48,76 @@ func limitWorker(pid int, memory int64) error {
 	return nil
 }
 
-// startProcess starts cmd as a worker that the kernel kills
-// (PR_SET_PDEATHSIG) when the host dies, even by SIGKILL.
+// startProcess starts cmd as a worker, which ends when its host does
+// (watchHost).
 //
-// The kernel sends that signal when the thread that started the child
-// ends, not only the process. The Go runtime ends a thread only when a
-// goroutine locked to it (runtime.LockOSThread) exits without unlocking,
-// which nothing in this module does; when a program's code does, a worker
-// it started dies while idle, and the next run that takes it runs on a
-// fresh worker instead (Pool.Run). Starting workers from one goroutine
-// locked for the life of the process would rule that out, but leak
-// checkers (goleak) in every program that runs the sandbox would report
-// that goroutine. As on other systems, the worker also ends when its
-// standard input does (readFrames).
+// PR_SET_PDEATHSIG (SysProcAttr.Pdeathsig) is not used: the kernel sends
+// its signal when the thread that started the child ends, not the
+// process, and the Go runtime ends a thread when a goroutine locked to it
+// (runtime.LockOSThread) exits, which would kill live workers of a host
+// that is still running. Starting every worker from one goroutine locked
+// to its thread for the pool's life would need that goroutine to outlive
+// the pool's idle workers, so the pool used by Run would keep it for the
+// life of the process.
 func startProcess(ctx context.Context, cmd *exec.Cmd) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	return cmd.Start()
+}
+
+// hostPoll is how often a worker checks that its host lives when the
+// kernel has no pidfd (Linux before 5.3).
+const hostPoll = 100 * time.Millisecond
+
+// watchHost ends the worker (exit status 0) when its host process ends,
+// even by SIGKILL and while something else holds the worker's standard
+// input open; it does not depend on which of the host's threads started
+// the worker. The host is the process whose pid envHost holds, which must
+// be the worker's parent: a worker whose parent is another (the host died
+// already, and the worker was given to init) ends at once. The worker
+// waits on a pidfd of the host, which the kernel makes readable when the
+// whole process has ended, or, without pidfds, checks its parent every
+// hostPoll.
+func watchHost() {
+	host, err := strconv.Atoi(os.Getenv(envHost))
+	if err != nil || host <= 1 {
+		return // not started by a Pool of this version
+	}
+	fd, err := unix.PidfdOpen(host, 0)
+	// Checked after the open: while the host is the worker's parent, its
+	// pid cannot name another process, so fd names the host.
+	if unix.Getppid() != host {
+		os.Exit(0)
+	}
+	if err != nil {
+		go pollParent(host)
+		return
+	}
+	go func() {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			_, err := unix.Poll(fds, -1)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				pollParent(host)
+			}
+			os.Exit(0)
+		}
+	}()
+}
+
+// pollParent ends the worker when its parent is no longer host.
+func pollParent(host int) {
+	t := time.NewTicker(hostPoll)
+	defer t.Stop()
+	for range t.C {
+		if unix.Getppid() != host {
+			os.Exit(0)
+		}
+	}
 }
 
 // vmData returns the private writable memory of process pid, in bytes.

@@ -28,6 +28,9 @@ func setCPULimit(int64) {}
 // watchMemory does nothing outside Linux.
 func watchMemory() (stop func()) { return func() {} }
 
-// startProcess starts cmd. Outside Linux nothing kills a worker when its
-// host dies; the worker ends when its standard input does (readFrames).
+// startProcess starts cmd. Outside Linux nothing watches the host (see
+// watchHost); the worker ends when its standard input does (readFrames).
 func startProcess(_ context.Context, cmd *exec.Cmd) error { return cmd.Start() }
+
+// watchHost does nothing outside Linux.
+func watchHost() {}

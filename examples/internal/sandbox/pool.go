@@ -37,12 +37,11 @@ const killGrace = 500 * time.Millisecond
 
 // Config configures a Pool. The zero value takes the defaults.
 //
-// On Linux a worker dies with the thread that started it (so that it dies
-// with the host, even by SIGKILL): a goroutine that calls
-// runtime.LockOSThread, runs a program and exits without unlocking ends
-// its thread, and the worker started for that run dies while idle. A run
-// that finds its idle worker dead runs on a fresh one, so this costs a
-// start, not a failed run.
+// On Linux a worker dies with its host process, even by SIGKILL: it waits
+// on a pidfd of the host (or, on kernels without pidfds, checks its parent
+// every 100 ms), whichever of the host's threads started it; a goroutine
+// that starts a worker and then ends its thread (runtime.LockOSThread
+// without unlocking) leaves the worker alive.
 type Config struct {
 	// Memory bounds the private writable memory of each worker, in bytes,
 	// above its footprint at start. Zero means DefaultMemory.
@@ -191,8 +190,8 @@ func (p *Pool) Run(ctx context.Context, src string, opts Options) (Result, error
 	}
 	res, healthy, err := p.runOn(ctx, w, src, opts)
 	if errors.Is(err, errUndelivered) && idle {
-		// The worker died while idle (see Config on threads that end):
-		// the program never reached it, so it runs on a fresh one.
+		// The worker died while idle (killed by someone, say): the
+		// program never reached it, so it runs on a fresh one.
 		p.log.Debug("sandbox worker died while idle", zap.Int("pid", w.cmd.Process.Pid), zap.Stringer("state", w.state))
 		if w, err = p.start(ctx); err != nil {
 			return Result{}, p.startError(ctx, err)
@@ -338,6 +337,7 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 func (p *Pool) workerEnv() []string {
 	env := []string{
 		envWorker + "=" + workerVersion,
+		envHost + "=" + strconv.Itoa(os.Getpid()),
 		"GOMEMLIMIT=" + strconv.FormatInt(p.cfg.Memory-p.cfg.Memory/8, 10),
 		"GOTRACEBACK=none",
 		"GOMAXPROCS=1",

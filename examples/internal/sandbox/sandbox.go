@@ -69,9 +69,8 @@
 // otherwise; the next run gets a fresh worker. A worker that finished a run
 // serves the next one (each run gets a fresh interpreter: Starlark shares
 // no mutable state between runs), up to [Config.MaxRuns].
-// A worker found dead when a run takes it from the idle list (on Linux,
-// one whose starting thread ended: see [Config]) is replaced before the
-// program is sent, and the run goes on.
+// A worker found dead when a run takes it from the idle list (killed by
+// someone) is replaced before the program is sent, and the run goes on.
 //
 // What is not isolated: the worker runs as the host's user, in its
 // namespaces, with its file system and network reachable by the

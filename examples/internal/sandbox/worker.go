@@ -20,6 +20,9 @@ const (
 	// protocol version.
 	envWorker     = "AGENTGRAPH_SANDBOX_WORKER"
 	workerVersion = "1"
+	// envHost holds the pid of the host that started the worker, which
+	// the worker watches (watchHost).
+	envHost = "AGENTGRAPH_SANDBOX_HOST"
 
 	// exitCPU is the exit status of a worker that ran out of CPU time.
 	exitCPU = 3
@@ -52,6 +55,7 @@ func init() {
 // ends. It returns the process's exit status.
 func serveWorker(in io.Reader, out io.Writer) int {
 	closeInherited()
+	watchHost()
 	watchCPU()
 	if err := writeFrame(out, &message{Type: msgReady}); err != nil {
 		return 0

@@ -243,11 +243,33 @@ func serveAsHost(t *testing.T) {
 	io.Copy(io.Discard, os.Stdin) // until killed
 }
 
-// A worker started by a goroutine locked to its thread dies when that
-// goroutine exits (PR_SET_PDEATHSIG follows the thread); the next run
-// that takes it from the idle list runs on a fresh worker instead of
-// failing as a crash.
-func TestRunAfterIdleWorkerDied(t *testing.T) {
+// idleWorker returns the pid of p's one idle worker and a pidfd naming
+// it, closed when t ends.
+func idleWorker(t *testing.T, p *Pool) (pid, pidfd int) {
+	t.Helper()
+	p.mu.Lock()
+	if len(p.idle) != 1 {
+		p.mu.Unlock()
+		t.Fatalf("%d idle workers, want 1", len(p.idle))
+	}
+	pid = p.idle[0].cmd.Process.Pid
+	p.mu.Unlock()
+	pidfd, err := unix.PidfdOpen(pid, 0) // the pool has not reaped it: pid is still its worker
+	if err != nil {
+		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+			t.Skipf("pidfd_open: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(pidfd) })
+	return pid, pidfd
+}
+
+// A worker started by a goroutine locked to its thread lives on when the
+// goroutine exits and the runtime ends the thread (Linux sends
+// PR_SET_PDEATHSIG when the thread that started a child ends, so the pool
+// must not rely on it), and serves the next run.
+func TestWorkerOutlivesStartingThread(t *testing.T) {
 	p, err := NewPool(Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +278,11 @@ func TestRunAfterIdleWorkerDied(t *testing.T) {
 	// onThread runs a first run, so starts a worker, on a goroutine locked
 	// to a thread that is not the main one: the runtime ends the thread
 	// when the goroutine exits, but never the main thread.
-	errc := make(chan error, 1)
+	type started struct {
+		tid int
+		err error
+	}
+	done := make(chan started, 1)
 	var onThread func()
 	onThread = func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
@@ -268,35 +294,58 @@ func TestRunAfterIdleWorkerDied(t *testing.T) {
 			return
 		}
 		_, err := p.Run(context.Background(), "x = 1", Options{})
-		errc <- err
+		done <- started{unix.Gettid(), err}
 	}
 	go onThread()
-	if err := <-errc; err != nil {
-		t.Fatal(err)
+	s := <-done
+	if s.err != nil {
+		t.Fatal(s.err)
 	}
-	p.mu.Lock()
-	if len(p.idle) != 1 {
-		p.mu.Unlock()
-		t.Fatalf("%d idle workers, want 1", len(p.idle))
-	}
-	pid := p.idle[0].cmd.Process.Pid
-	p.mu.Unlock()
-	pidfd, err := unix.PidfdOpen(pid, 0) // the pool has not reaped it: pid is still its worker
-	if err != nil {
-		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
-			t.Skipf("pidfd_open: %v", err)
+	pid, pidfd := idleWorker(t, p)
+	// The thread is gone from /proc once it has ended, after the kernel
+	// sent its children their death signals.
+	task := fmt.Sprintf("/proc/self/task/%d", s.tid)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(task); errors.Is(err, os.ErrNotExist) {
+			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %d still runs a minute after its goroutine exited", s.tid)
+		}
+	}
+	res, err := p.Run(context.Background(), "x = 2", Options{Globals: []string{"x"}})
+	if err != nil || res.Globals["x"] != "2" {
+		t.Fatalf("the run after the starting thread ended = %v, %v", res.Globals, err)
+	}
+	if again, _ := idleWorker(t, p); again != pid {
+		t.Errorf("worker %d was replaced by %d after the thread that started it ended; want it to live on", pid, again)
+	}
+	if n, err := unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, 0); n != 0 || err != nil {
+		t.Errorf("worker %d has exited (poll %d, %v); want it alive", pid, n, err)
+	}
+}
+
+// A run that takes an idle worker that died (killed by someone) runs on a
+// fresh worker instead of failing as a crash.
+func TestRunAfterIdleWorkerDied(t *testing.T) {
+	p, err := NewPool(Config{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(pidfd)
-	waitExited(t, pidfd, fmt.Sprintf("worker %d lives on a minute after the thread that started it ended", pid))
+	defer p.Close()
+	if _, err := p.Run(context.Background(), "x = 1", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pid, pidfd := idleWorker(t, p)
+	if err := unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitExited(t, pidfd, fmt.Sprintf("worker %d lives on a minute after SIGKILL", pid))
 	res, err := p.Run(context.Background(), "x = 2", Options{Globals: []string{"x"}})
 	if err != nil || res.Globals["x"] != "2" {
 		t.Fatalf("the run after the idle worker died = %v, %v", res.Globals, err)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.idle) != 1 || p.idle[0].cmd.Process.Pid == pid {
-		t.Errorf("idle workers after the run: %d, want one fresh", len(p.idle))
+	if fresh, _ := idleWorker(t, p); fresh == pid {
+		t.Errorf("idle worker after the run: %d, want a fresh one", fresh)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/prune"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/record"
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/internal/sqlstore"
 )
 
@@ -28,7 +29,8 @@ type Config struct {
 	// not exist. Required.
 	Path string
 	// BusyTimeout is how long a write waits for another process's write to
-	// finish before failing. Zero means 5 seconds.
+	// finish before failing. Zero means 5 seconds. New waits as long, at
+	// most, for another process creating or migrating the same file.
 	BusyTimeout time.Duration
 	// SyncFull makes every write reach the disk before it returns
 	// (PRAGMA synchronous=FULL). When false, the default, a write survives a
@@ -98,11 +100,18 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 		log = zap.NewNop()
 	}
 	s := &Saver{db: db, log: log}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w; check that its directory exists and is writable", cfg.Path, err)
-	}
-	if err := s.migrate(ctx); err != nil {
+	// The first connection's pragmas switch a new file to WAL; while
+	// another connection (of this or another process) switches it or
+	// migrates, that and the migration may fail with SQLITE_BUSY at once,
+	// without waiting: they changed nothing, and are tried again for up
+	// to the busy timeout (sqlitedb.RetryBusy).
+	err = sqlitedb.RetryBusy(ctx, busy, func() error {
+		if err := db.PingContext(ctx); err != nil {
+			return fmt.Errorf("sqlite: open %s: %w; check that its directory exists and is writable", cfg.Path, err)
+		}
+		return s.migrate(ctx)
+	})
+	if err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -3,9 +3,11 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,5 +182,110 @@ func TestReopen(t *testing.T) {
 	snap, err := again.Get(ctx, "t", "")
 	if err != nil || snap.ID != cp.ID {
 		t.Fatalf("after reopening: %v, %v; want checkpoint %s", snap, err, cp.ID)
+	}
+}
+
+// holdWriteLock opens path, a file nobody has opened yet, in SQLite's
+// rollback journal mode, as another process's first connection switching
+// it to WAL or migrating it would find it, and takes its write lock (a
+// reserved lock) with a table not committed yet. release commits, which
+// waits up to its busy timeout for the readers of the file to leave.
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tx, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(t.Context(), `CREATE TABLE other_store (id INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := tx.Commit(); err != nil {
+			t.Errorf("the holder's commit: %v", err)
+		}
+	}
+}
+
+// TestNewWaitsForFirstWriter opens a Saver on a new file while another
+// connection holds its write lock before the file is in WAL: SQLite
+// answers the Saver's switch to WAL with SQLITE_BUSY at once, without
+// waiting for the busy timeout, and New used to fail with it. New must
+// wait for the writer, then succeed.
+func TestNewWaitsForFirstWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fresh.db")
+	release := holdWriteLock(t, path)
+	type result struct {
+		s   *sqlite.Saver
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := sqlite.New(t.Context(), sqlite.Config{Path: path, BusyTimeout: time.Minute})
+		done <- result{s, err}
+	}()
+	// New cannot finish while the lock is held; a New that fails does
+	// so at once. The pause gives it the time to, not a deadline.
+	var r result
+	select {
+	case r = <-done:
+		release()
+	case <-time.After(300 * time.Millisecond):
+		release()
+		r = <-done
+	}
+	if r.err != nil {
+		t.Fatalf("New while another connection held the new file's write lock: %v; want it to wait for the lock", r.err)
+	}
+	r.s.Close()
+}
+
+// TestNewWaitBoundedByContext checks that New stops waiting for a held
+// write lock when its context ends, whatever its busy timeout.
+func TestNewWaitBoundedByContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fresh.db")
+	release := holdWriteLock(t, path)
+	defer release()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		s, err := sqlite.New(ctx, sqlite.Config{Path: path, BusyTimeout: time.Hour})
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("New with its context cancelled while the lock was held: %v; want context.Canceled", err)
+	}
+}
+
+// TestConcurrentFirstOpens opens a new file from several goroutines at
+// once, as processes starting together do (TestFirstStart starts them).
+func TestConcurrentFirstOpens(t *testing.T) {
+	for range 20 {
+		path := filepath.Join(t.TempDir(), "fresh.db")
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			wg.Go(func() {
+				s, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
+				if err == nil {
+					err = s.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("New %d of a new file: %v", i, err)
+			}
+		}
 	}
 }
