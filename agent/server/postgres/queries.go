@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	evpg "github.com/agentgraph/agentgraph/event/postgres"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/pglease"
 )
@@ -178,6 +179,18 @@ const (
 	live = `x.status = 'running' AND x.lease_until >= clock_timestamp()`
 )
 
+// trimLog is the column that trims the event log key, written by the
+// statement's WITH query h (which returns the log's next position),
+// to its cap: when the log holds more than cap records, it deletes the
+// one that fell out, by the event log's function (evpg.TrimOneFunction),
+// and is true; otherwise it is NULL and the function is not called. A
+// DELETE in the statement (a data-modifying WITH query) had its nodes
+// initialised at every execution, 30k to 60k PostgreSQL instructions
+// each time (callgrind), to delete nothing until the log is full.
+func trimLog(key, cap string) string {
+	return `CASE WHEN (SELECT next FROM h) > ` + cap + `::bigint THEN {trimOne}(` + key + `, (SELECT next FROM h) - 1 - ` + cap + `::bigint) END`
+}
+
 // threadZero and runZero are the zero values of the NOT NULL columns of
 // threadCols and runCols, by column, for zeroCols.
 var (
@@ -231,7 +244,8 @@ func newQueries(schema string) queries {
 	}
 	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
 		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"),
-		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"), "{dropExpired}", pgdb.Table(schema, "agentserver_drop_expired_lock"))
+		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"), "{dropExpired}", pgdb.Table(schema, "agentserver_drop_expired_lock"),
+		"{trimOne}", evpg.TrimOneFunction(schema, logName))
 	r := func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}
@@ -349,7 +363,8 @@ func newQueries(schema string) queries {
 	// startRunEvent is startRun and the run's event log's one-record
 	// write ($1 the run, $3 the writer, $4 and $5 the event, $6 the log's
 	// cap, $7 and $8 the log's NOTIFY) at one commit, and returns the
-	// run's record and the event's position; no row when the run is
+	// run's record, the event's position, whether the log was trimmed
+	// (trimLog) and the NOTIFY's result; no row when the run is
 	// missing. The log's row is written first, then the run's, the order
 	// finishRun locks them in. The commit waits for its WAL flush, as the
 	// start's own did: a start a crash lost would make the run's next
@@ -373,10 +388,9 @@ func newQueries(schema string) queries {
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h),
-		e AS (DELETE FROM {logevents} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $6::bigint AND (SELECT next FROM h) > $6::bigint),
 		r AS (UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true
 			WHERE id = $1 AND EXISTS (SELECT 1 FROM h) RETURNING {runCols})
-		SELECT r.*, (SELECT next FROM h) - 1, pg_notify($7, $8) FROM r`)
+		SELECT r.*, (SELECT next FROM h) - 1, ` + trimLog("$1", "$6") + `, pg_notify($7, $8) FROM r`)
 	// startRunEventAsync is startRunEvent whose commit does not wait for
 	// its WAL flush (Config.SharedCheckpoints): set_config with is_local
 	// sets synchronous_commit for the statement's own transaction, which
@@ -486,7 +500,8 @@ func newQueries(schema string) queries {
 	// them in. It returns whether the lock is held, whether the run was
 	// ended, the ended run's record (zero values when it was not), the
 	// active runs counted, the event's position (NULL without the
-	// event), and whether the run was lost to another worker. A log the
+	// event), whether the run was lost to another worker, and whether
+	// the log was trimmed (trimLog; NULL when not). A log the
 	// event creates (a crash lost the run's) starts at the epoch $20
 	// (of evpg.EpochSize ids; see logEpoch).
 	//
@@ -510,11 +525,11 @@ func newQueries(schema string) queries {
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $10, h.next - 1, 0, $12, $13 FROM h),
-		e AS (DELETE FROM {logevents} WHERE key = $10 AND pos = (SELECT next FROM h) - 1 - $14::bigint AND (SELECT next FROM h) > $14::bigint),
 		r AS (UPDATE {runs} SET status = $15, error = $16, updated = $17, worker = '', lease_until = NULL
 			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0
 				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING {runCols})
-		SELECT (SELECT free FROM f), r.id IS NOT NULL, {runColsR}, (SELECT n FROM a), (SELECT next FROM h) - 1, (SELECT lost FROM o)
+		SELECT (SELECT free FROM f), r.id IS NOT NULL, {runColsR}, (SELECT n FROM a), (SELECT next FROM h) - 1, (SELECT lost FROM o),
+			` + trimLog("$10", "$14") + `
 		FROM (SELECT 1) z LEFT JOIN r ON true`)
 	// finishedBy tells, after finishRun's reply was lost, whether its
 	// transaction committed, and what it returned: the run $1 ended with
