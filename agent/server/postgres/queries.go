@@ -180,15 +180,16 @@ const (
 )
 
 // trimLog is the column that trims the event log key, written by the
-// statement's WITH query h (which returns the log's next position),
-// to its cap: when the log holds more than cap records, it deletes the
-// one that fell out, by the event log's function (evpg.TrimOneFunction),
-// and is true; otherwise it is NULL and the function is not called. A
-// DELETE in the statement (a data-modifying WITH query) had its nodes
-// initialised at every execution, 30k to 60k PostgreSQL instructions
-// each time (callgrind), to delete nothing until the log is full.
+// statement's WITH query h (which returns the log's next position,
+// joined to the statement's row as h), to its cap: when the log holds
+// more than cap records, it deletes the one that fell out, by the event
+// log's function (evpg.TrimOneFunction), and is true; otherwise it is
+// NULL and the function is not called. A DELETE in the statement (a
+// data-modifying WITH query) had its nodes initialised at every
+// execution, to delete nothing until the log is full: about 14k
+// PostgreSQL instructions per statement (callgrind).
 func trimLog(key, cap string) string {
-	return `CASE WHEN (SELECT next FROM h) > ` + cap + `::bigint THEN {trimOne}(` + key + `, (SELECT next FROM h) - 1 - ` + cap + `::bigint) END`
+	return `CASE WHEN h.next > ` + cap + `::bigint THEN {trimOne}(` + key + `, h.next - 1 - ` + cap + `::bigint) END`
 }
 
 // threadZero and runZero are the zero values of the NOT NULL columns of
@@ -390,7 +391,7 @@ func newQueries(schema string) queries {
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h),
 		r AS (UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true
 			WHERE id = $1 AND EXISTS (SELECT 1 FROM h) RETURNING {runCols})
-		SELECT r.*, (SELECT next FROM h) - 1, ` + trimLog("$1", "$6") + `, pg_notify($7, $8) FROM r`)
+		SELECT r.*, h.next - 1, ` + trimLog("$1", "$6") + `, pg_notify($7, $8) FROM r, h`)
 	// startRunEventAsync is startRunEvent whose commit does not wait for
 	// its WAL flush (Config.SharedCheckpoints): set_config with is_local
 	// sets synchronous_commit for the statement's own transaction, which
@@ -503,7 +504,11 @@ func newQueries(schema string) queries {
 	// event), whether the run was lost to another worker, and whether
 	// the log was trimmed (trimLog; NULL when not). A log the
 	// event creates (a crash lost the run's) starts at the epoch $20
-	// (of evpg.EpochSize ids; see logEpoch).
+	// (of evpg.EpochSize ids; see logEpoch). The statement's one row
+	// joins f, a and o (one row each) with h and r (at most one each):
+	// a scalar subquery per column (an InitPlan and a scan of the WITH
+	// query each, initialised at every execution) cost about 11k more
+	// PostgreSQL instructions per run's start and end (callgrind).
 	//
 	// With $18 set, the run is ended only if it is still running under
 	// the worker $18 and the attempt $19 (RunEnd.Worker and Attempt):
@@ -528,9 +533,8 @@ func newQueries(schema string) queries {
 		r AS (UPDATE {runs} SET status = $15, error = $16, updated = $17, worker = '', lease_until = NULL
 			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0
 				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING {runCols})
-		SELECT (SELECT free FROM f), r.id IS NOT NULL, {runColsR}, (SELECT n FROM a), (SELECT next FROM h) - 1, (SELECT lost FROM o),
-			` + trimLog("$10", "$14") + `
-		FROM (SELECT 1) z LEFT JOIN r ON true`)
+		SELECT f.free, r.id IS NOT NULL, {runColsR}, a.n, h.next - 1, o.lost, ` + trimLog("$10", "$14") + `
+		FROM f CROSS JOIN a CROSS JOIN o LEFT JOIN h ON true LEFT JOIN r ON true`)
 	// finishedBy tells, after finishRun's reply was lost, whether its
 	// transaction committed, and what it returned: the run $1 ended with
 	// the status $3 at $4 (finishRun's own values; ended runs have no
