@@ -16,6 +16,8 @@ import (
 // DELETE, whose nodes PostgreSQL initialised at every execution (about
 // 30k to 60k instructions each time, callgrind). The logs are trimmed
 // still: a start and an end past the cap leave the cap's newest events.
+// The start's statement is the run's UPDATE itself (its plan's top
+// node), which returns the run's record without an outer SELECT.
 func TestStartAndEndTrimLogByFunction(t *testing.T) {
 	st, _ := schemaStore(t, "agentserver_trim_")
 	ctx := t.Context()
@@ -23,6 +25,18 @@ func TestStartAndEndTrimLogByFunction(t *testing.T) {
 		plan := explainGeneric(t, st, sql, "r", "cp", "w", "metadata", `\x00`, "2", "", "")
 		if strings.Contains(plan, `"Operation": "Delete"`) {
 			t.Errorf("the %s's plan holds a DELETE:\n%s", name, plan)
+		}
+		// The run's UPDATE is the statement itself, returning the
+		// run: no outer SELECT carries its columns through a scan of a
+		// WITH query and a join.
+		var top []struct {
+			Plan struct {
+				NodeType  string `json:"Node Type"`
+				Operation string
+			}
+		}
+		if err := json.Unmarshal([]byte(plan), &top); err != nil || len(top) != 1 || top[0].Plan.NodeType != "ModifyTable" || top[0].Plan.Operation != "Update" {
+			t.Errorf("the %s's plan is not the run's UPDATE at its top (%v):\n%s", name, err, plan)
 		}
 	}
 	plan := explainGeneric(t, st, st.q.finishRun, "t", "{}", "true", `\x00`, "null", "false", "false", "false", "2026-01-01T00:00:00Z",
