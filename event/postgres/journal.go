@@ -6,7 +6,8 @@
 // its next position, whether it ended, when it was last written),
 // N_events (one row per event, keyed by key and position) and N_writers
 // (one lease row per open [Journal], renewed while it is open, as
-// internal/pglease holds locks). Events are written by a [Log] on the
+// internal/pglease holds locks), and a function, N_trim_one
+// ([TrimOneFunction]), that deletes one event of a key's log. Events are written by a [Log] on the
 // same tables, which the agent server's PostgreSQL store also uses for
 // its run event logs: the events appended while a write is in flight are
 // written together by the next write, in one statement for any number
