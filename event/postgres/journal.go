@@ -6,7 +6,8 @@
 // its next position, whether it ended, when it was last written),
 // N_events (one row per event, keyed by key and position) and N_writers
 // (one lease row per open [Journal], renewed while it is open, as
-// internal/pglease holds locks). Events are written by a [Log] on the
+// internal/pglease holds locks), and a function, N_trim_one
+// ([TrimOneFunction]), that deletes one event of a key's log. Events are written by a [Log] on the
 // same tables, which the agent server's PostgreSQL store also uses for
 // its run event logs: the events appended while a write is in flight are
 // written together by the next write, in one statement for any number
@@ -207,6 +208,31 @@ var journalMigrations = []string{
 	// written within MaxAge or still open, against the index entries of
 	// every write of every key.
 	`DROP INDEX IF EXISTS {updatedIndex}`,
+	// The trim of a key's log by one record, {trimOne}(key, pos): the
+	// one-record write calls it only when the key's log is full. As a
+	// data-modifying WITH query of the write, its DELETE's nodes (the
+	// events table opened with its index, a scan of it) were initialised
+	// at every write, full or not (PostgreSQL instructions, callgrind).
+	// PL/pgSQL keeps its statement's plan for the session. Creating a
+	// function locks no table; a write of an earlier version, which
+	// trims in its own statement, runs on beside it.
+	`CREATE FUNCTION {trimOne}(k text, p bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $f$
+	BEGIN
+		DELETE FROM {events} WHERE key = k AND pos = p;
+		RETURN true;
+	END
+	$f$`,
+}
+
+// TrimOneFunction returns the schema-qualified, quoted name of the
+// function that the migrations of the log (or journal) name in schema
+// create: fn(key text, pos bigint) deletes the record pos of key's log
+// and returns true. A statement that appends one record to a log in SQL
+// of its own (the agent server's run start and end) calls it, in a CASE
+// arm, only when the log holds more than its cap, as [Log]'s own
+// one-record write does.
+func TrimOneFunction(schema, name string) string {
+	return pgdb.Table(schema, name+"_trim_one")
 }
 
 // migrateJournal creates or migrates the tables of the journal (or log)
@@ -221,7 +247,8 @@ func migrateJournal(ctx context.Context, pool *pgxpool.Pool, schema, name string
 		Replacer: strings.NewReplacer("{keys}", q.keys, "{events}", q.events, "{writers}", q.writers,
 			// The name PostgreSQL gave the index the first migration
 			// made on the keys' updated.
-			"{updatedIndex}", pgdb.Table(schema, name+"_keys_updated_idx")),
+			"{updatedIndex}", pgdb.Table(schema, name+"_keys_updated_idx"),
+			"{trimOne}", TrimOneFunction(schema, name)),
 		Logger:  log,
 		Message: "postgres: applied journal migration",
 	})

@@ -142,7 +142,7 @@ type pending struct {
 
 func newLogQueries(schema, name, parent string) logQueries {
 	q := logQueries{keys: pgdb.Table(schema, name+"_keys"), events: pgdb.Table(schema, name+"_events")}
-	r := strings.NewReplacer("{keys}", q.keys, "{events}", q.events).Replace
+	r := strings.NewReplacer("{keys}", q.keys, "{events}", q.events, "{trimOne}", TrimOneFunction(schema, name)).Replace
 	guard := ""
 	if parent != "" {
 		// OFFSET 0 keeps the EXISTS a lookup per key: as a semi-join, a
@@ -209,13 +209,17 @@ func newLogQueries(schema, name, parent string) logQueries {
 	// writeOne is write1 for one record: scalar parameters, the
 	// cheapest to send and to plan.
 	// A new row starts at the epoch $9 (see write).
+	// The record that falls out of the key's last $3 is deleted by the
+	// function {trimOne} (see journalMigrations), called only when the
+	// key holds more than $3: a DELETE in the statement had its nodes
+	// initialised at every write.
 	q.writeOne = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
 				SELECT $1, $2, $9::bigint * ` + epochSizeSQL + ` + 1, false, clock_timestamp()` + guard1 + `
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
-		i AS (INSERT INTO {events} (key, pos, seq, name, data) SELECT $1, h.next - 1, $4, $5, $6 FROM h),
-		d AS (DELETE FROM {events} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $3::bigint AND (SELECT next FROM h) > $3::bigint)
-		SELECT next, CASE WHEN $7::text <> '' THEN pg_notify($7, $8) END FROM h`)
+		i AS (INSERT INTO {events} (key, pos, seq, name, data) SELECT $1, h.next - 1, $4, $5, $6 FROM h)
+		SELECT next, CASE WHEN $7::text <> '' THEN pg_notify($7, $8) END,
+			CASE WHEN next > $3::bigint THEN {trimOne}($1, next - 1 - $3::bigint) END FROM h`)
 	q.read = r(`SELECT (SELECT min(pos) FROM {events} WHERE key = $1), e.pos, e.seq, e.name, e.data
 		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, seq, name, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
@@ -517,7 +521,7 @@ func (l *Log) writeOne(ctx context.Context, p *pending) error {
 		m = int64(l.cfg.MaxEvents)
 	}
 	var next int64
-	err := l.pool.QueryRow(ctx, l.q.writeOne, p.key, l.cfg.Writer, m, p.rec.Seq, p.rec.Name, p.rec.Data, l.cfg.Channel, l.payload(p.key), p.epoch).Scan(&next, nil)
+	err := l.pool.QueryRow(ctx, l.q.writeOne, p.key, l.cfg.Writer, m, p.rec.Seq, p.rec.Name, p.rec.Data, l.cfg.Channel, l.payload(p.key), p.epoch).Scan(&next, nil, nil)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		p.err = fmt.Errorf("postgres: log %s: %w", p.key, event.ErrUnknownKey)

@@ -1119,7 +1119,8 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 	var rx runScan
 	var active int
 	var pos *int64
-	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos, &lost)...)
+	var trimmed any
+	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos, &lost, &trimmed)...)
 	var claimed bool
 	var nx runScan
 	var tx threadScan
@@ -1279,8 +1280,8 @@ func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, da
 		max = math.MaxInt32
 	}
 	var pos int64
-	var sent, setting any
-	query, extra := s.q.startRunEvent, []any{&pos, &sent}
+	var trimmed, sent, setting any
+	query, extra := s.q.startRunEvent, []any{&pos, &trimmed, &sent}
 	if s.shared {
 		query, extra = s.q.startRunEventAsync, append(extra, &setting)
 	}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	evpg "github.com/agentgraph/agentgraph/event/postgres"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/pglease"
 )
@@ -178,6 +179,19 @@ const (
 	live = `x.status = 'running' AND x.lease_until >= clock_timestamp()`
 )
 
+// trimLog is the column that trims the event log key, written by the
+// statement's WITH query h (which returns the log's next position,
+// joined to the statement's row as h), to its cap: when the log holds
+// more than cap records, it deletes the one that fell out, by the event
+// log's function (evpg.TrimOneFunction), and is true; otherwise it is
+// NULL and the function is not called. A DELETE in the statement (a
+// data-modifying WITH query) had its nodes initialised at every
+// execution, to delete nothing until the log is full: about 14k
+// PostgreSQL instructions per statement (callgrind).
+func trimLog(key, cap string) string {
+	return `CASE WHEN h.next > ` + cap + `::bigint THEN {trimOne}(` + key + `, h.next - 1 - ` + cap + `::bigint) END`
+}
+
 // threadZero and runZero are the zero values of the NOT NULL columns of
 // threadCols and runCols, by column, for zeroCols.
 var (
@@ -231,7 +245,8 @@ func newQueries(schema string) queries {
 	}
 	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
 		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"),
-		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"), "{dropExpired}", pgdb.Table(schema, "agentserver_drop_expired_lock"))
+		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"), "{dropExpired}", pgdb.Table(schema, "agentserver_drop_expired_lock"),
+		"{trimOne}", evpg.TrimOneFunction(schema, logName))
 	r := func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}
@@ -349,9 +364,15 @@ func newQueries(schema string) queries {
 	// startRunEvent is startRun and the run's event log's one-record
 	// write ($1 the run, $3 the writer, $4 and $5 the event, $6 the log's
 	// cap, $7 and $8 the log's NOTIFY) at one commit, and returns the
-	// run's record and the event's position; no row when the run is
+	// run's record, the event's position, whether the log was trimmed
+	// (trimLog) and the NOTIFY's result; no row when the run is
 	// missing. The log's row is written first, then the run's, the order
-	// finishRun locks them in. The commit waits for its WAL flush, as the
+	// finishRun locks them in: the run's UPDATE, the statement itself,
+	// joins the log's row h (one row; none when the run is missing), its
+	// row locked once h is written. The UPDATE returns the row itself:
+	// as a WITH query read by an outer SELECT, the run's 17 columns were
+	// carried through two more plan nodes and projections, about 30k
+	// more PostgreSQL instructions per start (callgrind). The commit waits for its WAL flush, as the
 	// start's own did: a start a crash lost would make the run's next
 	// attempt start the run afresh over the steps a checkpointer of
 	// another database (SQLite, another cluster, a standby after a
@@ -372,17 +393,15 @@ func newQueries(schema string) queries {
 				FROM {runs} p WHERE p.id = $1
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
-		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h),
-		e AS (DELETE FROM {logevents} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $6::bigint AND (SELECT next FROM h) > $6::bigint),
-		r AS (UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true
-			WHERE id = $1 AND EXISTS (SELECT 1 FROM h) RETURNING {runCols})
-		SELECT r.*, (SELECT next FROM h) - 1, pg_notify($7, $8) FROM r`)
+		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h)
+		UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true FROM h
+		WHERE id = $1 RETURNING {runCols}, h.next - 1, ` + trimLog("$1", "$6") + `, pg_notify($7, $8)`)
 	// startRunEventAsync is startRunEvent whose commit does not wait for
 	// its WAL flush (Config.SharedCheckpoints): set_config with is_local
 	// sets synchronous_commit for the statement's own transaction, which
 	// commits once the statement is done. Its last column is the
 	// setting's new value.
-	q.startRunEventAsync = strings.Replace(q.startRunEvent, "pg_notify($7, $8) FROM r", "pg_notify($7, $8), set_config('synchronous_commit', 'off', true) FROM r", 1)
+	q.startRunEventAsync = strings.Replace(q.startRunEvent, "pg_notify($7, $8)", "pg_notify($7, $8), set_config('synchronous_commit', 'off', true)", 1)
 	// endRun also releases the lock of the run's thread that this
 	// store holds, if it holds it and no waiter flagged it: $5 and $6 are
 	// the keys and tokens of the held locks (pglease.Locks.Holding). A
@@ -486,9 +505,14 @@ func newQueries(schema string) queries {
 	// them in. It returns whether the lock is held, whether the run was
 	// ended, the ended run's record (zero values when it was not), the
 	// active runs counted, the event's position (NULL without the
-	// event), and whether the run was lost to another worker. A log the
+	// event), whether the run was lost to another worker, and whether
+	// the log was trimmed (trimLog; NULL when not). A log the
 	// event creates (a crash lost the run's) starts at the epoch $20
-	// (of evpg.EpochSize ids; see logEpoch).
+	// (of evpg.EpochSize ids; see logEpoch). The statement's one row
+	// joins f, a and o (one row each) with h and r (at most one each):
+	// a scalar subquery per column (an InitPlan and a scan of the WITH
+	// query each, initialised at every execution) cost about 11k more
+	// PostgreSQL instructions per run's start and end (callgrind).
 	//
 	// With $18 set, the run is ended only if it is still running under
 	// the worker $18 and the attempt $19 (RunEnd.Worker and Attempt):
@@ -510,12 +534,11 @@ func newQueries(schema string) queries {
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $10, h.next - 1, 0, $12, $13 FROM h),
-		e AS (DELETE FROM {logevents} WHERE key = $10 AND pos = (SELECT next FROM h) - 1 - $14::bigint AND (SELECT next FROM h) > $14::bigint),
 		r AS (UPDATE {runs} SET status = $15, error = $16, updated = $17, worker = '', lease_until = NULL
 			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0
 				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING {runCols})
-		SELECT (SELECT free FROM f), r.id IS NOT NULL, {runColsR}, (SELECT n FROM a), (SELECT next FROM h) - 1, (SELECT lost FROM o)
-		FROM (SELECT 1) z LEFT JOIN r ON true`)
+		SELECT f.free, r.id IS NOT NULL, {runColsR}, a.n, h.next - 1, o.lost, ` + trimLog("$10", "$14") + `
+		FROM f CROSS JOIN a CROSS JOIN o LEFT JOIN h ON true LEFT JOIN r ON true`)
 	// finishedBy tells, after finishRun's reply was lost, whether its
 	// transaction committed, and what it returned: the run $1 ended with
 	// the status $3 at $4 (finishRun's own values; ended runs have no

@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+)
+
+// TestStartAndEndTrimLogByFunction: a run's start and its end, which
+// each append an event to the run's event log in SQL of their own, trim
+// the log to its cap by the event log's function, called only when the
+// log is full, not by a DELETE of their own: their plans hold no
+// DELETE, whose nodes PostgreSQL initialised at every execution (about
+// 30k to 60k instructions each time, callgrind). The logs are trimmed
+// still: a start and an end past the cap leave the cap's newest events.
+// The start's statement is the run's UPDATE itself (its plan's top
+// node), which returns the run's record without an outer SELECT.
+func TestStartAndEndTrimLogByFunction(t *testing.T) {
+	st, _ := schemaStore(t, "agentserver_trim_")
+	ctx := t.Context()
+	for name, sql := range map[string]string{"start": st.q.startRunEvent, "start (async)": st.q.startRunEventAsync} {
+		plan := explainGeneric(t, st, sql, "r", "cp", "w", "metadata", `\x00`, "2", "", "")
+		if strings.Contains(plan, `"Operation": "Delete"`) {
+			t.Errorf("the %s's plan holds a DELETE:\n%s", name, plan)
+		}
+		// The run's UPDATE is the statement itself, returning the
+		// run: no outer SELECT carries its columns through a scan of a
+		// WITH query and a join.
+		var top []struct {
+			Plan struct {
+				NodeType  string `json:"Node Type"`
+				Operation string
+			}
+		}
+		if err := json.Unmarshal([]byte(plan), &top); err != nil || len(top) != 1 || top[0].Plan.NodeType != "ModifyTable" || top[0].Plan.Operation != "Update" {
+			t.Errorf("the %s's plan is not the run's UPDATE at its top (%v):\n%s", name, err, plan)
+		}
+	}
+	plan := explainGeneric(t, st, st.q.finishRun, "t", "{}", "true", `\x00`, "null", "false", "false", "false", "2026-01-01T00:00:00Z",
+		"r", "w", "end", `\x00`, "2", "success", "", "2026-01-01T00:00:00Z", "", "0", "0")
+	if strings.Contains(plan, `"Operation": "Delete"`) {
+		t.Errorf("the end's plan holds a DELETE:\n%s", plan)
+	}
+	// The end's row joins the log's row h: h is scanned by the join,
+	// the event's insert and the run's UPDATE (which waits for it), not
+	// once more per column that reads it (5 scans before).
+	if n := strings.Count(plan, `"CTE Name": "h"`); n > 3 {
+		t.Errorf("the end's plan scans h %d times; want at most 3 (the join's, the event's insert's and the run's UPDATE's):\n%s", n, plan)
+	}
+
+	now := time.Now().UTC()
+	if err := st.CreateThread(ctx, &server.Thread{ID: "t", Owner: "o", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	run := &server.Run{ID: "r", ThreadID: "t", AssistantID: "a", CreatedAt: now, UpdatedAt: now, Status: server.RunPending, Kwargs: json.RawMessage(`{"assistant_id":"a"}`), MultitaskStrategy: "reject", Owner: "o"}
+	if _, err := st.CreateRunLocked(ctx, "t", func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
+		return run, "g", map[string]any{"graph_id": "g"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.ClaimThreadLocked(ctx, "t", "w", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := st.AppendEvent(ctx, "r", "values", json.RawMessage(`{"i":`+string(rune('0'+i))+`}`), 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := st.StartRunEvent(ctx, "r", "cp", "metadata", json.RawMessage(`{}`), 2); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		t.Helper()
+		evs, _, err := st.Events(ctx, "r", -1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range evs {
+			out = append(out, e.Name+":"+string(e.Data))
+		}
+		return out
+	}
+	if got, want := strings.Join(names(), " "), `values:{"i":2} metadata:{}`; got != want {
+		t.Errorf("after a start capped at 2: the log holds %s; want %s", got, want)
+	}
+	if _, _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: "r", ThreadID: "t",
+		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{}`), Exclude: []string{"r"}, At: now},
+		EventName: "end", EventData: json.RawMessage(`{}`), MaxEvents: 2, Status: server.RunSuccess, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(names(), " "), `metadata:{} end:{}`; got != want {
+		t.Errorf("after an end capped at 2: the log holds %s; want %s", got, want)
+	}
+}
