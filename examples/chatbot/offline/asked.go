@@ -33,7 +33,7 @@ const (
 
 // moneyWords are the stems of the words of an amount of money that any
 // amount answers: a price, a cost, a fee, a charge.
-var moneyWords = []string{"price", "pric", "cost", "charg", "fee", "rate"}
+var moneyWords = []string{"price", "pric", "cost", "charg", "fee"}
 
 // ownMoneyWords are the nouns of an amount of money of one kind (what a
 // company earns, is worth or raised, what someone is paid): an amount
@@ -133,46 +133,64 @@ var months = []string{"january", "february", "march", "april", "may", "june", "j
 // is about whether it repeats them or not.
 var ownNames = map[string]bool{"acme": true, "analytics": true}
 
-// namedThings returns the names a question gives, in lower case: its
-// words written with a capital other than its first word ("When was
-// Globex BI founded?" names "globex" and "bi"), and the competitors it
-// names however written; not the company's own name (ownNames), nor "I".
-// A name ends before "'s".
+// namedThings returns the things a question names, each by the first
+// word of its name, in lower case: a run of words written with a capital
+// after the question's first word ("When was Globex BI founded?" names
+// "globex"; "Acme Chat" "chat"), and a competitor however written. Not
+// the company's own name (ownNames), an acronym ("HQ", "API": what is
+// asked, not of what), "I", nor a capitalised common word (see namesIn).
 func namedThings(q string) []string {
 	var out []string
 	add := func(w string) {
-		w = strings.ToLower(w)
-		if w != "" && !ownNames[w] && w != "i" && !slices.Contains(out, w) {
+		if w = strings.ToLower(w); !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}
-	first := true
-	for _, f := range strings.FieldsFunc(q, func(r rune) bool { return unicode.IsSpace(r) || r == '/' || r == '(' || r == ')' || r == '"' }) {
-		w := strings.TrimRight(f, ".,;:!?")
-		end := w != f && strings.ContainsAny(f[len(w):], ".!?:;")
-		w = strings.TrimRight(strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s"), "'’")
-		r := []rune(w)
-		switch {
-		case len(r) == 0:
-		case slices.Contains(competitorNames, strings.ToLower(w)):
-			add(w)
-		case !first && unicode.IsUpper(r[0]) && strings.IndexFunc(w, unicode.IsLetter) == 0:
-			add(w)
+	names := namesIn(q)
+	inRun := false // the word before was part of a name
+	k := 0         // the next of names to meet
+	sentenceStart := true
+	for _, raw := range strings.Fields(q) {
+		f := strings.TrimFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		f = strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s")
+		l := strings.ToLower(f)
+		first := sentenceStart
+		sentenceStart = strings.ContainsAny(raw[len(raw)-1:], ".!?") && !abbreviationDots[strings.ToLower(raw)]
+		name := !first && k < len(names) && strings.TrimSuffix(strings.TrimSuffix(names[k], "'s"), "’s") == f
+		if name {
+			k++
 		}
-		first = end
+		switch {
+		case slices.Contains(competitorNames, l):
+			if !inRun {
+				add(l)
+			}
+			inRun = true
+		case name && (ownNames[l] || isAcronym(f)):
+			// Part of a name but not the word it is named by: "Acme
+			// Chat" is named by "Chat", "Globex BI" by "Globex".
+		case name:
+			if !inRun {
+				add(l)
+			}
+			inRun = true
+		default:
+			inRun = false
+		}
+		if strings.ContainsAny(raw[len(raw)-1:], ",;:.!?") {
+			inRun = false
+		}
 	}
 	return out
 }
 
-// namesAll reports whether a sentence or its heading names every one of
-// names.
-func namesAll(s sentence, names []string) bool {
-	for _, n := range names {
-		if !matches(n, s.toks) && !matches(n, s.heading) {
-			return false
-		}
+// namesAny reports whether a sentence or its heading names one of names,
+// or names is empty.
+func namesAny(s sentence, names []string) bool {
+	if len(names) == 0 {
+		return true
 	}
-	return true
+	return slices.ContainsFunc(names, func(n string) bool { return matches(n, s.toks) || matches(n, s.heading) })
 }
 
 // holdsOwnMoney reports whether a sentence names the kind of amount a
@@ -190,43 +208,65 @@ func holdsOwnMoney(qtoks []string, s sentence) bool {
 
 // answersAsked reports whether the results answer what the question asks
 // of what it names: when it asks a kind of value (see valueAsked), a
-// sentence of the results gives one (givesValue) and names every thing
-// the question names (namedThings); when it asks none, every thing it
-// names is named somewhere in the results. "When was Globex BI
-// founded?" is not answered by passages about Globex with no year, nor
-// "what is the price of Acme Chat?" by the prices of other products.
+// sentence of the results names one of the things it names (namedThings;
+// any sentence, when it names none) and gives a value of that kind
+// (answersIn); when it asks none, each thing it names is named somewhere
+// in the results. "When was Globex BI founded?" is not answered by
+// passages about Globex with no year, nor "what is the price of Acme
+// Chat?" by the prices of other products.
 func answersAsked(q string, rs []result) bool {
 	names := namedThings(q)
 	k := valueAsked(q)
-	if k == valueNone {
-		if len(names) == 0 {
-			return true
+	var (
+		focus, qtoks []string
+		noun         string
+		things       map[string]bool
+		syn          expanded
+	)
+	if k != valueNone {
+		words := contentWords(q)
+		focus, noun, qtoks = focusWords(q, words), askedNoun(q), tokens(q)
+		if k == valuePlace {
+			things = thingNames(rs)
+			for _, m := range months {
+				things[m] = true // "from October" names a time
+			}
 		}
+		if k == valueCount {
+			syn = expandWords(q, words, resultWords(rs))
+		}
+	}
+	answered := func(name []string) bool {
 		for _, r := range rs {
 			for _, s := range sentencesOf(r.text) {
-				if namesAll(s, names) {
+				if k == valueNone && namesAny(s, name) || k != valueNone && answersIn(s, k, name, focus, noun, qtoks, things, syn) {
 					return true
 				}
 			}
 		}
 		return false
 	}
-	words := contentWords(q)
-	focus, noun := focusWords(q, words), askedNoun(q)
-	qtoks := tokens(q)
-	var things map[string]bool
-	if k == valuePlace {
-		things = thingNames(rs)
-		for _, m := range months {
-			things[m] = true // "from October" names a time
+	if k != valueNone {
+		// "What do Pipelines and Forecast cost?": the price of one is
+		// an answer, which says what it found.
+		return answered(names)
+	}
+	for _, n := range names {
+		if !answered([]string{n}) {
+			return false
 		}
 	}
-	for _, r := range rs {
-		for _, s := range sentencesOf(r.text) {
-			if namesAll(s, names) && givesValue(k, s, focus, noun, things) && (k != valueMoney || holdsOwnMoney(qtoks, s)) {
-				return true
-			}
-		}
-	}
-	return false
+	return true
+}
+
+// answersIn reports whether one sentence gives a value of the kind asked
+// (k) of one of the things the question names (names; any, when none):
+// it names one, gives such a value (givesValue), and, for a count, holds
+// a word of the focus ("10,000 rows per page" counts no customers), for
+// an amount of money of a kind of its own, names that kind
+// (holdsOwnMoney).
+func answersIn(s sentence, k valueKind, names, focus []string, noun string, qtoks []string, things map[string]bool, syn expanded) bool {
+	return namesAny(s, names) && givesValue(k, s, focus, noun, things) &&
+		(k != valueMoney || holdsOwnMoney(qtoks, s)) &&
+		(k != valueCount || coversFocus(focus, syn, s.toks, s.heading))
 }

@@ -1,6 +1,9 @@
 package offline
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // askedResults are search results of the kind a question about a named
 // thing gets back: passages about a competitor without a year, the
@@ -102,7 +105,10 @@ func TestNamedThings(t *testing.T) {
 		q    string
 		want []string
 	}{
-		{"When was Globex BI founded?", []string{"globex", "bi"}},
+		{"When was Globex BI founded?", []string{"globex"}},
+		{"What is the price of Acme Chat?", []string{"chat"}},
+		{"WHERE'S your HQ?", nil},
+		{"What do Pipelines and Forecast cost?", []string{"pipelines", "forecast"}},
 		{"what does northwind's pro plan cost?", []string{"northwind"}},
 		{"How much is Acme Analytics' Team plan?", []string{"team"}},
 		{"Hi. Where is Acme based?", nil},
@@ -118,4 +124,50 @@ func TestNamedThings(t *testing.T) {
 			}
 		}
 	}
+}
+
+// seatResults are passages a question about paying for a plan's seat gets
+// back: the general price note, the free viewers, a competitor's price,
+// and the plan's own.
+var seatResults = []result{{source: "search_knowledge", text: `4 passages for "pay business seat month", best first:
+
+[1] faq § Do viewers need a paid seat? (score 3.00)
+No. Only editors, who create or change dashboards, pipelines and forecasts, need a seat. Viewers are free and unlimited on every plan.
+
+[2] pricing (score 2.50)
+All prices are in US dollars per editor seat per month, billed annually.
+
+[3] competitor-comparison § Globex BI (score 2.00)
+It sells capacity rather than seats, starting at about $5,000 per month for its smallest capacity unit, with a 12-month minimum term.
+
+[4] pricing § Business (score 1.00)
+Business costs $89 per editor per month. It adds Acme Forecast, 5-minute syncs and audit logs.
+`}}
+
+// TestAmountOfNamedThingQuoted checks that an amount asked of a thing the
+// question names is answered with the sentence that gives the amount of
+// that thing, not with those that share more of the question's other
+// words ("seat", "month") or give another thing's amount.
+func TestAmountOfNamedThingQuoted(t *testing.T) {
+	q := "How much do I pay for a Business seat each month?"
+	text := compose(q, seatResults)
+	if !strings.Contains(text, "$89") || strings.Contains(text, "$5,000") {
+		t.Errorf("compose(%q) does not quote the price of Business, or quotes another thing's:\n%s", q, text)
+	}
+}
+
+// TestCountOfFocus checks that a count asked is answered only by a count
+// of what the question asks about: "10,000 rows per page" is no number of
+// customers.
+func TestCountOfFocus(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `2 passages for "customers serve", best first:
+
+[1] support-policy § Channels (score 3.00)
+Enterprise customers get 24/7 phone support and a named customer success manager. Customers can request the SOC 2 report.
+
+[2] api-limits § Query limits (score 2.00)
+Result sets for customers are paginated at 10,000 rows per page.
+`}}
+	checkAnswer(t, "How many customers does Acme serve?", rs, "")
+	checkAnswer(t, "How many customers does Acme serve?", overviewResults, "2,300 customers")
 }
