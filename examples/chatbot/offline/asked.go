@@ -42,15 +42,20 @@ var moneyWords = []string{"price", "pric", "cost", "charg", "fee"}
 var ownMoneyWords = []string{"revenue", "income", "turnover", "profit", "earning", "salar", "wage", "valuation", "funding", "sales"}
 
 // asksMoney reports whether a question (its tokens) asks an amount of
-// money: "how much" with a word of money, or "what"/"which" with one
+// money: "how much" with a word of money or of paying ("how much do I
+// pay"), or "what"/"which" with a word of money
 // ("what does X cost?", "what is the price of X?"). A yes-or-no question
 // ("is there a charge for viewers?") asks none.
 func asksMoney(toks []string) bool {
-	if len(toks) == 0 || !slices.ContainsFunc(toks, func(w string) bool { return inGroup(w, moneyWords) || inGroup(w, ownMoneyWords) }) {
-		return false
-	}
+	money := slices.ContainsFunc(toks, func(w string) bool { return inGroup(w, moneyWords) || inGroup(w, ownMoneyWords) })
 	for i, w := range toks {
-		if w == "how" && i+1 < len(toks) && toks[i+1] == "much" || w == "what" || w == "which" {
+		switch {
+		case w == "how" && i+1 < len(toks) && toks[i+1] == "much":
+			// "How much do I pay for ...?", "how much will we spend?"
+			if money || hasAny(toks[i+2:], "pay", "paid", "spend", "spent", "owe", "bill", "billed") {
+				return true
+			}
+		case (w == "what" || w == "which") && money:
 			return true
 		}
 	}

@@ -1,9 +1,6 @@
 package offline
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // askedResults are search results of the kind a question about a named
 // thing gets back: passages about a competitor without a year, the
@@ -126,48 +123,75 @@ func TestNamedThings(t *testing.T) {
 	}
 }
 
-// seatResults are passages a question about paying for a plan's seat gets
-// back: the general price note, the free viewers, a competitor's price,
-// and the plan's own.
-var seatResults = []result{{source: "search_knowledge", text: `4 passages for "pay business seat month", best first:
+// seatResults are the passages the knowledge base gives back for "how much
+// do I pay for a Business seat each month?": the general price note, a
+// competitor's price, the plan named beside other things, and the free
+// viewers; not the plan's own price.
+var seatResults = []result{{source: "search_knowledge", text: `4 passages for "pay business seat each month", best first:
 
-[1] faq § Do viewers need a paid seat? (score 3.00)
+[1] pricing (score 5.36)
+Acme Analytics has four pricing tiers: Starter, Team, Business and Enterprise. All prices are in US dollars per editor seat per month, billed annually. Monthly billing costs 20% more. Viewers are always free and unlimited.
+
+[2] competitor-comparison § Globex BI (score 3.71)
+Globex BI targets large enterprises. It sells capacity rather than seats, starting at about $5,000 per month for its smallest capacity unit, with a 12-month minimum term.
+
+[3] security § Access control (score 3.15)
+Business and Enterprise support single sign-on with SAML 2.0 and OpenID Connect, SCIM user provisioning and enforced multi-factor authentication.
+
+[4] faq § Do viewers need a paid seat? (score 3.15)
 No. Only editors, who create or change dashboards, pipelines and forecasts, need a seat. Viewers are free and unlimited on every plan.
-
-[2] pricing (score 2.50)
-All prices are in US dollars per editor seat per month, billed annually.
-
-[3] competitor-comparison § Globex BI (score 2.00)
-It sells capacity rather than seats, starting at about $5,000 per month for its smallest capacity unit, with a 12-month minimum term.
-
-[4] pricing § Business (score 1.00)
-Business costs $89 per editor per month. It adds Acme Forecast, 5-minute syncs and audit logs.
 `}}
 
-// TestAmountOfNamedThingQuoted checks that an amount asked of a thing the
-// question names is answered with the sentence that gives the amount of
-// that thing, not with those that share more of the question's other
-// words ("seat", "month") or give another thing's amount.
-func TestAmountOfNamedThingQuoted(t *testing.T) {
-	q := "How much do I pay for a Business seat each month?"
-	text := compose(q, seatResults)
-	if !strings.Contains(text, "$89") || strings.Contains(text, "$5,000") {
-		t.Errorf("compose(%q) does not quote the price of Business, or quotes another thing's:\n%s", q, text)
-	}
+// TestAmountOfNamedThingAbsent checks that an amount asked of a thing the
+// question names is not answered by passages that share the question's
+// other words ("seat", "month") and give other amounts, when none gives
+// that thing's.
+func TestAmountOfNamedThingAbsent(t *testing.T) {
+	checkAnswer(t, "How much do I pay for a Business seat each month?", seatResults, "")
+	checkAnswer(t, "How much do I pay for a Globex BI seat each month?", seatResults, "$5,000")
 }
 
-// TestCountOfFocus checks that a count asked is answered only by a count
-// of what the question asks about: "10,000 rows per page" is no number of
-// customers.
-func TestCountOfFocus(t *testing.T) {
-	rs := []result{{source: "search_knowledge", text: `2 passages for "customers serve", best first:
+// customerResults are the passages the knowledge base gives back for "how
+// many customers does Acme serve?" when it misses the one that counts
+// them: other counts ("more than 120 sources", "two onboarding calls")
+// beside other words of the question.
+var customerResults = []result{{source: "search_knowledge", text: `10 passages for "customers acme serve client", best first:
 
-[1] support-policy § Channels (score 3.00)
-Enterprise customers get 24/7 phone support and a named customer success manager. Customers can request the SOC 2 report.
+[1] api-limits § When a limit is reached (score 3.68)
+The API answers HTTP 429 with a Retry-After header giving the number of seconds to wait. Clients should back off exponentially and retry. Repeated 429 responses do not lock the account.
 
-[2] api-limits § Query limits (score 2.00)
-Result sets for customers are paginated at 10,000 rows per page.
+[2] integrations § Data sources (score 3.29)
+Pipelines connects to more than 120 sources: databases (PostgreSQL, MySQL, SQL Server, MongoDB), warehouses (Snowflake, BigQuery, Redshift, Databricks), SaaS applications (Salesforce, HubSpot, Zendesk, Stripe, Shopify, Google Ads, Meta Ads) and files (CSV and Parquet on S3 or Google Cloud Storage).
+
+[3] support-policy § Channels (score 1.72)
+Starter customers get help from the community forum and the documentation. Team customers can email support. Business customers also get live chat during business hours. Enterprise customers get 24/7 phone support and a named customer success manager.
+
+[4] pricing § Enterprise (score 1.53)
+Enterprise pricing is custom and usually starts at $30,000 per year. It adds a dedicated cloud region, customer-managed encryption keys, a 99.95% uptime SLA, a named customer success manager and 24/7 phone support.
+
+[5] security § Data residency (score 1.42)
+Customer data stays in the region chosen at sign-up: EU (Frankfurt), US (Virginia) or Asia Pacific (Singapore). Enterprise customers can ask for a dedicated single-tenant region.
+
+[6] sla § Uptime commitment (score 1.41)
+Business customers are covered by a 99.9% monthly uptime commitment and Enterprise customers by 99.95%. Starter and Team have no contractual SLA, although they run on the same infrastructure.
+
+[7] data-retention § Deletion (score 1.35)
+Removing a data source deletes its synced data within 7 days. Closing a workspace deletes all customer data within 30 days, including backups. Customers can export dashboards and data before closing a workspace.
+
+[8] security § Certifications (score 1.32)
+Acme Analytics holds a SOC 2 Type II report, renewed every year, and is ISO 27001 certified. Customers can request the SOC 2 report under NDA from their account manager. We are GDPR compliant and sign a data processing agreement with every customer.
+
+[9] onboarding § First two weeks (score 1.31)
+Team and Business customers get two onboarding calls with a solutions engineer: a kickoff to agree on the first three dashboards and a review at the end of the second week. Enterprise customers get a dedicated onboarding plan with weekly calls for the first two months.
+
+[10] sla § Status page (score 1.16)
+Current status and incident history are published at status.acme.example. Customers can subscribe to incident updates by email or webhook.
 `}}
-	checkAnswer(t, "How many customers does Acme serve?", rs, "")
+
+// TestCountOfFocus checks that a count asked is answered only by a count
+// of what the question asks about: "more than 120 sources" or "two
+// onboarding calls" are no number of customers.
+func TestCountOfFocus(t *testing.T) {
+	checkAnswer(t, "How many customers does Acme serve?", customerResults, "")
 	checkAnswer(t, "How many customers does Acme serve?", overviewResults, "2,300 customers")
 }

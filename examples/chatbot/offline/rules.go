@@ -1172,7 +1172,6 @@ func composeFor(q string, rs []result, u about) string {
 		asks[w] = true
 	}
 	focus := focusWords(q, words)
-	asksValue, qnames := valueAsked(q), namedThings(q)
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
 			score, subject, named, attribute := 0.0, false, false, 0
@@ -1193,11 +1192,7 @@ func composeFor(q string, rs []result, u about) string {
 			kind := duration && namesDuration(s.text) ||
 				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
 				companyPlace && namesPlace(s.text, things()) ||
-				valueKind != kindNone && givesKind(valueKind, s.text, focus, noun) ||
-				// An amount or a share asked of what the question names
-				// ("Business" of "how much do I pay for a Business
-				// seat?"): a sentence that gives one of it.
-				(asksValue == valueMoney || asksValue == valuePercent) && answersIn(s, asksValue, qnames, focus, noun, qwords, nil, syn)
+				valueKind != kindNone && givesKind(valueKind, s.text, focus, noun)
 			heading := s.heading
 			// A passage whose heading is a place ("Data residency") is
 			// where a place asked is: its sentences come before those
