@@ -73,6 +73,15 @@ func asksPercent(toks []string) bool {
 	return false
 }
 
+// pastWhen reports whether a question (its tokens) asks when something
+// happened: "when" with an auxiliary of the past ("when did Acme open its
+// Toronto office?", "when was the API launched?"), which a date or a year
+// answers. "When does a downgrade take effect?" asks no past time.
+func pastWhen(toks []string) bool {
+	i := slices.Index(toks, "when")
+	return i >= 0 && i+1 < len(toks) && hasAny(toks[i+1:i+2], "did", "was", "were")
+}
+
 // valueAsked returns the kind of value a question asks for, or
 // valueNone.
 func valueAsked(q string) valueKind {
@@ -84,6 +93,8 @@ func valueAsked(q string) valueKind {
 		return valueCount
 	}
 	switch {
+	case pastWhen(toks):
+		return valueYear
 	case asksPercent(toks):
 		return valuePercent
 	case asksDuration(toks):

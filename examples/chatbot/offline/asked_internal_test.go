@@ -42,6 +42,7 @@ func TestAskedValueOfNamedThing(t *testing.T) {
 		{"What does Salesforce charge per month for the Pipelines sources?", ""},
 		{"How much does Snowflake charge per credit?", ""},
 		{"What year was the Singapore office established?", ""},
+		{"When did Acme open its Toronto office?", ""},
 		{"What is the price of Acme Chat?", ""},
 		// A kind of amount the sentences do not name ("revenue").
 		{"What is Acme's annual revenue?", ""},
@@ -79,6 +80,8 @@ func TestValueAsked(t *testing.T) {
 		want valueKind
 	}{
 		{"When was the firm set up?", valueYear},
+		{"When did Acme open its Toronto office?", valueYear},
+		{"When does a downgrade take effect?", valueNone},
 		{"How many offices does Initech have?", valueCount},
 		{"What does the Team plan cost?", valueMoney},
 		{"How much is the fee for extra storage?", valueMoney},
