@@ -286,3 +286,32 @@ func answersIn(s sentence, k valueKind, names, focus []string, noun string, qtok
 		(k != valueMoney || holdsOwnMoney(qtoks, s)) &&
 		(k != valueCount || coversFocus(focus, syn, s.toks, s.heading))
 }
+
+// valueTerms are the words a search for a kind of value adds to the name
+// of the thing it is asked of (see narrowQuery).
+var valueTerms = map[valueKind]string{
+	valueYear: "founded year", valueCount: "number", valueMoney: "price costs", valuePercent: "percent",
+	valueDuration: "time", valuePlace: "located",
+}
+
+// narrowQuery returns a second query for the knowledge base when a
+// question asks a kind of value of the things it names and no result
+// gives one (see answersAsked): the names and the words of that kind of
+// value ("business price costs" for "how much do I pay for a Business
+// seat each month?"), whose passages the question's other words ("seat",
+// "month") may have ranked below others. ok is false when the question
+// names nothing, asks no value, or the query was searched already (a
+// result says "passages for" it).
+func narrowQuery(q string, rs []result) (query string, ok bool) {
+	k, names := valueAsked(q), namedThings(q)
+	if k == valueNone || len(names) == 0 {
+		return "", false
+	}
+	query = strings.Join(names, " ") + " " + valueTerms[k]
+	for _, r := range rs {
+		if strings.Contains(r.text, "passages for \""+query+"\"") || strings.Contains(r.text, "match \""+query+"\"") {
+			return "", false
+		}
+	}
+	return query, true
+}

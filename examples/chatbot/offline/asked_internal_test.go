@@ -1,6 +1,9 @@
 package offline
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // askedResults are search results of the kind a question about a named
 // thing gets back: passages about a competitor without a year, the
@@ -197,4 +200,28 @@ Current status and incident history are published at status.acme.example. Custom
 func TestCountOfFocus(t *testing.T) {
 	checkAnswer(t, "How many customers does Acme serve?", customerResults, "")
 	checkAnswer(t, "How many customers does Acme serve?", overviewResults, "2,300 customers")
+}
+
+// TestNarrowSearch checks that when no result gives the kind of value a
+// question asks of a thing it names, the supervisor searches the
+// knowledge base again for the thing and that kind of value, once, before
+// it tries other sources.
+func TestNarrowSearch(t *testing.T) {
+	q := "How much do I pay for a Business seat each month?"
+	tools := []tool{{name: "search_knowledge"}, {name: "web_search"}}
+	p := prompt{kind: kindSupervisor, question: q, tools: tools, results: seatResults, iteration: 2, max: 5}
+	d := decideWithResults(p, q, false)
+	if d.Tool != "search_knowledge" || d.Arguments["query"] != "business price costs" {
+		t.Fatalf("decision = %+v, want search_knowledge {query: business price costs}", d)
+	}
+	// Searched once: the next source is tried.
+	p.results = append(slices.Clone(seatResults), result{source: "search_knowledge", text: `1 passages for "business price costs", best first:
+
+[1] security § Access control (score 1.00)
+Business and Enterprise support single sign-on with SAML 2.0 and OpenID Connect.
+`})
+	d = decideWithResults(p, q, false)
+	if d.Tool != "web_search" {
+		t.Fatalf("decision after the narrow search = %+v, want web_search", d)
+	}
 }
