@@ -48,6 +48,12 @@ var recallPrecisionCases = []demoCase{
 	{kind: "precision", say: "Which stock exchange is Acme listed on?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
 	{kind: "precision", say: "How much revenue did Acme make last year?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
 	{kind: "precision", say: "When was the Toronto office opened?", want: []string{"find"}, notWant: []string{"Here is what I found", "2019"}},
+	// Were recallPrecisionGaps until a value asked had to be given by a
+	// sentence about what the question names (demo5): "renewed every
+	// year" gives no year of a listing, and "Around 2,300 customers use
+	// the platform" counts no customers of Forecast.
+	{kind: "precision", say: "What year will Acme go public?", want: []string{"find"}, notWant: []string{"Here is what I found", "2019"}},
+	{kind: "precision", say: "How many customers use Forecast?", notWant: []string{"2,300"}},
 	{kind: "precision", say: "Is there a discount for government agencies?", want: []string{"find"}, notWant: []string{"Here is what I found", "40%"}},
 	{kind: "precision", say: "What is the salary of a support engineer?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
 	{kind: "precision", say: "Do you sell hardware?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
@@ -74,19 +80,13 @@ var recallCorpusPrecisionCases = []demoCase{
 }
 
 // recallPrecisionGaps are precision questions that main (16010a5)
-// already answered with a passage on another subject, and still does: a
-// year asked of a future event ("go public") finds "renewed every year",
-// and "the minimum age to use Acme" finds the company's description;
-// and one of corpus words whose passage holds two of its three words.
+// already answered with a passage on another subject, and still does:
+// "the minimum age to use Acme" finds the company's description.
 // TestDemoRecallPrecision requires that they still fail
 // (recallPrecisionGapsPassing), so that a change that fixes one, or one
 // that breaks a case here, is seen and the count updated.
 var recallPrecisionGaps = []demoCase{
-	{kind: "precision", say: "What year will Acme go public?", want: []string{"find"}, notWant: []string{"Here is what I found", "2019"}},
 	{kind: "precision", say: "What is the minimum age to use Acme?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
-	// "Around 2,300 customers use the platform" holds two of the three
-	// words of "customers use Forecast", which is half and two.
-	{kind: "precision", say: "How many customers use Forecast?", notWant: []string{"2,300"}},
 }
 
 // TestDemoRecallTuning runs recallTuningCases and fails under its

@@ -96,7 +96,12 @@
 //     kind of answer asked: a place for "where is my data stored?", a
 //     duration for "how fast is support?"; and not when the thing a topic
 //     is "of" is named nowhere, as in "the price of your blockchain
-//     add-on"), tries a search tool it has not tried
+//     add-on"; nor when the question asks a kind of value, a year, a
+//     count, an amount, a percentage, a duration or a place, of a thing
+//     it names and no sentence both names the thing and gives such a
+//     value, as in "when was Globex BI founded?" or "what does Acme
+//     charge for Acme Chat?": it then first searches the knowledge base
+//     for the thing and the kind of value), tries a search tool it has not tried
 //     when not (also when a source matched nothing at all), and says
 //     plainly that nothing relevant was found once every source is tried,
 //     naming what the sources cover when a search tool's description

@@ -1047,11 +1047,12 @@ func missingFocus(focus, qtoks, toks []string, syn expanded) int {
 
 // relevant reports whether one passage of the results answers the
 // question: it holds at least half of the question's words, and at least
-// two of them when the question has two or more.
+// two of them when the question has two or more; and a sentence gives the
+// kind of value the question asks of what it names (see answersAsked).
 func relevant(q string, rs []result) bool {
 	c, n := passageCover(q, rs)
 	need := min(2, len(relevanceWords(q)))
-	return c >= coverage && n >= float64(need) && holdsFocus(q, rs)
+	return c >= coverage && n >= float64(need) && holdsFocus(q, rs) && answersAsked(q, rs)
 }
 
 // holdsFocus reports whether a sentence of the results holds the

@@ -258,6 +258,13 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results, p.tools)}
 	}
 	if !last {
+		// A value asked of a named thing that no result gives: search
+		// the knowledge base for the thing and the kind of value first.
+		if internal := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag"); internal != "" && len(usable) > 0 {
+			if query, ok := narrowQuery(q, p.results); ok {
+				return call("The results name no value of the kind asked of "+strings.Join(namedThings(q), ", ")+"; searching for it.", internal, map[string]any{"query": query})
+			}
+		}
 		tried := map[string]bool{}
 		for _, r := range p.results {
 			tried[r.source] = true

@@ -1,0 +1,317 @@
+package offline
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// A question that asks a value of a kind (a year, a count, an amount of
+// money, a percentage, a duration, a place) about a named thing (a
+// competitor, a product, a plan, an office) is answered only by a
+// sentence that gives a value of that kind and names that thing. Passages
+// that share the question's words but not both are about something else:
+// "Globex BI targets large enterprises" gives no year for "when was Globex
+// BI founded?", and "Credit cards on all plans, and invoices ... above
+// $10,000" no price of Snowflake's credits. The model then says it does
+// not know rather than quote them (see answersAsked).
+
+// valueKind is the kind of value a question asks for, as answersAsked
+// checks it.
+type valueKind int
+
+const (
+	valueNone     valueKind = iota
+	valueYear               // "when was X founded?", "what year ..."
+	valueCount              // "how many ..."
+	valueMoney              // "how much does X cost?", "what is the price of X?"
+	valuePercent            // "what percentage of ..."
+	valueDuration           // "how long ...", "how fast ..."
+	valuePlace              // "where ...", "which city ..."
+)
+
+// moneyWords are the stems of the words of an amount of money that any
+// amount answers: a price, a cost, a fee, a charge.
+var moneyWords = []string{"price", "pric", "cost", "charg", "fee"}
+
+// ownMoneyWords are the nouns of an amount of money of one kind (what a
+// company earns, is worth or raised, what someone is paid): an amount
+// answers them only in a sentence that names the kind, as "$10,000" of
+// an invoice is no company's revenue.
+var ownMoneyWords = []string{"revenue", "income", "turnover", "profit", "earning", "salar", "wage", "valuation", "funding", "sales"}
+
+// asksMoney reports whether a question (its tokens) asks an amount of
+// money: "how much" with a word of money or of paying ("how much do I
+// pay"), or "what"/"which" with a word of money
+// ("what does X cost?", "what is the price of X?"). A yes-or-no question
+// ("is there a charge for viewers?") asks none.
+func asksMoney(toks []string) bool {
+	money := slices.ContainsFunc(toks, func(w string) bool { return inGroup(w, moneyWords) || inGroup(w, ownMoneyWords) })
+	for i, w := range toks {
+		switch {
+		case w == "how" && i+1 < len(toks) && toks[i+1] == "much":
+			// "How much do I pay for ...?", "how much will we spend?"
+			if money || hasAny(toks[i+2:], "pay", "paid", "spend", "spent", "owe", "bill", "billed") {
+				return true
+			}
+		case (w == "what" || w == "which") && money:
+			return true
+		}
+	}
+	return false
+}
+
+// asksPercent reports whether a question (its tokens) asks a
+// percentage: "what percentage", "which share of", "what proportion".
+func asksPercent(toks []string) bool {
+	for i := 1; i < len(toks); i++ {
+		if hasAny(toks[i-1:i], "what", "which") && hasAny(toks[i:i+1], "percentage", "percent", "proportion", "share", "fraction") {
+			return true
+		}
+	}
+	return false
+}
+
+// pastWhen reports whether a question (its tokens) asks when something
+// happened: "when" with an auxiliary of the past ("when did Acme open its
+// Toronto office?", "when was the API launched?"), which a date or a year
+// answers. "When does a downgrade take effect?" asks no past time.
+func pastWhen(toks []string) bool {
+	i := slices.Index(toks, "when")
+	return i >= 0 && i+1 < len(toks) && hasAny(toks[i+1:i+2], "did", "was", "were")
+}
+
+// valueAsked returns the kind of value a question asks for, or
+// valueNone.
+func valueAsked(q string) valueKind {
+	toks := tokens(q)
+	switch askedKind(toks) {
+	case kindYear, kindBegin:
+		return valueYear
+	case kindCount:
+		return valueCount
+	}
+	switch {
+	case pastWhen(toks):
+		return valueYear
+	case asksPercent(toks):
+		return valuePercent
+	case asksDuration(toks):
+		return valueDuration
+	case asksMoney(toks):
+		return valueMoney
+	case asksPlace(q):
+		return valuePlace
+	}
+	return valueNone
+}
+
+var (
+	// moneyRE matches an amount of money, or a price said in words.
+	moneyRE = regexp.MustCompile(`(?i)[$€£]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars?|euros?)\b|\bfree\b|\bcustom\b|\bno charge\b`)
+	// percentRE matches a percentage.
+	percentRE = regexp.MustCompile(`(?i)\d\s?%|\bper ?cent\b`)
+	// parenPlaceRE matches a place named in parentheses: "EU (Frankfurt)".
+	parenPlaceRE = regexp.MustCompile(`\(\p{Lu}\p{Ll}+\)`)
+)
+
+// givesValue reports whether a sentence gives a value of the kind asked:
+// for a year, one about the question's focus (see givesKind), so that
+// "Acme Analytics was founded in 2019 in Lisbon and has ... employees in
+// Singapore" gives no year of a Singapore office.
+func givesValue(k valueKind, s sentence, focus []string, noun string, names map[string]bool) bool {
+	switch k {
+	case valueYear:
+		return givesKind(kindYear, s.text, focus, noun) || givesKind(kindBegin, s.text, focus, noun)
+	case valueCount:
+		// Any count: the passage rules judge whether it counts the
+		// thing asked ("2,300 customers" of "how many organisations").
+		return namesKind(kindCount, s.text)
+	case valueMoney:
+		return moneyRE.MatchString(s.text)
+	case valuePercent:
+		return percentRE.MatchString(s.text)
+	case valueDuration:
+		return namesDuration(s.text)
+	case valuePlace:
+		return namesPlace(s.text, names) || parenPlaceRE.MatchString(s.text)
+	}
+	return true
+}
+
+// months are the names of the months, which "in", "from" or "at" may
+// name as they name a place.
+var months = []string{"january", "february", "march", "april", "may", "june", "july", "august", "september",
+	"october", "november", "december"}
+
+// ownNames are the words of the company's own name, which every document
+// is about whether it repeats them or not.
+var ownNames = map[string]bool{"acme": true, "analytics": true}
+
+// namedThings returns the things a question names, each by the first
+// word of its name, in lower case: a run of words written with a capital
+// after the question's first word ("When was Globex BI founded?" names
+// "globex"; "Acme Chat" "chat"), and a competitor however written. Not
+// the company's own name (ownNames), an acronym ("HQ", "API": what is
+// asked, not of what), "I", nor a capitalised common word (see namesIn).
+func namedThings(q string) []string {
+	var out []string
+	add := func(w string) {
+		if w = strings.ToLower(w); !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	names := namesIn(q)
+	inRun := false // the word before was part of a name
+	k := 0         // the next of names to meet
+	sentenceStart := true
+	for _, raw := range strings.Fields(q) {
+		f := strings.TrimFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		f = strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s")
+		l := strings.ToLower(f)
+		first := sentenceStart
+		sentenceStart = strings.ContainsAny(raw[len(raw)-1:], ".!?") && !abbreviationDots[strings.ToLower(raw)]
+		name := !first && k < len(names) && strings.TrimSuffix(strings.TrimSuffix(names[k], "'s"), "’s") == f
+		if name {
+			k++
+		}
+		switch {
+		case slices.Contains(competitorNames, l):
+			if !inRun {
+				add(l)
+			}
+			inRun = true
+		case name && (ownNames[l] || isAcronym(f)):
+			// Part of a name but not the word it is named by: "Acme
+			// Chat" is named by "Chat", "Globex BI" by "Globex".
+		case name:
+			if !inRun {
+				add(l)
+			}
+			inRun = true
+		default:
+			inRun = false
+		}
+		if strings.ContainsAny(raw[len(raw)-1:], ",;:.!?") {
+			inRun = false
+		}
+	}
+	return out
+}
+
+// namesAny reports whether a sentence or its heading names one of names,
+// or names is empty.
+func namesAny(s sentence, names []string) bool {
+	if len(names) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return matches(n, s.toks) || matches(n, s.heading) })
+}
+
+// holdsOwnMoney reports whether a sentence names the kind of amount a
+// question asks (ownMoneyWords in qtoks): "revenue" of "what is Acme's
+// annual revenue?". A question that asks a plain price is held by any
+// sentence.
+func holdsOwnMoney(qtoks []string, s sentence) bool {
+	for _, w := range qtoks {
+		if inGroup(w, ownMoneyWords) && !matches(w, s.toks) {
+			return false
+		}
+	}
+	return true
+}
+
+// answersAsked reports whether the results answer what the question asks
+// of what it names: when it asks a kind of value (see valueAsked), a
+// sentence of the results names one of the things it names (namedThings;
+// any sentence, when it names none) and gives a value of that kind
+// (answersIn); when it asks none, each thing it names is named somewhere
+// in the results. "When was Globex BI founded?" is not answered by
+// passages about Globex with no year, nor "what is the price of Acme
+// Chat?" by the prices of other products.
+func answersAsked(q string, rs []result) bool {
+	names := namedThings(q)
+	k := valueAsked(q)
+	var (
+		focus, qtoks []string
+		noun         string
+		things       map[string]bool
+		syn          expanded
+	)
+	if k != valueNone {
+		words := contentWords(q)
+		focus, noun, qtoks = focusWords(q, words), askedNoun(q), tokens(q)
+		if k == valuePlace {
+			things = thingNames(rs)
+			for _, m := range months {
+				things[m] = true // "from October" names a time
+			}
+		}
+		if k == valueCount {
+			syn = expandWords(q, words, resultWords(rs))
+		}
+	}
+	answered := func(name []string) bool {
+		for _, r := range rs {
+			for _, s := range sentencesOf(r.text) {
+				if k == valueNone && namesAny(s, name) || k != valueNone && answersIn(s, k, name, focus, noun, qtoks, things, syn) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if k != valueNone {
+		// "What do Pipelines and Forecast cost?": the price of one is
+		// an answer, which says what it found.
+		return answered(names)
+	}
+	for _, n := range names {
+		if !answered([]string{n}) {
+			return false
+		}
+	}
+	return true
+}
+
+// answersIn reports whether one sentence gives a value of the kind asked
+// (k) of one of the things the question names (names; any, when none):
+// it names one, gives such a value (givesValue), and, for a count, holds
+// a word of the focus ("10,000 rows per page" counts no customers), for
+// an amount of money of a kind of its own, names that kind
+// (holdsOwnMoney).
+func answersIn(s sentence, k valueKind, names, focus []string, noun string, qtoks []string, things map[string]bool, syn expanded) bool {
+	return namesAny(s, names) && givesValue(k, s, focus, noun, things) &&
+		(k != valueMoney || holdsOwnMoney(qtoks, s)) &&
+		(k != valueCount || coversFocus(focus, syn, s.toks, s.heading))
+}
+
+// valueTerms are the words a search for a kind of value adds to the name
+// of the thing it is asked of (see narrowQuery).
+var valueTerms = map[valueKind]string{
+	valueYear: "founded year", valueCount: "number", valueMoney: "price costs", valuePercent: "percent",
+	valueDuration: "time", valuePlace: "located",
+}
+
+// narrowQuery returns a second query for the knowledge base when a
+// question asks a kind of value of the things it names and no result
+// gives one (see answersAsked): the names and the words of that kind of
+// value ("business price costs" for "how much do I pay for a Business
+// seat each month?"), whose passages the question's other words ("seat",
+// "month") may have ranked below others. ok is false when the question
+// names nothing, asks no value, or the query was searched already (a
+// result says "passages for" it).
+func narrowQuery(q string, rs []result) (query string, ok bool) {
+	k, names := valueAsked(q), namedThings(q)
+	if k == valueNone || len(names) == 0 {
+		return "", false
+	}
+	query = strings.Join(names, " ") + " " + valueTerms[k]
+	for _, r := range rs {
+		if strings.Contains(r.text, "passages for \""+query+"\"") || strings.Contains(r.text, "match \""+query+"\"") {
+			return "", false
+		}
+	}
+	return query, true
+}
