@@ -29,7 +29,7 @@ func TestResumableTurnWithoutReaderStops(t *testing.T) {
 	long := strings.Repeat("All work and no play makes a long answer. ", 1200)
 	model := llmtest.New().Default(llmtest.JSON(supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "known", Response: long}))
 	b, err := New(context.Background(), Config{Model: model, DataDir: t.TempDir(), Tokens: map[string]string{aliceToken: "alice", bobToken: "bob"},
-		MaxRunningTurns: 1, TurnTimeout: 10 * time.Minute, WriteStall: 50 * time.Millisecond,
+		MaxRunningTurns: 1, TurnTimeout: 10 * time.Minute, WriteStall: time.Second,
 		ResumeReplay: 8, ResumeWait: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func (pipeAddr) String() string  { return "pipe" }
 func TestStalledReaderFreesSlots(t *testing.T) {
 	const aliceToken, bobToken = "alice-token-0123456789abcdef", "bob-token-0123456789abcdef00"
 	b, err := openTestBot(t, Config{DataDir: t.TempDir(), Tokens: map[string]string{aliceToken: "alice", bobToken: "bob"},
-		MaxStreams: 1, MaxRunningTurns: 1, TurnTimeout: 10 * time.Minute, WriteStall: 50 * time.Millisecond})
+		MaxStreams: 1, MaxRunningTurns: 1, TurnTimeout: 10 * time.Minute, WriteStall: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
