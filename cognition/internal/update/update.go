@@ -45,6 +45,30 @@ func Identity(id *cognition.Identity, agent string, fn func(*cognition.Identity)
 	return json.Marshal(id)
 }
 
+// Record describes a JSON record of the stores, keyed by one ID: a
+// profile by user ID or an identity by agent.
+type Record[T any] struct {
+	// Key names the ID in the errors of [cognition.ValidateID], such as
+	// "user ID".
+	Key string
+	// What names the record in errors, such as "profile".
+	What string
+	// New returns the record of an ID that has none stored.
+	New func(id string) T
+	// Apply runs an update's function on v, the record of id as the store
+	// read it, and returns v encoded as JSON, to be saved: [Profile] or
+	// [Identity].
+	Apply func(v *T, id string, fn func(*T) error) ([]byte, error)
+}
+
+// Profiles describes the profiles of users.
+var Profiles = Record[cognition.Profile]{Key: "user ID", What: "profile",
+	New: func(id string) cognition.Profile { return cognition.Profile{UserID: id} }, Apply: Profile}
+
+// Identities describes the identities of agents.
+var Identities = Record[cognition.Identity]{Key: "agent", What: "identity",
+	New: func(id string) cognition.Identity { return cognition.Identity{Agent: id} }, Apply: Identity}
+
 // Episodes runs fn on cur, the episodes of userID as the store read them,
 // and returns the changes it asks for once [cognition.CheckChanges] has
 // passed them.
