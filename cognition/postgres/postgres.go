@@ -209,41 +209,19 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 
 // get returns the record r of id, which query loads.
 func get[T any](ctx context.Context, s *Store, r update.Record[T], query, id string) (T, error) {
-	var zero T
-	if err := cognition.ValidateID(r.Key, id); err != nil {
-		return zero, err
-	}
-	v, err := loadJSON(ctx, s.pool, query, id, r.What, r.New(id))
-	if err != nil {
-		return zero, fmt.Errorf("postgres: %s of %q: %w", r.What, id, err)
-	}
-	return v, nil
+	return update.Get(r, "postgres", id, func(none T) (T, error) { return loadJSON(ctx, s.pool, query, id, r.What, none) })
 }
 
 // put updates the record r of id with fn, under the lock of lock and id:
 // it loads the record with load and saves it with save.
 func put[T any](ctx context.Context, s *Store, r update.Record[T], lock, load, save, id string, fn func(*T) error) (T, error) {
-	var zero T
-	if err := cognition.ValidateID(r.Key, id); err != nil {
-		return zero, err
-	}
-	var v T
-	err := s.locked(ctx, lock+id, func(tx pgx.Tx) error {
-		var err error
-		if v, err = loadJSON(ctx, tx, load, id, r.What, r.New(id)); err != nil {
+	return update.Put(r, "postgres", id, fn,
+		func(body func(pgx.Tx) error) error { return s.locked(ctx, lock+id, body) },
+		func(tx pgx.Tx, none T) (T, error) { return loadJSON(ctx, tx, load, id, r.What, none) },
+		func(tx pgx.Tx, data []byte) error {
+			_, err := tx.Exec(ctx, save, id, string(data))
 			return err
-		}
-		data, err := r.Apply(&v, id, fn)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, save, id, string(data))
-		return err
-	})
-	if err != nil {
-		return zero, update.Err(err, "postgres: update %s of %q", r.What, id)
-	}
-	return v, nil
+		})
 }
 
 func (s *Store) episodes(ctx context.Context, q pgdb.Querier, userID string) ([]cognition.Episode, error) {

@@ -181,42 +181,20 @@ func loadJSON[T any](ctx context.Context, q querier, query, key, what string, ze
 
 // get returns the record r of id, which query loads.
 func get[T any](ctx context.Context, s *Store, r update.Record[T], query, id string) (T, error) {
-	var zero T
-	if err := cognition.ValidateID(r.Key, id); err != nil {
-		return zero, err
-	}
-	v, err := loadJSON(ctx, s.db, query, id, r.What, r.New(id))
-	if err != nil {
-		return zero, fmt.Errorf("sqlite: %s of %q: %w", r.What, id, err)
-	}
-	return v, nil
+	return update.Get(r, "sqlite", id, func(none T) (T, error) { return loadJSON(ctx, s.db, query, id, r.What, none) })
 }
 
 // put updates the record r of id with fn, in a write transaction: it
 // loads the record with load and saves it with save, whose arguments are
 // id, the record's JSON and the time in Unix nanoseconds.
 func put[T any](ctx context.Context, s *Store, r update.Record[T], load, save, id string, fn func(*T) error) (T, error) {
-	var zero T
-	if err := cognition.ValidateID(r.Key, id); err != nil {
-		return zero, err
-	}
-	var v T
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if v, err = loadJSON(ctx, tx, load, id, r.What, r.New(id)); err != nil {
+	return update.Put(r, "sqlite", id, fn,
+		func(body func(*sql.Tx) error) error { return s.tx(ctx, body) },
+		func(tx *sql.Tx, none T) (T, error) { return loadJSON(ctx, tx, load, id, r.What, none) },
+		func(tx *sql.Tx, data []byte) error {
+			_, err := tx.ExecContext(ctx, save, id, string(data), time.Now().UnixNano())
 			return err
-		}
-		data, err := r.Apply(&v, id, fn)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, save, id, string(data), time.Now().UnixNano())
-		return err
-	})
-	if err != nil {
-		return zero, update.Err(err, "sqlite: update %s of %q", r.What, id)
-	}
-	return v, nil
+		})
 }
 
 const episodeColumns = `id, user_id, conversation_id, summary, topics, outcome, importance, mentions, access_count, created, updated, last_accessed`

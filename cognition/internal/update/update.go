@@ -69,6 +69,50 @@ var Profiles = Record[cognition.Profile]{Key: "user ID", What: "profile",
 var Identities = Record[cognition.Identity]{Key: "agent", What: "identity",
 	New: func(id string) cognition.Identity { return cognition.Identity{Agent: id} }, Apply: Identity}
 
+// Get is a store's read of the record r of id: it checks id, then loads
+// the record through load, which is given the record of an id with none
+// stored. Its errors start with store, such as "postgres".
+func Get[T any](r Record[T], store, id string, load func(none T) (T, error)) (T, error) {
+	var zero T
+	if err := cognition.ValidateID(r.Key, id); err != nil {
+		return zero, err
+	}
+	v, err := load(r.New(id))
+	if err != nil {
+		return zero, fmt.Errorf("%s: %s of %q: %w", store, r.What, id, err)
+	}
+	return v, nil
+}
+
+// Put is a store's update of the record r of id with fn: it checks id,
+// then, in the transaction that inTx runs, loads the record through load
+// (given the record of an id with none stored), runs fn on it (r.Apply)
+// and saves its JSON through save. It returns fn's errors as they are
+// ([Err]); its own start with store, such as "postgres".
+func Put[T, Tx any](r Record[T], store, id string, fn func(*T) error, inTx func(func(Tx) error) error,
+	load func(tx Tx, none T) (T, error), save func(tx Tx, data []byte) error) (T, error) {
+	var zero T
+	if err := cognition.ValidateID(r.Key, id); err != nil {
+		return zero, err
+	}
+	var v T
+	err := inTx(func(tx Tx) error {
+		var err error
+		if v, err = load(tx, r.New(id)); err != nil {
+			return err
+		}
+		data, err := r.Apply(&v, id, fn)
+		if err != nil {
+			return err
+		}
+		return save(tx, data)
+	})
+	if err != nil {
+		return zero, Err(err, "%s: update %s of %q", store, r.What, id)
+	}
+	return v, nil
+}
+
 // Episodes runs fn on cur, the episodes of userID as the store read them,
 // and returns the changes it asks for once [cognition.CheckChanges] has
 // passed them.
