@@ -114,25 +114,8 @@ func TestStreamBodyPanicReachesCaller(t *testing.T) {
 // stops the run: a task running in parallel sees its context cancelled.
 func TestStreamBodyGoexitStopsRun(t *testing.T) {
 	stopped := make(chan error, 1)
-	g := graph.New[logState]()
-	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
-		return graph.Update[logState]{}, graph.Emit(ctx, "x")
-	})
-	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
-		<-ctx.Done()
-		stopped <- ctx.Err()
-		return graph.Update[logState]{}, ctx.Err()
-	})
-	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
-	c := mustCompile(t, g)
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		for range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
-			runtime.Goexit()
-		}
-	}()
-	<-exited
+	c := emitBeside(t, waitOnContext(stopped, false))
+	goexitOnEvent(c)
 	select {
 	case err := <-stopped:
 		if !errors.Is(err, context.Canceled) {
@@ -141,6 +124,33 @@ func TestStreamBodyGoexitStopsRun(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run went on after the loop body exited its goroutine")
 	}
+}
+
+// emitBeside compiles a graph of one parallel step: node a emits "x" while
+// node b runs.
+func emitBeside(t *testing.T, b graph.NodeFunc[logState]) *graph.Compiled[logState] {
+	t.Helper()
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, graph.Emit(ctx, "x")
+	})
+	g.AddNode("b", b)
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	return mustCompile(t, g)
+}
+
+// goexitOnEvent streams a run of c on a goroutine of its own, whose loop
+// body exits the goroutine (runtime.Goexit, as t.FailNow does) at the
+// first event, and returns once the goroutine has exited.
+func goexitOnEvent(c *graph.Compiled[logState]) {
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+			runtime.Goexit()
+		}
+	}()
+	<-exited
 }
 
 // In a parallel step the first task's events reach the consumer while it
@@ -320,26 +330,13 @@ func TestStreamEmitAfterRunEnded(t *testing.T) {
 // sending an event meanwhile is not blocked.
 func TestStreamBodyGoexitWaitsForTasks(t *testing.T) {
 	returned := make(chan error, 2)
-	g := graph.New[logState]()
-	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
-		return graph.Update[logState]{}, graph.Emit(ctx, "x")
-	})
-	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+	c := emitBeside(t, func(ctx context.Context, s logState) (graph.Update[logState], error) {
 		<-ctx.Done()
 		// Detached from the cancellation, the event can only be refused.
 		returned <- graph.Emit(context.WithoutCancel(ctx), "after")
 		return graph.Update[logState]{}, ctx.Err()
 	})
-	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
-	c := mustCompile(t, g)
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		for range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
-			runtime.Goexit()
-		}
-	}()
-	<-exited
+	goexitOnEvent(c)
 	select {
 	case err := <-returned:
 		if !errors.Is(err, context.Canceled) {
@@ -466,17 +463,7 @@ func TestStreamParallelStepAllocations(t *testing.T) {
 // on its context has returned when the loop ends.
 func TestStreamBreakCancelsServedStep(t *testing.T) {
 	returned := make(chan error, 1)
-	g := graph.New[logState]()
-	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
-		return graph.Update[logState]{}, graph.Emit(ctx, "x")
-	})
-	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
-		<-ctx.Done()
-		returned <- ctx.Err()
-		return graph.Update[logState]{}, ctx.Err()
-	})
-	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
-	c := mustCompile(t, g)
+	c := emitBeside(t, waitOnContext(returned, false))
 	endsWithin(t, "the loop did not end: b was not cancelled", func() {
 		for range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
 			break

@@ -58,6 +58,31 @@ func (s *Server) items(w http.ResponseWriter) memory.Items {
 	return s.cfg.Items
 }
 
+// itemsBody returns the item store of a request with a JSON body, and
+// decodes the body into body; or, with the error written, nil when the
+// server has no store or the body does not decode.
+func (s *Server) itemsBody(w http.ResponseWriter, r *http.Request, body any) memory.Items {
+	it := s.items(w)
+	if it == nil {
+		return nil
+	}
+	if err := decodeBody(r, body); err != nil {
+		writeError(w, err)
+		return nil
+	}
+	return it
+}
+
+// errEmptyNamespace refuses a put or delete of an item without a
+// namespace.
+var errEmptyNamespace = errorf(http.StatusUnprocessableEntity, "namespace: is empty; give at least one label")
+
+// writeItemError writes the response of err, an item store's error for
+// r (itemError).
+func (s *Server) writeItemError(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, itemError(err, len(s.scope(r))))
+}
+
 // itemError maps a memory error: a validation error is 422 naming the
 // field as the API spells it, with label indexes as the client sent them
 // (hidden is how many scope labels the server put in front).
@@ -129,22 +154,18 @@ func (s *Server) itemJSON(r *http.Request, rec memory.Record) map[string]any {
 const maxTTLMinutes = float64(math.MaxInt64/int64(time.Minute)) - 1
 
 func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
-	it := s.items(w)
-	if it == nil {
-		return
-	}
 	var body struct {
 		Namespace []string        `json:"namespace"`
 		Key       string          `json:"key"`
 		Value     json.RawMessage `json:"value"`
 		TTL       *float64        `json:"ttl"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		writeError(w, err)
+	it := s.itemsBody(w, r, &body)
+	if it == nil {
 		return
 	}
 	if len(body.Namespace) == 0 {
-		writeError(w, errorf(422, "namespace: is empty; give at least one label"))
+		writeError(w, errEmptyNamespace)
 		return
 	}
 	rec := memory.Record{Namespace: s.scoped(r, body.Namespace), Key: body.Key, Value: body.Value}
@@ -176,7 +197,7 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := it.Put(r.Context(), rec); err != nil {
-		writeError(w, itemError(err, len(s.scope(r))))
+		s.writeItemError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -204,41 +225,33 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		writeError(w, itemError(err, len(s.scope(r))))
+		s.writeItemError(w, r, err)
 		return
 	}
 	writeJSON(w, 200, s.itemJSON(r, rec))
 }
 
 func (s *Server) deleteItem(w http.ResponseWriter, r *http.Request) {
-	it := s.items(w)
-	if it == nil {
-		return
-	}
 	var body struct {
 		Namespace []string `json:"namespace"`
 		Key       string   `json:"key"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		writeError(w, err)
+	it := s.itemsBody(w, r, &body)
+	if it == nil {
 		return
 	}
 	if len(body.Namespace) == 0 {
-		writeError(w, errorf(422, "namespace: is empty; give at least one label"))
+		writeError(w, errEmptyNamespace)
 		return
 	}
 	if err := it.Delete(r.Context(), s.scoped(r, body.Namespace), body.Key); err != nil {
-		writeError(w, itemError(err, len(s.scope(r))))
+		s.writeItemError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
-	it := s.items(w)
-	if it == nil {
-		return
-	}
 	var body struct {
 		Prefix     []string   `json:"namespace_prefix"`
 		Filter     jsonObject `json:"filter"` // numbers as sent, checked by memory.CheckItemQuery, compared as float64
@@ -247,14 +260,14 @@ func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
 		Query      string     `json:"query"`
 		RefreshTTL bool       `json:"refresh_ttl"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		writeError(w, err)
+	it := s.itemsBody(w, r, &body)
+	if it == nil {
 		return
 	}
 	recs, err := it.Search(r.Context(), memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: map[string]any(body.Filter), Query: body.Query,
 		Limit: body.Limit, Offset: body.Offset, RefreshTTL: body.RefreshTTL})
 	if err != nil {
-		writeError(w, itemError(err, len(s.scope(r))))
+		s.writeItemError(w, r, err)
 		return
 	}
 	out := make([]map[string]any, 0, len(recs))
@@ -265,10 +278,6 @@ func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
-	it := s.items(w)
-	if it == nil {
-		return
-	}
 	var body struct {
 		Prefix   []string `json:"prefix"`
 		Suffix   []string `json:"suffix"`
@@ -276,8 +285,8 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 		Limit    int      `json:"limit"`
 		Offset   int      `json:"offset"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		writeError(w, err)
+	it := s.itemsBody(w, r, &body)
+	if it == nil {
 		return
 	}
 	depth := body.MaxDepth
@@ -288,7 +297,7 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	}
 	nss, err := it.Namespaces(r.Context(), memory.NamespaceQuery{Prefix: s.scoped(r, body.Prefix), Suffix: body.Suffix, MaxDepth: depth, Limit: body.Limit, Offset: body.Offset})
 	if err != nil {
-		writeError(w, itemError(err, len(s.scope(r))))
+		s.writeItemError(w, r, err)
 		return
 	}
 	out := make([][]string, 0, len(nss))

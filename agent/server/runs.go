@@ -3244,36 +3244,39 @@ func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.ownRun(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if s.shut.Load() && !finished(run.Status) {
-		writeError(w, errClosing) // it would wait here for ever
-		return
-	}
-	cancel, err := queryBool(r, "cancel_on_disconnect", false)
-	if err != nil {
-		writeError(w, err)
+	run, cancel, ok := s.joinable(w, r)
+	if !ok {
 		return
 	}
 	s.wait(w, r, run, cancel)
 }
 
-func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
+// joinable returns the caller's run of r that joinRun and joinStream
+// join, and whether its query asks to cancel the run on disconnect; or
+// writes the error and returns false: the run is not the caller's, the
+// server is shutting down and the run would never finish, or
+// cancel_on_disconnect is not a boolean.
+func (s *Server) joinable(w http.ResponseWriter, r *http.Request) (run *Run, cancel, ok bool) {
 	run, err := s.ownRun(r)
 	if err != nil {
 		writeError(w, err)
-		return
+		return nil, false, false
 	}
 	if s.shut.Load() && !finished(run.Status) {
 		writeError(w, errClosing) // it would wait here for ever
-		return
+		return nil, false, false
 	}
-	cancel, err := queryBool(r, "cancel_on_disconnect", false)
+	cancel, err = queryBool(r, "cancel_on_disconnect", false)
 	if err != nil {
 		writeError(w, err)
+		return nil, false, false
+	}
+	return run, cancel, true
+}
+
+func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
+	run, cancel, ok := s.joinable(w, r)
+	if !ok {
 		return
 	}
 	var after int64

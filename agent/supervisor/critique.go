@@ -44,13 +44,9 @@ type Review struct {
 func (r Review) Validate() error {
 	switch r.Verdict {
 	case VerdictFixed:
-		if strings.TrimSpace(r.FixedOutput) == "" {
-			return &agent.FieldError{Field: "fixed_output", Message: "fixed_output is required when verdict is FIXED: give the corrected output"}
-		}
+		return requiredText("fixed_output", r.FixedOutput, "verdict is FIXED: give the corrected output")
 	case VerdictRejected:
-		if strings.TrimSpace(r.Feedback) == "" {
-			return &agent.FieldError{Field: "feedback", Message: "feedback is required when verdict is REJECTED: say what the next attempt must change"}
-		}
+		return requiredText("feedback", r.Feedback, "verdict is REJECTED: say what the next attempt must change")
 	}
 	return nil
 }

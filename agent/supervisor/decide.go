@@ -61,8 +61,8 @@ type Decision struct {
 func (d Decision) Validate() error {
 	var errs []error
 	need := func(field, value string) {
-		if strings.TrimSpace(value) == "" {
-			errs = append(errs, &agent.FieldError{Field: field, Message: field + " is required when action is " + string(d.Action)})
+		if err := requiredText(field, value, "action is "+string(d.Action)); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	switch d.Action {

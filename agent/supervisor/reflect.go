@@ -46,13 +46,9 @@ type Reflection struct {
 func (r Reflection) Validate() error {
 	switch r.Assessment {
 	case AssessNeedMore:
-		if strings.TrimSpace(r.Missing) == "" {
-			return &agent.FieldError{Field: "missing", Message: "missing is required when assessment is need_more: say what is still needed"}
-		}
+		return requiredText("missing", r.Missing, "assessment is need_more: say what is still needed")
 	case AssessBlocked:
-		if strings.TrimSpace(r.Blocker) == "" {
-			return &agent.FieldError{Field: "blocker", Message: "blocker is required when assessment is blocked: say why"}
-		}
+		return requiredText("blocker", r.Blocker, "assessment is blocked: say why")
 	}
 	return nil
 }

@@ -73,3 +73,14 @@ func toolNames(tools []model.ToolDef) string {
 func withSystem(system string, opts []agent.Option) []agent.Option {
 	return append([]agent.Option{agent.WithSystem(system)}, opts...)
 }
+
+// requiredText returns an [agent.FieldError] for field when value is
+// blank: field is required when the reply says what when says, such as
+// "verdict is FIXED: give the corrected output". It returns nil when value
+// is not blank.
+func requiredText(field, value, when string) error {
+	if strings.TrimSpace(value) != "" {
+		return nil
+	}
+	return &agent.FieldError{Field: field, Message: field + " is required when " + when}
+}

@@ -199,38 +199,29 @@ func loadJSON[T any](ctx context.Context, q pgdb.Querier, query, key, what strin
 
 // Profile implements [cognition.Store].
 func (s *Store) Profile(ctx context.Context, userID string) (cognition.Profile, error) {
-	if err := cognition.ValidateID("user ID", userID); err != nil {
-		return cognition.Profile{}, err
-	}
-	p, err := loadJSON(ctx, s.pool, s.q.profile, userID, "profile", cognition.Profile{UserID: userID})
-	if err != nil {
-		return cognition.Profile{}, fmt.Errorf("postgres: profile of %q: %w", userID, err)
-	}
-	return p, nil
+	return get(ctx, s, update.Profiles, s.q.profile, userID)
 }
 
 // UpdateProfile implements [cognition.Store].
 func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cognition.Profile) error) (cognition.Profile, error) {
-	if err := cognition.ValidateID("user ID", userID); err != nil {
-		return cognition.Profile{}, err
-	}
-	var p cognition.Profile
-	err := s.locked(ctx, "user:"+userID, func(tx pgx.Tx) error {
-		var err error
-		if p, err = loadJSON(ctx, tx, s.q.profile, userID, "profile", cognition.Profile{UserID: userID}); err != nil {
+	return put(ctx, s, update.Profiles, "user:", s.q.profile, s.q.saveProfile, userID, fn)
+}
+
+// get returns the record r of id, which query loads.
+func get[T any](ctx context.Context, s *Store, r update.Record[T], query, id string) (T, error) {
+	return update.Get(r, "postgres", id, func(none T) (T, error) { return loadJSON(ctx, s.pool, query, id, r.What, none) })
+}
+
+// put updates the record r of id with fn, under the lock of lock and id:
+// it loads the record with load and saves it with save.
+func put[T any](ctx context.Context, s *Store, r update.Record[T], lock, load, save, id string, fn func(*T) error) (T, error) {
+	return update.Put(r, "postgres", id, fn,
+		func(body func(pgx.Tx) error) error { return s.locked(ctx, lock+id, body) },
+		func(tx pgx.Tx, none T) (T, error) { return loadJSON(ctx, tx, load, id, r.What, none) },
+		func(tx pgx.Tx, data []byte) error {
+			_, err := tx.Exec(ctx, save, id, string(data))
 			return err
-		}
-		data, err := update.Profile(&p, userID, fn)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, s.q.saveProfile, userID, string(data))
-		return err
-	})
-	if err != nil {
-		return cognition.Profile{}, update.Err(err, "postgres: update profile of %q", userID)
-	}
-	return p, nil
+		})
 }
 
 func (s *Store) episodes(ctx context.Context, q pgdb.Querier, userID string) ([]cognition.Episode, error) {
@@ -330,38 +321,12 @@ func (s *Store) Touch(ctx context.Context, userID string, ids []string, at time.
 
 // Identity implements [cognition.Store].
 func (s *Store) Identity(ctx context.Context, agent string) (cognition.Identity, error) {
-	if err := cognition.ValidateID("agent", agent); err != nil {
-		return cognition.Identity{}, err
-	}
-	id, err := loadJSON(ctx, s.pool, s.q.identity, agent, "identity", cognition.Identity{Agent: agent})
-	if err != nil {
-		return cognition.Identity{}, fmt.Errorf("postgres: identity of %q: %w", agent, err)
-	}
-	return id, nil
+	return get(ctx, s, update.Identities, s.q.identity, agent)
 }
 
 // UpdateIdentity implements [cognition.Store].
 func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cognition.Identity) error) (cognition.Identity, error) {
-	if err := cognition.ValidateID("agent", agent); err != nil {
-		return cognition.Identity{}, err
-	}
-	var id cognition.Identity
-	err := s.locked(ctx, "agent:"+agent, func(tx pgx.Tx) error {
-		var err error
-		if id, err = loadJSON(ctx, tx, s.q.identity, agent, "identity", cognition.Identity{Agent: agent}); err != nil {
-			return err
-		}
-		data, err := update.Identity(&id, agent, fn)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, s.q.saveIdentity, agent, string(data))
-		return err
-	})
-	if err != nil {
-		return cognition.Identity{}, update.Err(err, "postgres: update identity of %q", agent)
-	}
-	return id, nil
+	return put(ctx, s, update.Identities, "agent:", s.q.identity, s.q.saveIdentity, agent, fn)
 }
 
 // DeleteUser implements [cognition.Store].

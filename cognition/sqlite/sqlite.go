@@ -158,19 +158,20 @@ type querier interface {
 
 // Profile implements [cognition.Store].
 func (s *Store) Profile(ctx context.Context, userID string) (cognition.Profile, error) {
-	if err := cognition.ValidateID("user ID", userID); err != nil {
-		return cognition.Profile{}, err
-	}
-	p, err := profile(ctx, s.db, userID)
-	if err != nil {
-		return cognition.Profile{}, fmt.Errorf("sqlite: profile of %q: %w", userID, err)
-	}
-	return p, nil
+	return get(ctx, s, update.Profiles, profileQuery, userID)
 }
 
-func profile(ctx context.Context, q querier, userID string) (cognition.Profile, error) {
-	return loadJSON(ctx, q, `SELECT data FROM cognition_profiles WHERE user_id = ?`, userID, "profile", cognition.Profile{UserID: userID})
+// UpdateProfile implements [cognition.Store].
+func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cognition.Profile) error) (cognition.Profile, error) {
+	return put(ctx, s, update.Profiles, profileQuery, `INSERT INTO cognition_profiles (user_id, data, updated) VALUES (?, ?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET data = excluded.data, updated = excluded.updated`, userID, fn)
 }
+
+// The queries that load a profile and an identity.
+const (
+	profileQuery  = `SELECT data FROM cognition_profiles WHERE user_id = ?`
+	identityQuery = `SELECT data FROM cognition_identities WHERE agent = ?`
+)
 
 // loadJSON returns the JSON value of the row that query finds for key,
 // through q, or zero when there is none; what names it in errors.
@@ -178,30 +179,22 @@ func loadJSON[T any](ctx context.Context, q querier, query, key, what string, ze
 	return sqlstore.JSON(q.QueryRowContext(ctx, query, key), sql.ErrNoRows, what, zero)
 }
 
-// UpdateProfile implements [cognition.Store].
-func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cognition.Profile) error) (cognition.Profile, error) {
-	if err := cognition.ValidateID("user ID", userID); err != nil {
-		return cognition.Profile{}, err
-	}
-	var p cognition.Profile
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if p, err = profile(ctx, tx, userID); err != nil {
+// get returns the record r of id, which query loads.
+func get[T any](ctx context.Context, s *Store, r update.Record[T], query, id string) (T, error) {
+	return update.Get(r, "sqlite", id, func(none T) (T, error) { return loadJSON(ctx, s.db, query, id, r.What, none) })
+}
+
+// put updates the record r of id with fn, in a write transaction: it
+// loads the record with load and saves it with save, whose arguments are
+// id, the record's JSON and the time in Unix nanoseconds.
+func put[T any](ctx context.Context, s *Store, r update.Record[T], load, save, id string, fn func(*T) error) (T, error) {
+	return update.Put(r, "sqlite", id, fn,
+		func(body func(*sql.Tx) error) error { return s.tx(ctx, body) },
+		func(tx *sql.Tx, none T) (T, error) { return loadJSON(ctx, tx, load, id, r.What, none) },
+		func(tx *sql.Tx, data []byte) error {
+			_, err := tx.ExecContext(ctx, save, id, string(data), time.Now().UnixNano())
 			return err
-		}
-		data, err := update.Profile(&p, userID, fn)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO cognition_profiles (user_id, data, updated) VALUES (?, ?, ?)
-			ON CONFLICT (user_id) DO UPDATE SET data = excluded.data, updated = excluded.updated`,
-			userID, string(data), time.Now().UnixNano())
-		return err
-	})
-	if err != nil {
-		return cognition.Profile{}, update.Err(err, "sqlite: update profile of %q", userID)
-	}
-	return p, nil
+		})
 }
 
 const episodeColumns = `id, user_id, conversation_id, summary, topics, outcome, importance, mentions, access_count, created, updated, last_accessed`
@@ -318,46 +311,15 @@ func (s *Store) Touch(ctx context.Context, userID string, ids []string, at time.
 	return nil
 }
 
-func identity(ctx context.Context, q querier, agent string) (cognition.Identity, error) {
-	return loadJSON(ctx, q, `SELECT data FROM cognition_identities WHERE agent = ?`, agent, "identity", cognition.Identity{Agent: agent})
-}
-
 // Identity implements [cognition.Store].
 func (s *Store) Identity(ctx context.Context, agent string) (cognition.Identity, error) {
-	if err := cognition.ValidateID("agent", agent); err != nil {
-		return cognition.Identity{}, err
-	}
-	id, err := identity(ctx, s.db, agent)
-	if err != nil {
-		return cognition.Identity{}, fmt.Errorf("sqlite: identity of %q: %w", agent, err)
-	}
-	return id, nil
+	return get(ctx, s, update.Identities, identityQuery, agent)
 }
 
 // UpdateIdentity implements [cognition.Store].
 func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cognition.Identity) error) (cognition.Identity, error) {
-	if err := cognition.ValidateID("agent", agent); err != nil {
-		return cognition.Identity{}, err
-	}
-	var id cognition.Identity
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if id, err = identity(ctx, tx, agent); err != nil {
-			return err
-		}
-		data, err := update.Identity(&id, agent, fn)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO cognition_identities (agent, data, updated) VALUES (?, ?, ?)
-			ON CONFLICT (agent) DO UPDATE SET data = excluded.data, updated = excluded.updated`,
-			agent, string(data), time.Now().UnixNano())
-		return err
-	})
-	if err != nil {
-		return cognition.Identity{}, update.Err(err, "sqlite: update identity of %q", agent)
-	}
-	return id, nil
+	return put(ctx, s, update.Identities, identityQuery, `INSERT INTO cognition_identities (agent, data, updated) VALUES (?, ?, ?)
+		ON CONFLICT (agent) DO UPDATE SET data = excluded.data, updated = excluded.updated`, agent, fn)
 }
 
 // DeleteUser implements [cognition.Store].

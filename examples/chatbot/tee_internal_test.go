@@ -2,21 +2,16 @@ package chatbot
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 // TestJournaledTurnStream: a resumable turn's stream on an instance with
@@ -83,32 +78,6 @@ func TestJournaledTurnStream(t *testing.T) {
 // server answers.
 func internalPostgres(t *testing.T) (dsn, schema string) {
 	t.Helper()
-	dsn = os.Getenv("AGENTGRAPH_TEST_POSTGRES")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	pool, err := pgxpool.New(ctx, dsn)
-	if err == nil {
-		err = pool.Ping(ctx)
-	}
-	if err != nil {
-		if pool != nil {
-			pool.Close()
-		}
-		t.Skipf("PostgreSQL does not answer at %s (%v); start it or set AGENTGRAPH_TEST_POSTGRES", dsn, err)
-	}
-	raw := make([]byte, 6)
-	_, _ = rand.Read(raw)
-	schema = "chatbot_" + hex.EncodeToString(raw)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-		pool.Close()
-	})
-	return dsn, schema
+	_, schema = postgrestest.Schema(t, "chatbot_")
+	return postgrestest.DSN(), schema
 }

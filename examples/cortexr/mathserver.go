@@ -37,27 +37,25 @@ type integers struct {
 func NewMathServer(imageDir string) *server.MCPServer {
 	s := server.NewMCPServer(MathServerName, "1.0.0", server.WithToolCapabilities(false))
 	binary := func(name, desc string, op func(a, b float64) (float64, error)) {
-		s.AddTool(mcpgo.NewTool(name,
-			mcpgo.WithDescription(desc),
-			mcpgo.WithNumber("a", mcpgo.Required(), mcpgo.Description("First operand.")),
-			mcpgo.WithNumber("b", mcpgo.Required(), mcpgo.Description("Second operand.")),
-			mcpgo.WithOutputSchema[number](),
-			mcpgo.WithReadOnlyHintAnnotation(true),
-		), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		addReadOnly(s, name, desc, func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			a, err := req.RequireFloat("a")
 			if err != nil {
-				return mcpgo.NewToolResultError("argument a: " + err.Error()), nil
+				return argumentError("a", err)
 			}
 			b, err := req.RequireFloat("b")
 			if err != nil {
-				return mcpgo.NewToolResultError("argument b: " + err.Error()), nil
+				return argumentError("b", err)
 			}
 			v, err := op(a, b)
 			if err != nil {
 				return mcpgo.NewToolResultError(err.Error()), nil
 			}
 			return numberResult(v)
-		})
+		},
+			mcpgo.WithNumber("a", mcpgo.Required(), mcpgo.Description("First operand.")),
+			mcpgo.WithNumber("b", mcpgo.Required(), mcpgo.Description("Second operand.")),
+			mcpgo.WithOutputSchema[number](),
+		)
 	}
 	binary("add", "Add two numbers a and b.", func(a, b float64) (float64, error) { return a + b, nil })
 	binary("subtract", "Subtract b from a.", func(a, b float64) (float64, error) { return a - b, nil })
@@ -76,45 +74,37 @@ func NewMathServer(imageDir string) *server.MCPServer {
 		return math.Mod(a, b), nil
 	})
 	unary := func(name, desc string, op func(a float64) float64) {
-		s.AddTool(mcpgo.NewTool(name,
-			mcpgo.WithDescription(desc),
-			mcpgo.WithNumber("a", mcpgo.Required(), mcpgo.Description("The operand.")),
-			mcpgo.WithOutputSchema[number](),
-			mcpgo.WithReadOnlyHintAnnotation(true),
-		), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		addReadOnly(s, name, desc, func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			a, err := req.RequireFloat("a")
 			if err != nil {
-				return mcpgo.NewToolResultError("argument a: " + err.Error()), nil
+				return argumentError("a", err)
 			}
 			return numberResult(op(a))
-		})
+		},
+			mcpgo.WithNumber("a", mcpgo.Required(), mcpgo.Description("The operand.")),
+			mcpgo.WithOutputSchema[number](),
+		)
 	}
 	unary("cbrt", "The cube root of a.", math.Cbrt)
 	unary("sin", "The sine of a, in radians.", math.Sin)
 	unary("cos", "The cosine of a, in radians.", math.Cos)
 	unary("tan", "The tangent of a, in radians.", math.Tan)
-	s.AddTool(mcpgo.NewTool("create_thumbnail",
-		mcpgo.WithDescription("A thumbnail of at most 100x100 pixels of a PNG, JPEG or GIF image file, as a PNG image."),
+	addReadOnly(s, "create_thumbnail", "A thumbnail of at most 100x100 pixels of a PNG, JPEG or GIF image file, as a PNG image.",
+		func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			p, err := req.RequireString("image_path")
+			if err != nil {
+				return argumentError("image_path", err)
+			}
+			png, err := thumbnail(imageDir, p, 100)
+			if err != nil {
+				return mcpgo.NewToolResultError(err.Error()), nil
+			}
+			return mcpgo.NewToolResultImage("thumbnail of "+p, base64.StdEncoding.EncodeToString(png), "image/png"), nil
+		},
 		mcpgo.WithString("image_path", mcpgo.Required(), mcpgo.Description("The image file's path in the image directory.")),
-		mcpgo.WithReadOnlyHintAnnotation(true),
-	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		p, err := req.RequireString("image_path")
-		if err != nil {
-			return mcpgo.NewToolResultError("argument image_path: " + err.Error()), nil
-		}
-		png, err := thumbnail(imageDir, p, 100)
-		if err != nil {
-			return mcpgo.NewToolResultError(err.Error()), nil
-		}
-		return mcpgo.NewToolResultImage("thumbnail of "+p, base64.StdEncoding.EncodeToString(png), "image/png"), nil
-	})
+	)
 
-	s.AddTool(mcpgo.NewTool("factorial",
-		mcpgo.WithDescription("The factorial n! of a whole number n from 0 to 170."),
-		mcpgo.WithNumber("n", mcpgo.Required(), mcpgo.Description("A whole number, 0 to 170.")),
-		mcpgo.WithOutputSchema[number](),
-		mcpgo.WithReadOnlyHintAnnotation(true),
-	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	addReadOnly(s, "factorial", "The factorial n! of a whole number n from 0 to 170.", func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		n, err := req.RequireFloat("n")
 		if err != nil || n != math.Trunc(n) || n < 0 || n > 170 {
 			return mcpgo.NewToolResultError("argument n must be a whole number from 0 to 170"), nil
@@ -124,58 +114,73 @@ func NewMathServer(imageDir string) *server.MCPServer {
 			v *= i
 		}
 		return numberResult(v)
-	})
-	s.AddTool(mcpgo.NewTool("strings_to_chars_to_int",
-		mcpgo.WithDescription("Convert the characters of a string to their ASCII (Unicode code point) values."),
-		mcpgo.WithString("string", mcpgo.Required(), mcpgo.Description("The string, such as \"INDIA\".")),
-		mcpgo.WithOutputSchema[integers](),
-		mcpgo.WithReadOnlyHintAnnotation(true),
-	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	},
+		mcpgo.WithNumber("n", mcpgo.Required(), mcpgo.Description("A whole number, 0 to 170.")),
+		mcpgo.WithOutputSchema[number](),
+	)
+	addReadOnly(s, "strings_to_chars_to_int", "Convert the characters of a string to their ASCII (Unicode code point) values.", func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		str, err := req.RequireString("string")
 		if err != nil {
-			return mcpgo.NewToolResultError("argument string: " + err.Error()), nil
+			return argumentError("string", err)
 		}
-		out := integers{Result: []int{}}
+		out := []int{}
 		for _, r := range str {
-			out.Result = append(out.Result, int(r))
+			out = append(out, int(r))
 		}
-		return mcpgo.NewToolResultStructured(out, fmt.Sprint(out.Result)), nil
-	})
-	s.AddTool(mcpgo.NewTool("int_list_to_exponential_sum",
-		mcpgo.WithDescription("Sum the exponentials e^x of a list of integers."),
-		mcpgo.WithArray("numbers", mcpgo.Required(), mcpgo.WithNumberItems(), mcpgo.Description("The integers.")),
-		mcpgo.WithOutputSchema[number](),
-		mcpgo.WithReadOnlyHintAnnotation(true),
-	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return integersResult(out)
+	},
+		mcpgo.WithString("string", mcpgo.Required(), mcpgo.Description("The string, such as \"INDIA\".")),
+		mcpgo.WithOutputSchema[integers](),
+	)
+	addReadOnly(s, "int_list_to_exponential_sum", "Sum the exponentials e^x of a list of integers.", func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		xs, err := req.RequireFloatSlice("numbers")
 		if err != nil {
-			return mcpgo.NewToolResultError("argument numbers: " + err.Error()), nil
+			return argumentError("numbers", err)
 		}
 		var sum float64
 		for _, x := range xs {
 			sum += math.Exp(x)
 		}
 		return numberResult(sum)
-	})
-	s.AddTool(mcpgo.NewTool("fibonacci_numbers",
-		mcpgo.WithDescription("The first n Fibonacci numbers, 0 1 1 2 3 ..., for n from 0 to 90."),
-		mcpgo.WithNumber("n", mcpgo.Required(), mcpgo.Description("How many, 0 to 90.")),
-		mcpgo.WithOutputSchema[integers](),
-		mcpgo.WithReadOnlyHintAnnotation(true),
-	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	},
+		mcpgo.WithArray("numbers", mcpgo.Required(), mcpgo.WithNumberItems(), mcpgo.Description("The integers.")),
+		mcpgo.WithOutputSchema[number](),
+	)
+	addReadOnly(s, "fibonacci_numbers", "The first n Fibonacci numbers, 0 1 1 2 3 ..., for n from 0 to 90.", func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		n, err := req.RequireInt("n")
 		if err != nil || n < 0 || n > 90 {
 			return mcpgo.NewToolResultError("argument n must be a whole number from 0 to 90"), nil
 		}
-		out := integers{Result: []int{}}
+		out := []int{}
 		a, b := 0, 1
 		for range n {
-			out.Result = append(out.Result, a)
+			out = append(out, a)
 			a, b = b, a+b
 		}
-		return mcpgo.NewToolResultStructured(out, fmt.Sprint(out.Result)), nil
-	})
+		return integersResult(out)
+	},
+		mcpgo.WithNumber("n", mcpgo.Required(), mcpgo.Description("How many, 0 to 90.")),
+		mcpgo.WithOutputSchema[integers](),
+	)
 	return s
+}
+
+// addReadOnly adds to s the read-only tool name, described by desc, with
+// the arguments and output schema of opts, that h serves.
+func addReadOnly(s *server.MCPServer, name, desc string, h server.ToolHandlerFunc, opts ...mcpgo.ToolOption) {
+	opts = append([]mcpgo.ToolOption{mcpgo.WithDescription(desc)}, opts...)
+	s.AddTool(mcpgo.NewTool(name, append(opts, mcpgo.WithReadOnlyHintAnnotation(true))...), h)
+}
+
+// argumentError is the tool error of the argument name that the request
+// does not give as the tool needs it.
+func argumentError(name string, err error) (*mcpgo.CallToolResult, error) {
+	return mcpgo.NewToolResultError("argument " + name + ": " + err.Error()), nil
+}
+
+// integersResult is the result of a tool that returns the integers xs.
+func integersResult(xs []int) (*mcpgo.CallToolResult, error) {
+	return mcpgo.NewToolResultStructured(integers{Result: xs}, fmt.Sprint(xs)), nil
 }
 
 func numberResult(v float64) (*mcpgo.CallToolResult, error) {

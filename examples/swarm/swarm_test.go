@@ -408,6 +408,29 @@ func TestMermaid(t *testing.T) {
 	mermaidtest.Check(t, "graph.mmd", s.Graph().Mermaid(), *update)
 }
 
+// cancelOnCall returns a swarm whose client's model is hang(called), and
+// a context that is cancelled once the model closes called (or when the
+// test ends).
+func cancelOnCall(t *testing.T, hang func(called chan struct{}) *llmtest.Model) (*swarm.Swarm, context.Context) {
+	t.Helper()
+	called := make(chan struct{})
+	client, err := agent.New(agent.Config{Model: hang(called)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSwarm(t, swarm.Config{Client: client})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		select {
+		case <-called:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return s, ctx
+}
+
 // hangingAgentModel blocks on the agents' prompts until the call's context
 // ends, closing called when the first such call starts; other prompts go to
 // the offline model.
@@ -426,19 +449,8 @@ func hangingAgentModel(called chan struct{}) *llmtest.Model {
 // ends the call and the run with the context's error.
 func TestCancelDuringModelCall(t *testing.T) {
 	t.Parallel()
-	called := make(chan struct{})
-	client, err := agent.New(agent.Config{Model: hangingAgentModel(called)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSwarm(t, swarm.Config{Client: client})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-called
-		cancel()
-	}()
-	_, err = s.Do(ctx, teamTask)
+	s, ctx := cancelOnCall(t, hangingAgentModel)
+	_, err := s.Do(ctx, teamTask)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Do = %v, want context.Canceled", err)
 	}
@@ -449,18 +461,7 @@ func TestCancelDuringModelCall(t *testing.T) {
 // again, and the run completes.
 func TestResume(t *testing.T) {
 	t.Parallel()
-	called := make(chan struct{})
-	client, err := agent.New(agent.Config{Model: hangOnce(called)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSwarm(t, swarm.Config{Client: client})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-called
-		cancel()
-	}()
+	s, ctx := cancelOnCall(t, hangOnce)
 	var thread string
 	for ev, err := range s.Run(ctx, teamTask) {
 		thread = ev.Thread

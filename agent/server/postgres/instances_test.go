@@ -304,9 +304,14 @@ func (in *instance) join(ctx context.Context, tid, rid string) ([]sseEvent, erro
 		b, _ := io.ReadAll(resp.Body)
 		return nil, fmt.Errorf("join: %d %s", resp.StatusCode, b)
 	}
+	return scanEvents(resp.Body)
+}
+
+// scanEvents reads the SSE events of r until it ends.
+func scanEvents(r io.Reader) ([]sseEvent, error) {
 	var evs []sseEvent
 	var cur sseEvent
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()

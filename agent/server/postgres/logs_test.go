@@ -90,6 +90,74 @@ func logRows(t *testing.T, pool *pgxpool.Pool, schema, rid string) int {
 	return n
 }
 
+// crashLog empties the event log tables of schema, as a crash of the
+// database empties UNLOGGED tables.
+func crashLog(t *testing.T, plain *pgxpool.Pool, schema string) {
+	t.Helper()
+	if _, err := plain.Exec(t.Context(), `TRUNCATE `+pgx.Identifier{schema, "agentserver_log_keys"}.Sanitize()+`, `+
+		pgx.Identifier{schema, "agentserver_log_events"}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runOnOther returns two stores of cfg, the test's and the other
+// instance's, and creates through the other thread tid, busy, with run
+// rid running on it (attempt 1, started or not). The test closes the
+// test's store (serveStore); the other is closed when the test ends.
+func runOnOther(t *testing.T, plain *pgxpool.Pool, cfg postgres.Config, tid, rid string, started bool) (st, other *postgres.Store) {
+	t.Helper()
+	ctx := t.Context()
+	st, err := postgres.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err = postgres.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(other.Close)
+	at := time.Now()
+	if err := other.CreateThread(ctx, &server.Thread{ID: tid, CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreateRun(ctx, &server.Run{ID: rid, ThreadID: tid, AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunRunning,
+		Worker: "other", LeaseUntil: at.Add(time.Hour), Attempt: 1, Started: started, Metadata: map[string]any{}, Kwargs: json.RawMessage(`{}`),
+		MultitaskStrategy: "enqueue"}); err != nil {
+		t.Fatal(err)
+	}
+	return st, other
+}
+
+// serveStore serves a server of st (no sweeps, hour-long leases) until
+// the test ends, then closes the server and st.
+func serveStore(t *testing.T, st *postgres.Store) *httptest.Server {
+	t.Helper()
+	srv, err := server.New(server.Config{Store: st, SweepInterval: time.Hour, Heartbeat: time.Hour, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()); st.Close() })
+	return hs
+}
+
+// stream returns the body of the run stream at url, resumed after the
+// event lastID, read to its end.
+func stream(ctx context.Context, url, lastID string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Last-Event-ID", lastID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
 // TestDeleteLeavesNoLogOnCancel: a client that goes away right after a
 // deletion's change to the runs table leaves no event log behind: the
 // run and its log go in one statement (DeleteRun, DeleteThread, Prune).
@@ -177,10 +245,7 @@ func TestEventsAfterLogRestart(t *testing.T) {
 		}
 	}
 	// The crash: the log tables are emptied.
-	if _, err := plain.Exec(ctx, `TRUNCATE `+pgx.Identifier{schema, "agentserver_log_keys"}.Sanitize()+`, `+
-		pgx.Identifier{schema, "agentserver_log_events"}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
+	crashLog(t, plain, schema)
 	for _, name := range []string{"metadata", "values"} {
 		if _, err := st.AppendEvent(ctx, "r1", name, json.RawMessage(`{}`), 0); err != nil {
 			t.Fatal(err)
@@ -208,56 +273,26 @@ func TestStreamAfterLogRestart(t *testing.T) {
 	plain, schema := postgrestest.Schema(t, "agentserver_test_")
 	ctx := t.Context()
 	tid, rid := "6f1c9d52-3a1e-4b8e-9a57-0d6a2c4e8b11", "0b9e7f3a-51c2-4d6e-8f14-7a3b2c1d0e99"
-	st, err := postgres.New(ctx, postgres.Config{Pool: plain, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := postgres.New(ctx, postgres.Config{Pool: plain, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	at := time.Now()
-	if err := other.CreateThread(ctx, &server.Thread{ID: tid, CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy, Metadata: map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := other.CreateRun(ctx, &server.Run{ID: rid, ThreadID: tid, AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunRunning,
-		Worker: "other", LeaseUntil: at.Add(time.Hour), Attempt: 1, Started: true, Metadata: map[string]any{}, Kwargs: json.RawMessage(`{}`),
-		MultitaskStrategy: "enqueue"}); err != nil {
-		t.Fatal(err)
-	}
+	st, other := runOnOther(t, plain, postgres.Config{Pool: plain, Schema: schema}, tid, rid, true)
 	for range 5 {
 		if _, err := other.AppendEvent(ctx, rid, "values", json.RawMessage(`{}`), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv, err := server.New(server.Config{Store: st, SweepInterval: time.Hour, Heartbeat: time.Hour, Lease: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer func() { hs.Close(); srv.Close(context.Background()); st.Close() }()
+	hs := serveStore(t, st)
 	rctx, leave := context.WithCancel(ctx)
 	defer leave() // before hs.Close, which waits for the stream
 
 	body := make(chan string, 1)
 	go func() {
-		req, _ := http.NewRequestWithContext(rctx, "GET", hs.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
-		req.Header.Set("Last-Event-ID", "4")
-		resp, err := http.DefaultClient.Do(req)
+		got, err := stream(rctx, hs.URL+"/threads/"+tid+"/runs/"+rid+"/stream", "4")
 		if err != nil {
-			body <- err.Error()
-			return
+			got = err.Error()
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		body <- string(b)
+		body <- got
 	}()
 	// The crash, and the next attempt's events from 0.
-	if _, err := plain.Exec(ctx, `TRUNCATE `+pgx.Identifier{schema, "agentserver_log_keys"}.Sanitize()+`, `+
-		pgx.Identifier{schema, "agentserver_log_events"}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
+	crashLog(t, plain, schema)
 	for _, name := range []string{"metadata", "values", "end"} {
 		if _, err := other.AppendEvent(ctx, rid, name, json.RawMessage(`{}`), 0); err != nil {
 			t.Fatal(err)
@@ -287,33 +322,13 @@ func TestResumeAfterLostStart(t *testing.T) {
 	plain, schema := postgrestest.Schema(t, "agentserver_test_")
 	ctx := t.Context()
 	tid, rid := "6f1c9d52-3a1e-4b8e-9a57-0d6a2c4e8b12", "0b9e7f3a-51c2-4d6e-8f14-7a3b2c1d0e9a"
-	st, err := postgres.New(ctx, postgres.Config{Pool: plain, Schema: schema, SharedCheckpoints: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := postgres.New(ctx, postgres.Config{Pool: plain, Schema: schema, SharedCheckpoints: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	at := time.Now()
-	if err := other.CreateThread(ctx, &server.Thread{ID: tid, CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy, Metadata: map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := other.CreateRun(ctx, &server.Run{ID: rid, ThreadID: tid, AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunRunning,
-		Worker: "other", LeaseUntil: at.Add(time.Hour), Attempt: 1, Metadata: map[string]any{}, Kwargs: json.RawMessage(`{}`),
-		MultitaskStrategy: "enqueue"}); err != nil {
-		t.Fatal(err)
-	}
+	st, other := runOnOther(t, plain, postgres.Config{Pool: plain, Schema: schema, SharedCheckpoints: true}, tid, rid, false)
 	if _, ev, err := other.StartRunEvent(ctx, rid, "", "metadata", json.RawMessage(`{"attempt":1}`), 0); err != nil || ev.ID != 0 {
 		t.Fatalf("attempt 1's start: %+v, %v; want event 0", ev, err)
 	}
 	// The crash loses the start (the run is not started, as before it)
 	// and empties the log; the next attempt claims the run.
-	if _, err := plain.Exec(ctx, `TRUNCATE `+pgx.Identifier{schema, "agentserver_log_keys"}.Sanitize()+`, `+
-		pgx.Identifier{schema, "agentserver_log_events"}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
+	crashLog(t, plain, schema)
 	if _, err := other.UpdateRun(ctx, rid, func(r *server.Run) error {
 		r.Started, r.Start, r.Attempt = false, "", 2
 		return nil
@@ -340,23 +355,13 @@ func TestResumeAfterLostStart(t *testing.T) {
 		t.Fatalf("Events after 0 (attempt 1's lost metadata event): %v %+v; want attempt 2's metadata, values and end, ids past 0", names, evs)
 	}
 
-	srv, err := server.New(server.Config{Store: st, SweepInterval: time.Hour, Heartbeat: time.Hour, Lease: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer func() { hs.Close(); srv.Close(context.Background()); st.Close() }()
+	hs := serveStore(t, st)
 	rctx, leave := context.WithTimeout(ctx, time.Minute) // a failure bound only
 	defer leave()
-	req, _ := http.NewRequestWithContext(rctx, "GET", hs.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
-	req.Header.Set("Last-Event-ID", "0")
-	resp, err := http.DefaultClient.Do(req)
+	got, err := stream(rctx, hs.URL+"/threads/"+tid+"/runs/"+rid+"/stream", "0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	got := string(b)
 	for _, want := range []string{"event: metadata\ndata: {\"attempt\":2}\n", "event: end\n", `"error":"EventsDropped"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stream resumed after event 0 lacks %q:\n%s", want, got)
@@ -402,23 +407,13 @@ func TestFreshStreamAfterUnstartedAttempt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv, err := server.New(server.Config{Store: st, SweepInterval: time.Hour, Heartbeat: time.Hour, Lease: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer func() { hs.Close(); srv.Close(context.Background()); st.Close() }()
+	hs := serveStore(t, st)
 	rctx, leave := context.WithTimeout(ctx, time.Minute) // a failure bound only
 	defer leave()
-	req, _ := http.NewRequestWithContext(rctx, "GET", hs.URL+"/threads/"+tid+"/runs/1c0a8e4b-62d3-4f5e-9a25-8b4c3d2e1f0a/stream", nil)
-	req.Header.Set("Last-Event-ID", "-1")
-	resp, err := http.DefaultClient.Do(req)
+	got, err := stream(rctx, hs.URL+"/threads/"+tid+"/runs/1c0a8e4b-62d3-4f5e-9a25-8b4c3d2e1f0a/stream", "-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	got := string(b)
 	if !strings.Contains(got, "event: metadata\n") || !strings.Contains(got, "event: end\n") {
 		t.Errorf("stream of the whole log lacks the metadata or end event:\n%s", got)
 	}

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"strconv"
@@ -217,25 +216,8 @@ func readEvents(t *testing.T, resp *http.Response) []sseEvent {
 	if resp.StatusCode != 200 {
 		t.Fatalf("stream: %s", resp.Status)
 	}
-	var evs []sseEvent
-	var cur sseEvent
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			cur = sseEvent{ID: -1, Name: strings.TrimPrefix(line, "event: ")}
-		case strings.HasPrefix(line, "data: "):
-			cur.Data = strings.TrimPrefix(line, "data: ")
-		case strings.HasPrefix(line, "id: "):
-			cur.ID, _ = strconv.ParseInt(strings.TrimPrefix(line, "id: "), 10, 64)
-		case line == "" && cur.Name != "":
-			evs = append(evs, cur)
-			cur = sseEvent{}
-		}
-	}
-	if err := sc.Err(); err != nil {
+	evs, err := scanEvents(resp.Body)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return evs

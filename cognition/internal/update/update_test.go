@@ -52,3 +52,38 @@ func TestChecks(t *testing.T) {
 		t.Errorf("Profile = %s, %v; want the profile's JSON", data, err)
 	}
 }
+
+// TestGetPut checks the read and the update of a record: an ID is
+// checked first, a missing record is the record of its ID, the caller's
+// errors come back as they are, and the store's with the store's name.
+func TestGetPut(t *testing.T) {
+	none := func(p cognition.Profile) (cognition.Profile, error) { return p, nil }
+	if p, err := Get(Profiles, "sqlite", "u", none); err != nil || p.UserID != "u" {
+		t.Errorf("Get of a missing profile = %+v, %v; want the profile of u", p, err)
+	}
+	if _, err := Get(Profiles, "sqlite", "", none); !errors.Is(err, cognition.ErrInvalid) {
+		t.Errorf("Get with an empty user ID: %v, want ErrInvalid", err)
+	}
+	disk := errors.New("disk full")
+	if _, err := Get(Identities, "postgres", "a", func(cognition.Identity) (cognition.Identity, error) { return cognition.Identity{}, disk }); err == nil ||
+		err.Error() != `postgres: identity of "a": disk full` || !errors.Is(err, disk) {
+		t.Errorf("Get's load error: %v, want it wrapped after the store's name", err)
+	}
+	inTx := func(body func(tx *[]byte) error) error { var saved []byte; return body(&saved) }
+	load := func(_ *[]byte, none cognition.Identity) (cognition.Identity, error) { return none, nil }
+	var saved string
+	save := func(_ *[]byte, data []byte) error { saved = string(data); return nil }
+	id, err := Put(Identities, "sqlite", "a", func(id *cognition.Identity) error { id.Goals = []string{"Ada"}; return nil }, inTx, load, save)
+	if err != nil || len(id.Goals) != 1 || !strings.Contains(saved, `"Ada"`) {
+		t.Errorf("Put = %+v, %v, saved %s; want Ada saved", id, err, saved)
+	}
+	saved = ""
+	mine := errors.New("mine")
+	if _, err := Put(Identities, "sqlite", "a", func(*cognition.Identity) error { return mine }, inTx, load, save); err != mine || saved != "" {
+		t.Errorf("Put with a failing function: %v, saved %q; want its error as it is, nothing saved", err, saved)
+	}
+	if _, err := Put(Identities, "sqlite", "a", func(*cognition.Identity) error { return nil }, inTx, load,
+		func(*[]byte, []byte) error { return disk }); err == nil || err.Error() != `sqlite: update identity of "a": disk full` {
+		t.Errorf("Put's save error: %v, want it wrapped after the store's name", err)
+	}
+}

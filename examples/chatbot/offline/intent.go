@@ -775,24 +775,7 @@ func topicAt(q string, words []string) (topic, toks []string, at int) {
 // another thing's price; nil when the topic is not followed by "of".
 // Verbs and quantifiers are left out (ownerModifier).
 func ownerWords(q string, words []string) []string {
-	topic, toks, i := topicAt(q, words)
-	if len(topic) == 0 {
-		return nil
-	}
-	// The preposition that ends the topic must be "of".
-	if toks[i] != "of" {
-		return nil
-	}
-	var out []string
-	for _, x := range toks[i+1:] {
-		if topicPrepositions[x] {
-			break
-		}
-		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" && !ownerModifier(x) {
-			out = append(out, x)
-		}
-	}
-	return out
+	return wordsAfterTopic(q, words, "of")
 }
 
 // placeQualifiers returns the words of where the question's topic is,
@@ -801,8 +784,16 @@ func ownerWords(q string, words []string) []string {
 // sources must name them somewhere, or they are about the topic
 // elsewhere; nil when the topic is not followed by "in" or "at".
 func placeQualifiers(q string, words []string) []string {
+	return wordsAfterTopic(q, words, "in", "at")
+}
+
+// wordsAfterTopic returns the words of q that follow the preposition
+// ending its topic (topicAt), up to the next preposition, when that
+// preposition is one of preps; nil otherwise. Only words of words are
+// kept, and neither frame words, numbers nor ownerModifier words.
+func wordsAfterTopic(q string, words []string, preps ...string) []string {
 	topic, toks, i := topicAt(q, words)
-	if len(topic) == 0 || toks[i] != "in" && toks[i] != "at" {
+	if len(topic) == 0 || !slices.Contains(preps, toks[i]) {
 		return nil
 	}
 	var out []string
