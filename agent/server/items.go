@@ -251,17 +251,64 @@ func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	recs, err := it.Search(r.Context(), memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: map[string]any(body.Filter), Query: body.Query,
+	recs, cut, err := s.searchPages(r, it, memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: map[string]any(body.Filter), Query: body.Query,
 		Limit: body.Limit, Offset: body.Offset, RefreshTTL: body.RefreshTTL})
 	if err != nil {
 		writeError(w, itemError(err, len(s.scope(r))))
 		return
 	}
+	markTruncated(w, cut)
 	out := make([]map[string]any, 0, len(recs))
 	for _, rec := range recs {
 		out = append(out, s.itemJSON(r, rec))
 	}
 	writeJSON(w, 200, map[string]any{"items": out})
+}
+
+// itemSize estimates the bytes rec takes in an answer, as JSON.
+func itemSize(rec memory.Record) int {
+	return 120 + len(rec.Value) + len(rec.Key) + jsonSize(rec.Namespace)
+}
+
+// searchPages is it.Search(q), read in pages sized to what is left of
+// Config.MaxResponseBytes (estimated from the records read so far; 10
+// before any is read), so that a search of large records holds at most
+// that many bytes and a page: it stops before the record that would pass
+// it (returning the first whatever its size), and cut reports that it
+// did.
+func (s *Server) searchPages(r *http.Request, it memory.Items, q memory.ItemQuery) (recs []memory.Record, cut bool, err error) {
+	limit := q.Limit
+	if limit == 0 {
+		limit = memory.DefaultSearchLimit
+	}
+	if limit < 0 || limit > memory.MaxSearchLimit {
+		// The store's own refusal, naming the field.
+		_, err := it.Search(r.Context(), q)
+		return nil, false, err
+	}
+	budget, total := s.responseBudget(), 0
+	for len(recs) < limit {
+		pg := min(limit-len(recs), 10)
+		if len(recs) > 0 {
+			pg = min(limit-len(recs), max(1, (budget-total)/max(total/len(recs), 1)+1))
+		}
+		page := q
+		page.Limit, page.Offset = pg, q.Offset+len(recs)
+		got, err := it.Search(r.Context(), page)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, rec := range got {
+			if total += itemSize(rec); len(recs) > 0 && total > budget {
+				return recs, true, nil
+			}
+			recs = append(recs, rec)
+		}
+		if len(got) < pg {
+			break
+		}
+	}
+	return recs, false, nil
 }
 
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {

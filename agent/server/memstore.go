@@ -171,6 +171,9 @@ func (m *MemoryStore) SearchThreads(_ context.Context, q ThreadQuery) ([]*Thread
 	all = slices.DeleteFunc(all, func(t *Thread) bool { return !q.ValuesMatch(t.Values) })
 	sortThreads(all, q.SortBy, q.SortDesc)
 	out := page(all, q.Offset, q.Limit)
+	if q.MaxBytes > 0 {
+		out, _ = cutBytes(out, q.MaxBytes, (*Thread).Size)
+	}
 	for i, t := range out {
 		out[i] = cloneThread(t)
 	}

@@ -3210,8 +3210,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	slices.Reverse(runs) // newest first
+	pg, cut := cutBytes(page(runs, offset, limit), s.responseBudget(), runSize)
+	markTruncated(w, cut)
 	out := []map[string]any{}
-	for _, run := range page(runs, offset, limit) {
+	for _, run := range pg {
 		out = append(out, runJSON(run))
 	}
 	writeJSON(w, 200, out)

@@ -65,6 +65,13 @@ const (
 	DefaultMaxStreams = guard.DefaultMaxStreams
 	// DefaultStreamWriteTimeout is the default of Config.StreamWriteTimeout.
 	DefaultStreamWriteTimeout = 30 * time.Second
+	// DefaultMaxResponseBytes is the default of Config.MaxResponseBytes.
+	DefaultMaxResponseBytes = 16 << 20
+	// DefaultMaxCopyBytes is the default of Config.MaxCopyBytes.
+	DefaultMaxCopyBytes = 64 << 20
+	// DefaultMaxItemBytes is the default of Config.MaxItemBytes when
+	// Config.Authenticate is set.
+	DefaultMaxItemBytes = 100 << 20
 )
 
 // Version is reported by GET /info.
@@ -152,6 +159,18 @@ type Config struct {
 	// DefaultMaxItems with Authenticate and no bound without it;
 	// negative means no bound.
 	MaxItems int
+	// MaxItemBytes bounds the bytes of the items of one principal in
+	// Items (their values', keys' and namespaces', expired items not
+	// counted): a put that would pass it answers 429. Each instance
+	// counts a principal's bytes once, by reading its items, then adds
+	// and subtracts what its own puts and deletes change; it counts
+	// again, at most once a minute, when a put would pass the bound.
+	// Instances that share an Items store each keep their own count, and
+	// may together pass the bound until they count again. Without
+	// Authenticate every request is one principal's. Zero means
+	// DefaultMaxItemBytes with Authenticate and no bound without it;
+	// negative means no bound.
+	MaxItemBytes int64
 	// WebhookTimeout bounds each attempt to POST a run's outcome to the
 	// webhook URL its request gave. Zero means DefaultWebhookTimeout.
 	WebhookTimeout time.Duration
@@ -236,6 +255,23 @@ type Config struct {
 	// copies (the thread's and its durable subgraphs'): a thread with
 	// more is refused with 422. Zero means DefaultMaxCopyCheckpoints.
 	MaxCopyCheckpoints int
+	// MaxCopyBytes bounds the stored bytes of the checkpoints POST
+	// /threads/{id}/copy copies (the thread's and its durable subgraphs',
+	// as the checkpointer reports them: with one that is a
+	// checkpoint.UsageReporter, as the memory, SQLite and PostgreSQL
+	// savers are; others are not bounded): a thread with more is refused
+	// with 422, so that copies do not multiply a thread's storage
+	// unbounded. Zero means DefaultMaxCopyBytes; negative means no bound.
+	MaxCopyBytes int64
+	// MaxResponseBytes bounds the bytes of a list answer (POST
+	// /threads/search, the history, GET /threads/{id}/runs, POST
+	// /store/items/search), as estimated from its items before they are
+	// encoded: an answer stops at the item that would take it past the
+	// bound, before its limit, and carries the header TruncatedHeader
+	// (X-Pagination-Truncated: true); the client pages on from its last
+	// item. An answer holds at least one item, however large. Zero means
+	// DefaultMaxResponseBytes; negative means no bound.
+	MaxResponseBytes int
 	// MaxSweptRuns bounds the runs this instance executes at once for the
 	// sweeper to claim more (see SweepInterval): while the instance
 	// executes that many runs or more, whichever way it took them, the
@@ -347,6 +383,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxActiveRuns == 0 {
 		cfg.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.MaxCopyBytes == 0 {
+		cfg.MaxCopyBytes = DefaultMaxCopyBytes
+	}
+	if cfg.MaxItemBytes == 0 {
+		cfg.MaxItemBytes = DefaultMaxItemBytes
+		if cfg.Authenticate == nil {
+			cfg.MaxItemBytes = -1
+		}
 	}
 	if cfg.MaxItems == 0 {
 		cfg.MaxItems = DefaultMaxItems
@@ -561,7 +609,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
-		h.Set("Access-Control-Expose-Headers", "Content-Location, Location, X-Pagination-Total, X-Pagination-Next")
+		h.Set("Access-Control-Expose-Headers", "Content-Location, Location, X-Pagination-Total, X-Pagination-Next, "+TruncatedHeader)
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", "Content-Type, X-Api-Key, Authorization, Last-Event-ID")

@@ -286,7 +286,11 @@ func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thre
 		return nil, 0, err
 	}
 	sortThreads(all, q.SortBy, q.SortDesc)
-	return page(all, q.Offset, q.Limit), len(all), nil
+	out := page(all, q.Offset, q.Limit)
+	if q.MaxBytes > 0 {
+		out, _ = cutBytes(out, q.MaxBytes, (*Thread).Size)
+	}
+	return out, len(all), nil
 }
 
 // CountThreads implements [OwnerCounter]: a count of the owner's index,

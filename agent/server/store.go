@@ -149,6 +149,12 @@ type ThreadQuery struct {
 	// SortDesc reverses the order.
 	SortBy   string
 	SortDesc bool
+	// MaxBytes, when positive, bounds the page by bytes: a store may
+	// stop before the thread that would take the sum of the page's
+	// [Thread.Size] past it (it returns the first thread whatever its
+	// size), so as not to hold a page of large threads that the server
+	// would cut there anyway. The count is not changed by it.
+	MaxBytes int
 }
 
 // Store keeps the server's threads, runs and run event logs. Graph state is
