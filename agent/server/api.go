@@ -904,7 +904,7 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 // thread is its parent's followed by "|" and the task's id, as
 // graph.SubgraphThread makes it), depth first. It refuses with 422 a
 // thread whose checkpoints, its subgraphs' included, are more than
-// Config.MaxCopyCheckpoints.
+// Config.MaxCopyCheckpoints, or store more than Config.MaxCopyBytes.
 func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
 	plan, over, err := s.checkpointThreads(ctx, tid)
 	switch {
@@ -915,7 +915,33 @@ func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
 	case over:
 		return nil, errorf(422, "thread %s has more than %d checkpoints (Config.MaxCopyCheckpoints); prune it first with POST /threads/prune and strategy keep_latest, or raise Config.MaxCopyCheckpoints", tid, s.cfg.MaxCopyCheckpoints)
 	}
+	if err := s.checkCopyBytes(ctx, tid, plan); err != nil {
+		return nil, err
+	}
 	return plan, nil
+}
+
+// checkCopyBytes refuses with 422 the copy of thread tid whose checkpoint
+// threads (plan) store more than Config.MaxCopyBytes, as a checkpointer
+// that is a checkpoint.UsageReporter reports them; other checkpointers
+// are not bounded.
+func (s *Server) checkCopyBytes(ctx context.Context, tid string, plan []string) error {
+	u, ok := s.saver.(checkpoint.UsageReporter)
+	if !ok || s.cfg.MaxCopyBytes < 0 {
+		return nil
+	}
+	var total int64
+	for _, sub := range plan {
+		n, err := u.Usage(ctx, tid+sub)
+		if err != nil {
+			return err
+		}
+		total += n.BlobBytes + n.WriteBytes
+	}
+	if total > s.cfg.MaxCopyBytes {
+		return errorf(422, "thread %s stores %d bytes of checkpoints with its durable subgraphs', more than a copy takes (Config.MaxCopyBytes, %d); prune it first with POST /threads/prune and strategy keep_latest, or raise Config.MaxCopyBytes", tid, total, s.cfg.MaxCopyBytes)
+	}
+	return nil
 }
 
 // checkpointThreads is copyPlan's walk: the checkpoint threads of thread

@@ -220,3 +220,26 @@ func TestListAnswersStopAtMaxResponseBytes(t *testing.T) {
 		}
 	})
 }
+
+// TestCopyRefusedPastMaxCopyBytes: a thread whose checkpoints store more
+// than Config.MaxCopyBytes is not copied (422 naming the bound), and the
+// refusal leaves no thread behind; a smaller thread copies.
+func TestCopyRefusedPastMaxCopyBytes(t *testing.T) {
+	ts := newTestServer(t, server.Config{MaxCopyBytes: 4000})
+	tid, _ := interruptedThread(t, ts.URL, nil)
+	var e struct{ Detail string }
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/copy", nil, nil, &e); code != 200 {
+		t.Fatalf("copy of a small thread: %d %q", code, e.Detail)
+	}
+	for range 5 {
+		if code := do(t, "POST", ts.URL+"/threads/"+tid+"/state", map[string]any{"values": map[string]any{"approved": strings.Repeat("y", 1000)}}, nil, nil); code != 200 {
+			t.Fatalf("update state: %d", code)
+		}
+	}
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/copy", nil, nil, &e); code != 422 || !strings.Contains(e.Detail, "Config.MaxCopyBytes") {
+		t.Fatalf("copy of a thread past MaxCopyBytes: %d %q; want 422 naming Config.MaxCopyBytes", code, e.Detail)
+	}
+	if n := threadCount(t, ts.URL, nil); n != 2 {
+		t.Fatalf("threads after a refused copy: %d; want 2 (the thread and its first copy)", n)
+	}
+}
