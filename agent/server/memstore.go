@@ -591,6 +591,17 @@ func (m *MemoryStore) LastEvent(_ context.Context, runID, name string) (Event, b
 	return Event{}, false, nil
 }
 
+// LastEventID implements [LastEventIDReader].
+func (m *MemoryStore) LastEventID(_ context.Context, runID string) (int64, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.logs[runID]
+	if l == nil || len(l.evs) == 0 {
+		return 0, false, nil
+	}
+	return l.evs[len(l.evs)-1].ID, true, nil
+}
+
 // CountThreads implements [OwnerCounter].
 func (m *MemoryStore) CountThreads(_ context.Context, owner string) (int, error) {
 	m.mu.Lock()

@@ -691,6 +691,16 @@ func (s *SQLiteStore) LastEvent(ctx context.Context, runID, name string) (Event,
 	return ev, true, nil
 }
 
+// LastEventID implements [LastEventIDReader]: the log's (run_id, id)
+// index read backwards.
+func (s *SQLiteStore) LastEventID(ctx context.Context, runID string) (int64, bool, error) {
+	var last sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(id) FROM agentserver_events WHERE run_id = ?`, runID).Scan(&last); err != nil {
+		return 0, false, err
+	}
+	return last.Int64, last.Valid, nil
+}
+
 // Events implements [Store].
 func (s *SQLiteStore) Events(ctx context.Context, runID string, after int64, limit int) ([]Event, int64, error) {
 	if limit <= 0 {

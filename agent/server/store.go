@@ -411,6 +411,18 @@ type LastEventReader interface {
 	LastEvent(ctx context.Context, runID, name string) (Event, bool, error)
 }
 
+// A LastEventIDReader is a [Store] that reads the id of the last event of
+// a run's log in one read, whatever the log's length. A join of a run's
+// stream without Last-Event-ID (live events only) starts after that
+// event: with a store that is one the server reads the id alone,
+// otherwise the whole log. The memory, SQLite and PostgreSQL stores are
+// ones.
+type LastEventIDReader interface {
+	// LastEventID returns the highest event id of the run's log, and
+	// false when the log holds no event (or there is no run).
+	LastEventID(ctx context.Context, runID string) (int64, bool, error)
+}
+
 // A LostLogAppender is a [Store] whose run event logs can be lost while
 // their run executes (the PostgreSQL store's, whose log tables a database
 // crash empties) and that can number the log an append then creates above

@@ -1535,6 +1535,19 @@ func (s *Store) LastEvent(ctx context.Context, runID, name string) (server.Event
 	return ev, true, nil
 }
 
+// LastEventID implements [server.LastEventIDReader].
+func (s *Store) LastEventID(ctx context.Context, runID string) (int64, bool, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, s.q.lastEventID, runID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, wrap("read the last event id", err)
+	}
+	return id, true, nil
+}
+
 // readEvents reads up to limit (≤ 0: all) events of the run's log after
 // after, the id of its oldest event kept (0 when none is), its next id,
 // and whether the log exists, in one statement: the event log's read

@@ -1,0 +1,69 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+)
+
+// wholeLogStore is a memory store that counts the reads of whole event
+// logs (Events from the start, without a limit).
+type wholeLogStore struct {
+	*server.MemoryStore
+	whole atomic.Int32
+}
+
+func (s *wholeLogStore) Events(ctx context.Context, runID string, after int64, limit int) ([]server.Event, int64, error) {
+	if after < 0 && limit <= 0 {
+		s.whole.Add(1)
+	}
+	return s.MemoryStore.Events(ctx, runID, after, limit)
+}
+
+// TestJoinStreamWithoutLastEventIDReadsNoLog: a join of a run's stream
+// without Last-Event-ID (live events only) finds where the log ends with
+// the store's LastEventIDReader, without reading the log, and still ends
+// with the run's end event.
+func TestJoinStreamWithoutLastEventIDReadsNoLog(t *testing.T) {
+	st := &wholeLogStore{MemoryStore: server.NewMemoryStore()}
+	ts := newTestServer(t, server.Config{Store: st})
+	tid, rid := interruptedThread(t, ts.URL, nil)
+	st.whole.Store(0)
+	resp, err := http.Get(ts.URL + "/threads/" + tid + "/runs/" + rid + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	evs := readSSE(t, resp.Body)
+	if len(evs) == 0 || evs[len(evs)-1].Name != "end" {
+		t.Fatalf("join of an ended run: %+v; want its end event", evs)
+	}
+	if n := st.whole.Load(); n != 0 {
+		t.Fatalf("the join read the whole event log %d times; want none (LastEventIDReader)", n)
+	}
+}
+
+// TestLastEventIDClippedInError: a Last-Event-ID the server refuses is
+// quoted clipped in the 422, not echoed whole.
+func TestLastEventIDClippedInError(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid, rid := interruptedThread(t, ts.URL, nil)
+	req, _ := http.NewRequest("GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
+	req.Header.Set("Last-Event-ID", strings.Repeat("z", 60000))
+	var e struct{ Detail string }
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := decodeJSON(resp, &e); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 422 || !strings.HasPrefix(e.Detail, "Last-Event-ID: ") || len(e.Detail) > 400 {
+		t.Fatalf("a 60 KB Last-Event-ID: %d, a detail of %d bytes; want 422 naming Last-Event-ID, the value clipped", resp.StatusCode, len(e.Detail))
+	}
+}
