@@ -243,3 +243,42 @@ func TestCopyRefusedPastMaxCopyBytes(t *testing.T) {
 		t.Fatalf("threads after a refused copy: %d; want 2 (the thread and its first copy)", n)
 	}
 }
+
+// TestStoreItemBytesPerPrincipal: a principal's puts past
+// Config.MaxItemBytes are refused with 429 naming it, whatever the count
+// of its items; another principal is not affected, a smaller
+// replacement is taken, and a delete gives its bytes back.
+func TestStoreItemBytesPerPrincipal(t *testing.T) {
+	cfg, alice, bob := aliceBob()
+	cfg.Items = memory.NewInMemoryItems(memory.InMemoryItemsConfig{})
+	cfg.MaxItemBytes = 3000
+	ts := newTestServer(t, cfg)
+	put := func(h http.Header, key string, n int) (int, string) {
+		var e struct{ Detail string }
+		code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"a"}, "key": key, "value": map[string]string{"pad": strings.Repeat("p", n)}}, h, &e)
+		return code, e.Detail
+	}
+	for _, k := range []string{"k1", "k2"} {
+		if code, d := put(alice, k, 1000); code != http.StatusNoContent {
+			t.Fatalf("alice's %s: %d %q", k, code, d)
+		}
+	}
+	if code, d := put(alice, "k3", 1000); code != http.StatusTooManyRequests || !strings.Contains(d, "Config.MaxItemBytes") {
+		t.Fatalf("alice's item past her bytes: %d %q; want 429 naming Config.MaxItemBytes", code, d)
+	}
+	if code, d := put(alice, "k2", 500); code != http.StatusNoContent {
+		t.Fatalf("alice's smaller replacement: %d %q; want 204", code, d)
+	}
+	if code, d := put(bob, "k1", 2000); code != http.StatusNoContent {
+		t.Fatalf("bob's item while alice is at her bound: %d %q; want 204", code, d)
+	}
+	if code, d := put(alice, "k3", 1500); code != http.StatusTooManyRequests {
+		t.Fatalf("alice's item still past her bytes: %d %q; want 429", code, d)
+	}
+	if code := do(t, "DELETE", ts.URL+"/store/items", map[string]any{"namespace": []string{"a"}, "key": "k1"}, alice, nil); code != http.StatusNoContent {
+		t.Fatalf("alice's delete: %d", code)
+	}
+	if code, d := put(alice, "k3", 1500); code != http.StatusNoContent {
+		t.Fatalf("alice's item once she deleted one: %d %q; want 204", code, d)
+	}
+}

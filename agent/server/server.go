@@ -333,6 +333,9 @@ type Server struct {
 	smu     sync.Mutex
 	streams map[string]int // open streams by principal; a principal without one has no entry
 
+	imu         sync.Mutex
+	itemTallies map[string]itemTally // item bytes by principal (Config.MaxItemBytes), at most maxItemTallies
+
 	// origins is Config.AllowedOrigins but "*", compared as package guard
 	// compares origins; anyOrigin is whether it has "*".
 	origins   guard.Origins
@@ -440,7 +443,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, origins: origins, anyOrigin: anyOrigin, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
 		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{},
-		streams: map[string]int{}, rollbackLogEvery: rollbackLogEvery}
+		streams: map[string]int{}, itemTallies: map[string]itemTally{}, rollbackLogEvery: rollbackLogEvery}
 	if s.store == nil {
 		s.store = NewMemoryStore()
 	}
