@@ -67,3 +67,60 @@ func TestLastEventIDClippedInError(t *testing.T) {
 		t.Fatalf("a 60 KB Last-Event-ID: %d, a detail of %d bytes; want 422 naming Last-Event-ID, the value clipped", resp.StatusCode, len(e.Detail))
 	}
 }
+
+// heldSearchStore is a memory store whose first thread search waits, once
+// it has said so on entered, until release is closed.
+type heldSearchStore struct {
+	*server.MemoryStore
+	held             atomic.Bool
+	entered, release chan struct{}
+}
+
+func (s *heldSearchStore) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*server.Thread, int, error) {
+	if s.held.CompareAndSwap(false, true) {
+		close(s.entered)
+		<-s.release
+	}
+	return s.MemoryStore.SearchThreads(ctx, q)
+}
+
+// TestMaxReadsPerPrincipal: a principal's list reads past Config.MaxReads
+// at once are answered 429 naming it; another principal's are served,
+// and so is the principal's next read once the first ended.
+func TestMaxReadsPerPrincipal(t *testing.T) {
+	st := &heldSearchStore{MemoryStore: server.NewMemoryStore(), entered: make(chan struct{}), release: make(chan struct{})}
+	cfg, alice, bob := aliceBob()
+	cfg.Store, cfg.MaxReads = st, 1
+	ts := newTestServer(t, cfg)
+	first := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", ts.URL+"/threads/search", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header["X-Api-Key"] = alice["X-Api-Key"]
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	<-st.entered
+	var e struct{ Detail string }
+	if code := do(t, "POST", ts.URL+"/threads/search", map[string]any{}, alice, &e); code != http.StatusTooManyRequests || !strings.Contains(e.Detail, "Config.MaxReads") {
+		t.Errorf("alice's second search at once: %d %q; want 429 naming Config.MaxReads", code, e.Detail)
+	}
+	if code := do(t, "GET", ts.URL+"/threads/"+"00000000-0000-0000-0000-000000000000"+"/history", nil, alice, nil); code != http.StatusTooManyRequests {
+		t.Errorf("alice's history at once: %d; want 429", code)
+	}
+	if code := do(t, "POST", ts.URL+"/threads/search", map[string]any{}, bob, nil); code != 200 {
+		t.Errorf("bob's search meanwhile: %d; want 200", code)
+	}
+	close(st.release)
+	if code := <-first; code != 200 {
+		t.Fatalf("alice's first search: %d; want 200", code)
+	}
+	if code := do(t, "POST", ts.URL+"/threads/search", map[string]any{}, alice, nil); code != 200 {
+		t.Errorf("alice's search once the first ended: %d; want 200", code)
+	}
+}
