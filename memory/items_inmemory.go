@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -18,6 +19,9 @@ import (
 // DefaultMaxRecords is InMemoryItemsConfig.MaxRecords when it is zero.
 const DefaultMaxRecords = 100_000
 
+// DefaultMaxBytes is InMemoryItemsConfig.MaxBytes when it is zero.
+const DefaultMaxBytes = 1 << 30
+
 // ErrFull is returned by [InMemoryItems.Put] for a new record when the
 // store already holds InMemoryItemsConfig.MaxRecords records that have not
 // expired.
@@ -29,6 +33,12 @@ type InMemoryItemsConfig struct {
 	// fails with [ErrFull] (expired records are dropped first). Zero means
 	// [DefaultMaxRecords].
 	MaxRecords int
+	// MaxBytes bounds the bytes of the records held: their values', keys'
+	// and namespaces' (the store keeps each value decoded besides, for
+	// filters, which is not counted). A Put that would pass it fails with
+	// an error matching [ErrFull] (expired records are dropped first).
+	// Zero means [DefaultMaxBytes].
+	MaxBytes int64
 	// Now is the clock for timestamps and TTLs; nil means time.Now.
 	Now func() time.Time
 }
@@ -43,6 +53,9 @@ type InMemoryItems struct {
 	ids  []itemID // sorted by namespace encoding, then key
 	max  int
 	now  func() time.Time
+	// size is the bytes of the records held (memItem.size), and maxSize
+	// their bound.
+	size, maxSize int64
 }
 
 type itemID struct{ ns, key string } // ns encoded with itemkey
@@ -55,18 +68,25 @@ func (a itemID) compare(b itemID) int {
 }
 
 type memItem struct {
-	rec   Record
-	obj   map[string]any // rec.Value decoded, numbers as json.Number
-	lower string         // rec.Value with ASCII letters lower-cased, for Query
+	rec Record
+	obj map[string]any // rec.Value decoded, numbers as json.Number
+}
+
+// size is the bytes of it that InMemoryItemsConfig.MaxBytes counts.
+func (it *memItem) size(id itemID) int64 {
+	return int64(len(it.rec.Value) + len(id.ns) + len(id.key))
 }
 
 var _ Items = (*InMemoryItems)(nil)
 
 // NewInMemoryItems returns an empty in-memory item store.
 func NewInMemoryItems(cfg InMemoryItemsConfig) *InMemoryItems {
-	s := &InMemoryItems{recs: map[itemID]*memItem{}, max: cfg.MaxRecords, now: cfg.Now}
+	s := &InMemoryItems{recs: map[itemID]*memItem{}, max: cfg.MaxRecords, now: cfg.Now, maxSize: cfg.MaxBytes}
 	if s.max <= 0 {
 		s.max = DefaultMaxRecords
+	}
+	if s.maxSize <= 0 {
+		s.maxSize = DefaultMaxBytes
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -103,16 +123,31 @@ func (s *InMemoryItems) Put(ctx context.Context, r Record) error {
 	it := &memItem{rec: Record{
 		Namespace: slices.Clone(r.Namespace), Key: r.Key, Value: val,
 		Created: now, Updated: now, TTL: r.TTL,
-	}, obj: obj, lower: lowerASCII(string(val))}
+	}, obj: obj}
 	refresh(&it.rec, now)
 	id := itemID{itemkey.Encode(r.Namespace), r.Key}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old := s.recs[id]; old != nil {
+	old := s.recs[id]
+	grow := it.size(id)
+	if old != nil {
+		grow -= old.size(id)
+	}
+	if grow > 0 && s.size+grow > s.maxSize {
+		s.sweep(now)
+		if old = s.recs[id]; old != nil {
+			grow = it.size(id) - old.size(id)
+		}
+		if s.size+grow > s.maxSize {
+			return fmt.Errorf("memory: the item store holds %d bytes of records, and this one would take it past its InMemoryItemsConfig.MaxBytes (%d): %w", s.size, s.maxSize, ErrFull)
+		}
+	}
+	if old != nil {
 		if live(&old.rec, now) {
 			it.rec.Created = old.rec.Created
 		}
 		s.recs[id] = it
+		s.size += grow
 		return nil
 	}
 	if len(s.recs) >= s.max {
@@ -122,6 +157,7 @@ func (s *InMemoryItems) Put(ctx context.Context, r Record) error {
 		}
 	}
 	s.recs[id] = it
+	s.size += grow
 	i, _ := slices.BinarySearchFunc(s.ids, id, itemID.compare)
 	s.ids = slices.Insert(s.ids, i, id)
 	return nil
@@ -134,6 +170,7 @@ func (s *InMemoryItems) sweep(now time.Time) int {
 		if live(&s.recs[id].rec, now) {
 			return false
 		}
+		s.size -= s.recs[id].size(id)
 		delete(s.recs, id)
 		return true
 	})
@@ -183,9 +220,11 @@ func (s *InMemoryItems) Delete(ctx context.Context, namespace []string, key stri
 	id := itemID{itemkey.Encode(namespace), key}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.recs[id]; !ok {
+	it, ok := s.recs[id]
+	if !ok {
 		return nil
 	}
+	s.size -= it.size(id)
 	delete(s.recs, id)
 	if i, ok := slices.BinarySearchFunc(s.ids, id, itemID.compare); ok {
 		s.ids = slices.Delete(s.ids, i, i+1)
@@ -213,7 +252,11 @@ func (s *InMemoryItems) Search(ctx context.Context, q ItemQuery) ([]Record, erro
 	if err != nil {
 		return nil, err
 	}
-	terms := QueryTerms(q.Query)
+	var terms [][]byte
+	for _, t := range QueryTerms(q.Query) {
+		terms = append(terms, []byte(t))
+	}
+	var lower []byte // a record's value lower-cased, made for a Query only
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -226,8 +269,14 @@ func (s *InMemoryItems) Search(ctx context.Context, q ItemQuery) ([]Record, erro
 			}
 		}
 		it := s.recs[id]
-		if !live(&it.rec, now) || !Match(conds, it.obj) || !containsAll(it.lower, terms) {
+		if !live(&it.rec, now) || !Match(conds, it.obj) {
 			continue
+		}
+		if len(terms) > 0 {
+			lower = appendLowerASCII(lower[:0], it.rec.Value)
+			if !containsAll(lower, terms) {
+				continue
+			}
 		}
 		if skip > 0 {
 			skip--
@@ -244,13 +293,25 @@ func (s *InMemoryItems) Search(ctx context.Context, q ItemQuery) ([]Record, erro
 	return out, nil
 }
 
-func containsAll(text string, terms []string) bool {
+func containsAll(text []byte, terms [][]byte) bool {
 	for _, t := range terms {
-		if !strings.Contains(text, t) {
+		if !bytes.Contains(text, t) {
 			return false
 		}
 	}
 	return true
+}
+
+// appendLowerASCII appends b to dst with its ASCII letters lower-cased,
+// as lowerASCII does.
+func appendLowerASCII(dst, b []byte) []byte {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // Namespaces implements [Items].

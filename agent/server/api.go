@@ -778,11 +778,14 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	q, ts, total, err := s.searchBy(r, &body)
+	q, ts, total, err := s.searchBy(r, &body, s.responseBudget())
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	// A store that does not honour ThreadQuery.MaxBytes is cut here.
+	ts, cut := cutBytes(ts, s.responseBudget(), (*Thread).Size)
+	markTruncated(w, cut || len(ts) < q.Limit && q.Offset+len(ts) < total)
 	out := make([]map[string]any, 0, len(ts))
 	for _, t := range ts {
 		m := threadJSON(t)
@@ -816,7 +819,7 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	one := 1
 	body.Limit = &one // the store counts every thread selected, whatever the page
-	_, _, total, err := s.searchBy(r, &body)
+	_, _, total, err := s.searchBy(r, &body, 0)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -825,12 +828,14 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
 }
 
 // searchBy searches the request's principal's threads with the filter f:
-// the query made of it, a page of threads and how many the filter selects.
-func (s *Server) searchBy(r *http.Request, f *threadFilter) (ThreadQuery, []*Thread, int, error) {
+// the query made of it, a page of threads (of at most maxBytes, when
+// positive: ThreadQuery.MaxBytes) and how many the filter selects.
+func (s *Server) searchBy(r *http.Request, f *threadFilter, maxBytes int) (ThreadQuery, []*Thread, int, error) {
 	q, err := f.query(principal(r))
 	if err != nil {
 		return q, nil, 0, err
 	}
+	q.MaxBytes = maxBytes
 	ts, total, err := s.store.SearchThreads(r.Context(), q)
 	return q, ts, total, err
 }
@@ -899,7 +904,7 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 // thread is its parent's followed by "|" and the task's id, as
 // graph.SubgraphThread makes it), depth first. It refuses with 422 a
 // thread whose checkpoints, its subgraphs' included, are more than
-// Config.MaxCopyCheckpoints.
+// Config.MaxCopyCheckpoints, or store more than Config.MaxCopyBytes.
 func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
 	plan, over, err := s.checkpointThreads(ctx, tid)
 	switch {
@@ -910,7 +915,33 @@ func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
 	case over:
 		return nil, errorf(422, "thread %s has more than %d checkpoints (Config.MaxCopyCheckpoints); prune it first with POST /threads/prune and strategy keep_latest, or raise Config.MaxCopyCheckpoints", tid, s.cfg.MaxCopyCheckpoints)
 	}
+	if err := s.checkCopyBytes(ctx, tid, plan); err != nil {
+		return nil, err
+	}
 	return plan, nil
+}
+
+// checkCopyBytes refuses with 422 the copy of thread tid whose checkpoint
+// threads (plan) store more than Config.MaxCopyBytes, as a checkpointer
+// that is a checkpoint.UsageReporter reports them; other checkpointers
+// are not bounded.
+func (s *Server) checkCopyBytes(ctx context.Context, tid string, plan []string) error {
+	u, ok := s.saver.(checkpoint.UsageReporter)
+	if !ok || s.cfg.MaxCopyBytes < 0 {
+		return nil
+	}
+	var total int64
+	for _, sub := range plan {
+		n, err := u.Usage(ctx, tid+sub)
+		if err != nil {
+			return err
+		}
+		total += n.BlobBytes + n.WriteBytes
+	}
+	if total > s.cfg.MaxCopyBytes {
+		return errorf(422, "thread %s stores %d bytes of checkpoints with its durable subgraphs', more than a copy takes (Config.MaxCopyBytes, %d); prune it first with POST /threads/prune and strategy keep_latest, or raise Config.MaxCopyBytes", tid, total, s.cfg.MaxCopyBytes)
+	}
+	return nil
 }
 
 // checkpointThreads is copyPlan's walk: the checkpoint threads of thread
@@ -1392,12 +1423,13 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery,
 		writeJSON(w, 200, []any{})
 		return
 	}
-	q.saver, q.head = s.saver, t.Head
-	h, err := g.history(r.Context(), t.ID, q)
+	q.saver, q.head, q.maxBytes = s.saver, t.Head, s.responseBudget()
+	h, cut, err := g.history(r.Context(), t.ID, q)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	markTruncated(w, cut)
 	if fields == nil {
 		writeJSON(w, 200, h)
 		return

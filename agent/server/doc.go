@@ -234,8 +234,26 @@
 // and a principal may pass the bound by at most 16 per other instance
 // (each creates at most 16 runs of a principal at once). The count reads
 // an index of the active runs by owner (PostgreSQL and SQLite). A
-// principal holds at most Config.MaxItems items of Config.Items (429 past it; a
-// full item store answers 507). A thread or assistant search or count, or a
+// principal holds at most Config.MaxItems items of Config.Items, of at most
+// Config.MaxItemBytes bytes (429 past either; a full item store answers
+// 507). A thread or assistant search or count, or a
 // history, filters on at most [MaxFilterKeys] metadata keys, and a select lists at
 // most 100 fields (422 past either).
+//
+// Bytes: a list answer (a thread search, a history, a thread's runs, a
+// store search) holds at most Config.MaxResponseBytes (16 MiB by
+// default), as estimated from its items: past it the answer stops before
+// its limit, with the header X-Pagination-Truncated: true ([TruncatedHeader];
+// a thread search also sets X-Pagination-Next), and the client pages on
+// from its last item (offset, or before for a history); an answer holds
+// at least one item, however large. Without the header, an answer with
+// fewer items than its limit has no more. A history and a store search
+// are read in pages sized to what is left of the bound, and a store may
+// stop a thread search there (ThreadQuery.MaxBytes). A principal has at
+// most Config.MaxReads such reads served at once (429 past it). A copy
+// (POST /threads/{id}/copy) is refused (422) past Config.MaxCopyBytes of
+// stored checkpoints, with a checkpointer that reports them
+// (checkpoint.UsageReporter). A join of a run's stream without
+// Last-Event-ID reads the id of the log's last event alone from a store
+// that is a [LastEventIDReader].
 package server

@@ -118,7 +118,7 @@ type runner interface {
 	// builds none of the API's view of the state, which a run does not
 	// show.
 	latest(ctx context.Context, threadID string) (checkpointID string, snap any, err error)
-	history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, error)
+	history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, bool, error)
 	update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error)
 }
 
@@ -954,35 +954,51 @@ type historyQuery struct {
 	// saver is the checkpointer the thread's graph is compiled with, read
 	// for a step filter.
 	saver checkpoint.Saver
+	// maxBytes bounds the states' estimated size (threadState.size): the
+	// history stops before the state that would pass it, but for the
+	// first.
+	maxBytes int
 }
 
 // maxHistoryScan bounds the checkpoints one history request filtering on
 // step reads.
 var maxHistoryScan = 10000 // a variable for the tests
 
-func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, error) {
+func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, bool, error) {
 	out := []*threadState{}
+	total := 0
+	// add appends st, unless it would take the answer past q.maxBytes
+	// (the first state is always added): then it reports false, and the
+	// history is cut there.
+	add := func(st *threadState) bool {
+		if total += st.size(); len(out) > 0 && total > q.maxBytes {
+			return false
+		}
+		out = append(out, st)
+		return true
+	}
 	if q.checkpointID != "" {
 		st, err := a.state(ctx, threadID, q.checkpointID)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if st != nil && containsAll(st.Metadata, q.metadata) {
 			out = append(out, st)
 		}
-		return out, nil
+		return out, false, nil
 	}
 	if q.before == "" && q.head != "" {
 		// The thread's current checkpoint is its head: the history is the
 		// head's, then that of the checkpoints before it.
 		st, err := a.state(ctx, threadID, q.head)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if st != nil && containsAll(st.Metadata, q.metadata) {
 			if out = append(out, st); len(out) == q.limit {
-				return out, nil
+				return out, false, nil
 			}
+			total = st.size()
 		}
 		q.before = q.head
 	}
@@ -1010,19 +1026,19 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 		last := "" // the oldest checkpoint compared
 		for cp, err := range checkpoint.All(ctx, q.saver, threadID, opts) {
 			if errors.Is(err, checkpoint.ErrNotFound) {
-				return nil, notFound()
+				return nil, false, notFound()
 			}
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if scanned++; scanned > maxHistoryScan {
 				// The matches found are a page: the client pages on
 				// before the last of them. With none, it pages on
 				// before the oldest checkpoint compared.
 				if len(out) > 0 {
-					return out, nil
+					return out, true, nil
 				}
-				return nil, &requestError{status: 422, msg: fmt.Sprintf("metadata.step: %d checkpoints scanned, the most one request reads, and none matched; page on with before %q (the oldest scanned)", maxHistoryScan, last)}
+				return nil, false, &requestError{status: 422, msg: fmt.Sprintf("metadata.step: %d checkpoints scanned, the most one request reads, and none matched; page on with before %q (the oldest scanned)", maxHistoryScan, last)}
 			}
 			last = cp.ID
 			if !containsAll(map[string]any{"step": cp.Step}, map[string]any{"step": step}) {
@@ -1030,34 +1046,52 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 			}
 			st, err := a.state(ctx, threadID, cp.ID)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			if st != nil {
-				out = append(out, st)
+			if st != nil && !add(st) {
+				return out, true, nil
 			}
 			if len(out) == q.limit {
 				break
 			}
 		}
-		return out, nil
+		return out, false, nil
 	}
-	for snap, err := range a.g.Thread(threadID).History(ctx, opts) {
-		if errors.Is(err, checkpoint.ErrNotFound) {
-			return nil, notFound()
+	// Pages sized to what is left of q.maxBytes, as estimated from the
+	// states read so far (10 before any is read), so that a page of
+	// large states is not read whole only to be cut.
+	for {
+		remaining := q.limit - len(out)
+		page := min(remaining, 10)
+		if len(out) > 0 {
+			avg := max(total/len(out), 1)
+			page = min(remaining, max(1, (q.maxBytes-total)/avg+1))
 		}
-		if err != nil {
-			return nil, err
+		opts.Limit = page
+		n := 0
+		for snap, err := range a.g.Thread(threadID).History(ctx, opts) {
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return nil, false, notFound()
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			st, err := a.snapshot(threadID, snap)
+			if err != nil {
+				return nil, false, err
+			}
+			if !add(st) {
+				return out, true, nil
+			}
+			opts.Before = snap.CheckpointID
+			if n++; n == page {
+				break
+			}
 		}
-		st, err := a.snapshot(threadID, snap)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
-		if len(out) == q.limit {
-			break
+		if n < page || len(out) == q.limit {
+			return out, false, nil
 		}
 	}
-	return out, nil
 }
 
 func (a *adapter[S]) update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error) {

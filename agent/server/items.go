@@ -16,6 +16,10 @@ import (
 	"github.com/agentgraph/agentgraph/memory"
 )
 
+// countsItems reports whether puts count the principal's items
+// (Config.MaxItems, Config.MaxItemBytes).
+func (s *Server) countsItems() bool { return s.cfg.MaxItems >= 0 || s.cfg.MaxItemBytes >= 0 }
+
 // itemsEnabled reports whether the Store endpoints are served.
 func (s *Server) itemsEnabled() bool { return s.cfg.Items != nil }
 
@@ -121,28 +125,125 @@ func itemError(err error, hidden int) error {
 
 // checkItems refuses the Put of a new item (one not yet under rec's
 // namespace and key) to a principal that holds Config.MaxItems items
-// already, so that one principal cannot fill the store for the others.
-// The caller holds the principal's items lock of this instance.
-func (s *Server) checkItems(r *http.Request, it memory.Items, rec memory.Record) error {
-	if s.cfg.MaxItems < 0 {
-		return nil
+// already, so that one principal cannot fill the store for the others,
+// and a Put that would take the principal's items past
+// Config.MaxItemBytes. It returns how many bytes the Put adds (less
+// than zero for a smaller replacement). The caller holds the
+// principal's items lock of this instance.
+func (s *Server) checkItems(r *http.Request, it memory.Items, rec memory.Record) (int64, error) {
+	if s.cfg.MaxItems < 0 && s.cfg.MaxItemBytes < 0 {
+		return 0, nil
 	}
 	ctx := r.Context()
-	if _, err := it.Get(ctx, rec.Namespace, rec.Key, false); err == nil {
-		return nil // a replacement adds no item
-	} else if !errors.Is(err, memory.ErrNotFound) {
-		return itemError(err, len(s.scope(r)))
+	grow := recordBytes(rec)
+	old, err := it.Get(ctx, rec.Namespace, rec.Key, false)
+	switch {
+	case err == nil:
+		grow -= recordBytes(old) // a replacement adds no item
+	case !errors.Is(err, memory.ErrNotFound):
+		return 0, itemError(err, len(s.scope(r)))
+	case s.cfg.MaxItems >= 0:
+		// The item at index MaxItems-1 of the principal's exists when it
+		// holds MaxItems items: one record read, not all of them.
+		got, err := it.Search(ctx, memory.ItemQuery{Prefix: s.scope(r), Offset: s.cfg.MaxItems - 1, Limit: 1})
+		if err != nil {
+			return 0, err
+		}
+		if len(got) > 0 {
+			return 0, &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: this principal holds %d items or more (Config.MaxItems); delete some, or put them with a ttl, before putting new ones", ErrLimit, s.cfg.MaxItems)}
+		}
 	}
-	// The item at index MaxItems-1 of the principal's exists when it
-	// holds MaxItems items: one record read, not all of them.
-	got, err := it.Search(ctx, memory.ItemQuery{Prefix: s.scope(r), Offset: s.cfg.MaxItems - 1, Limit: 1})
+	if s.cfg.MaxItemBytes < 0 || grow <= 0 {
+		return grow, nil
+	}
+	held, err := s.itemBytes(r, it, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if len(got) > 0 {
-		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: this principal holds %d items or more (Config.MaxItems); delete some, or put them with a ttl, before putting new ones", ErrLimit, s.cfg.MaxItems)}
+	if held+grow > s.cfg.MaxItemBytes {
+		// Counted again, at most once per itemRecount: items may have
+		// expired, or been deleted through another instance.
+		if held, err = s.itemBytes(r, it, true); err != nil {
+			return 0, err
+		}
 	}
-	return nil
+	if held+grow > s.cfg.MaxItemBytes {
+		return 0, &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: this principal's items hold %d bytes, and this one would take them past %d (Config.MaxItemBytes); delete some, or put them with a ttl, before putting more", ErrLimit, held, s.cfg.MaxItemBytes)}
+	}
+	return grow, nil
+}
+
+// recordBytes is the bytes of rec that Config.MaxItemBytes counts: its
+// value's, its key's and its namespace's.
+func recordBytes(rec memory.Record) int64 {
+	n := len(rec.Value) + len(rec.Key)
+	for _, l := range rec.Namespace {
+		n += len(l) + 1
+	}
+	return int64(n)
+}
+
+// itemTally is the bytes of a principal's items as this instance counts
+// them (Config.MaxItemBytes), and when it counted them last.
+type itemTally struct {
+	bytes int64
+	at    time.Time
+}
+
+// itemRecount is how often a principal's item bytes may be counted
+// again, when a put would pass Config.MaxItemBytes.
+var itemRecount = time.Minute // a variable for the tests
+
+// maxItemTallies bounds the principals whose item bytes an instance
+// keeps; past it one is forgotten (and counted again at its next put).
+const maxItemTallies = 4096
+
+// itemBytes returns the bytes of the request's principal's items: as
+// counted before, or counted now by reading them when they were never
+// counted (or forgotten), or when recount is set and the last count is
+// older than itemRecount. The caller holds the principal's items lock.
+func (s *Server) itemBytes(r *http.Request, it memory.Items, recount bool) (int64, error) {
+	who := principal(r)
+	s.imu.Lock()
+	t, ok := s.itemTallies[who]
+	s.imu.Unlock()
+	if ok && (!recount || time.Since(t.at) < itemRecount) {
+		return t.bytes, nil
+	}
+	var total int64
+	for offset := 0; ; offset += memory.MaxSearchLimit {
+		got, err := it.Search(r.Context(), memory.ItemQuery{Prefix: s.scope(r), Offset: offset, Limit: memory.MaxSearchLimit})
+		if err != nil {
+			return 0, itemError(err, len(s.scope(r)))
+		}
+		for _, rec := range got {
+			total += recordBytes(rec)
+		}
+		if len(got) < memory.MaxSearchLimit {
+			break
+		}
+	}
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if _, ok := s.itemTallies[who]; !ok && len(s.itemTallies) >= maxItemTallies {
+		for k := range s.itemTallies {
+			delete(s.itemTallies, k) // any one: it is counted again when needed
+			break
+		}
+	}
+	s.itemTallies[who] = itemTally{bytes: total, at: time.Now()}
+	return total, nil
+}
+
+// addItemBytes adds n (negative: takes) to the request's principal's
+// item bytes, when this instance counts them.
+func (s *Server) addItemBytes(r *http.Request, n int64) {
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	if t, ok := s.itemTallies[principal(r)]; ok {
+		t.bytes = max(t.bytes+n, 0)
+		s.itemTallies[principal(r)] = t
+	}
 }
 
 func (s *Server) itemJSON(r *http.Request, rec memory.Record) map[string]any {
@@ -182,7 +283,7 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		}
 		rec.TTL = time.Duration(*body.TTL * float64(time.Minute))
 	}
-	if s.cfg.MaxItems >= 0 {
+	if s.countsItems() {
 		// The count and the put under one lock: puts of a principal
 		// are serialised only while they are counted.
 		unlock, err := s.locks.local.Lock(r.Context(), "items:"+principal(r))
@@ -192,7 +293,8 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		}
 		defer unlock()
 	}
-	if err := s.checkItems(r, it, rec); err != nil {
+	grow, err := s.checkItems(r, it, rec)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -200,6 +302,7 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		s.writeItemError(w, r, err)
 		return
 	}
+	s.addItemBytes(r, grow)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -244,10 +347,26 @@ func (s *Server) deleteItem(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errEmptyNamespace)
 		return
 	}
-	if err := it.Delete(r.Context(), s.scoped(r, body.Namespace), body.Key); err != nil {
+	ns := s.scoped(r, body.Namespace)
+	var freed int64
+	if s.cfg.MaxItemBytes >= 0 {
+		// The bytes the delete frees, read under the lock the puts
+		// count under.
+		unlock, err := s.locks.local.Lock(r.Context(), "items:"+principal(r))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		defer unlock()
+		if old, err := it.Get(r.Context(), ns, body.Key, false); err == nil {
+			freed = recordBytes(old)
+		}
+	}
+	if err := it.Delete(r.Context(), ns, body.Key); err != nil {
 		s.writeItemError(w, r, err)
 		return
 	}
+	s.addItemBytes(r, -freed)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -264,17 +383,64 @@ func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
-	recs, err := it.Search(r.Context(), memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: map[string]any(body.Filter), Query: body.Query,
+	recs, cut, err := s.searchPages(r, it, memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: map[string]any(body.Filter), Query: body.Query,
 		Limit: body.Limit, Offset: body.Offset, RefreshTTL: body.RefreshTTL})
 	if err != nil {
 		s.writeItemError(w, r, err)
 		return
 	}
+	markTruncated(w, cut)
 	out := make([]map[string]any, 0, len(recs))
 	for _, rec := range recs {
 		out = append(out, s.itemJSON(r, rec))
 	}
 	writeJSON(w, 200, map[string]any{"items": out})
+}
+
+// itemSize estimates the bytes rec takes in an answer, as JSON.
+func itemSize(rec memory.Record) int {
+	return 120 + len(rec.Value) + len(rec.Key) + jsonSize(rec.Namespace)
+}
+
+// searchPages is it.Search(q), read in pages sized to what is left of
+// Config.MaxResponseBytes (estimated from the records read so far; 10
+// before any is read), so that a search of large records holds at most
+// that many bytes and a page: it stops before the record that would pass
+// it (returning the first whatever its size), and cut reports that it
+// did.
+func (s *Server) searchPages(r *http.Request, it memory.Items, q memory.ItemQuery) (recs []memory.Record, cut bool, err error) {
+	limit := q.Limit
+	if limit == 0 {
+		limit = memory.DefaultSearchLimit
+	}
+	if limit < 0 || limit > memory.MaxSearchLimit {
+		// The store's own refusal, naming the field.
+		_, err := it.Search(r.Context(), q)
+		return nil, false, err
+	}
+	budget, total := s.responseBudget(), 0
+	for len(recs) < limit {
+		pg := min(limit-len(recs), 10)
+		if len(recs) > 0 {
+			pg = min(limit-len(recs), max(1, (budget-total)/max(total/len(recs), 1)+1))
+		}
+		page := q
+		page.Limit, page.Offset = pg, q.Offset+len(recs)
+		got, err := it.Search(r.Context(), page)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, rec := range got {
+			if total += itemSize(rec); len(recs) > 0 && total > budget {
+				return recs, true, nil
+			}
+			recs = append(recs, rec)
+		}
+		if len(got) < pg {
+			break
+		}
+	}
+	return recs, false, nil
 }
 
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {

@@ -171,6 +171,9 @@ func (m *MemoryStore) SearchThreads(_ context.Context, q ThreadQuery) ([]*Thread
 	all = slices.DeleteFunc(all, func(t *Thread) bool { return !q.ValuesMatch(t.Values) })
 	sortThreads(all, q.SortBy, q.SortDesc)
 	out := page(all, q.Offset, q.Limit)
+	if q.MaxBytes > 0 {
+		out, _ = cutBytes(out, q.MaxBytes, (*Thread).Size)
+	}
 	for i, t := range out {
 		out[i] = cloneThread(t)
 	}
@@ -586,6 +589,17 @@ func (m *MemoryStore) LastEvent(_ context.Context, runID, name string) (Event, b
 		}
 	}
 	return Event{}, false, nil
+}
+
+// LastEventID implements [LastEventIDReader].
+func (m *MemoryStore) LastEventID(_ context.Context, runID string) (int64, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.logs[runID]
+	if l == nil || len(l.evs) == 0 {
+		return 0, false, nil
+	}
+	return l.evs[len(l.evs)-1].ID, true, nil
 }
 
 // CountThreads implements [OwnerCounter].

@@ -2852,7 +2852,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				}
 				if err != nil || finished(cur.Status) {
 					// Events written between the read and the status check.
-					if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
+					if evs, _, _ := s.store.Events(ctx, run.ID, after, 1); len(evs) > 0 {
 						continue
 					}
 					deadline()
@@ -3210,11 +3210,27 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	slices.Reverse(runs) // newest first
+	pg, cut := cutBytes(page(runs, offset, limit), s.responseBudget(), runSize)
+	markTruncated(w, cut)
 	out := []map[string]any{}
-	for _, run := range page(runs, offset, limit) {
+	for _, run := range pg {
 		out = append(out, runJSON(run))
 	}
 	writeJSON(w, 200, out)
+}
+
+// lastEventID returns the id of the last event of the run's log, and
+// false when it holds none: read alone from a store that is a
+// LastEventIDReader, else from the whole log.
+func (s *Server) lastEventID(ctx context.Context, runID string) (int64, bool, error) {
+	if lr, ok := s.store.(LastEventIDReader); ok {
+		return lr.LastEventID(ctx, runID)
+	}
+	evs, _, err := s.store.Events(ctx, runID, -1, 0)
+	if err != nil || len(evs) == 0 {
+		return 0, false, err
+	}
+	return evs[len(evs)-1].ID, true, nil
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
@@ -3283,21 +3299,21 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 	switch v := r.Header.Get("Last-Event-ID"); v {
 	case "":
 		// Live events only: start after the last one logged.
-		evs, _, err := s.store.Events(r.Context(), run.ID, -1, 0)
+		last, ok, err := s.lastEventID(r.Context(), run.ID)
 		if err != nil {
 			writeError(w, err)
 			return
 		}
 		after = -1
-		if len(evs) > 0 {
-			after = evs[len(evs)-1].ID
+		if ok {
+			after = last
 		}
 	default:
 		n, err := strconv.ParseInt(v, 10, 64)
 		// The largest int64 is refused: the event after it has no id, and
 		// the stores would wrap around to the log's start.
 		if err != nil || n < -1 || n == math.MaxInt64 {
-			writeError(w, errorf(422, "Last-Event-ID: %q is not an event id of this server (a number, or -1 for the whole log)", v))
+			writeError(w, errorf(422, "Last-Event-ID: %q is not an event id of this server (a number, or -1 for the whole log)", clip(v)))
 			return
 		}
 		after = n

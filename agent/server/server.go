@@ -65,6 +65,15 @@ const (
 	DefaultMaxStreams = guard.DefaultMaxStreams
 	// DefaultStreamWriteTimeout is the default of Config.StreamWriteTimeout.
 	DefaultStreamWriteTimeout = 30 * time.Second
+	// DefaultMaxReads is the default of Config.MaxReads.
+	DefaultMaxReads = 8
+	// DefaultMaxResponseBytes is the default of Config.MaxResponseBytes.
+	DefaultMaxResponseBytes = 16 << 20
+	// DefaultMaxCopyBytes is the default of Config.MaxCopyBytes.
+	DefaultMaxCopyBytes = 64 << 20
+	// DefaultMaxItemBytes is the default of Config.MaxItemBytes when
+	// Config.Authenticate is set.
+	DefaultMaxItemBytes = 100 << 20
 )
 
 // Version is reported by GET /info.
@@ -152,6 +161,18 @@ type Config struct {
 	// DefaultMaxItems with Authenticate and no bound without it;
 	// negative means no bound.
 	MaxItems int
+	// MaxItemBytes bounds the bytes of the items of one principal in
+	// Items (their values', keys' and namespaces', expired items not
+	// counted): a put that would pass it answers 429. Each instance
+	// counts a principal's bytes once, by reading its items, then adds
+	// and subtracts what its own puts and deletes change; it counts
+	// again, at most once a minute, when a put would pass the bound.
+	// Instances that share an Items store each keep their own count, and
+	// may together pass the bound until they count again. Without
+	// Authenticate every request is one principal's. Zero means
+	// DefaultMaxItemBytes with Authenticate and no bound without it;
+	// negative means no bound.
+	MaxItemBytes int64
 	// WebhookTimeout bounds each attempt to POST a run's outcome to the
 	// webhook URL its request gave. Zero means DefaultWebhookTimeout.
 	WebhookTimeout time.Duration
@@ -236,6 +257,30 @@ type Config struct {
 	// copies (the thread's and its durable subgraphs'): a thread with
 	// more is refused with 422. Zero means DefaultMaxCopyCheckpoints.
 	MaxCopyCheckpoints int
+	// MaxCopyBytes bounds the stored bytes of the checkpoints POST
+	// /threads/{id}/copy copies (the thread's and its durable subgraphs',
+	// as the checkpointer reports them: with one that is a
+	// checkpoint.UsageReporter, as the memory, SQLite and PostgreSQL
+	// savers are; others are not bounded): a thread with more is refused
+	// with 422, so that copies do not multiply a thread's storage
+	// unbounded. Zero means DefaultMaxCopyBytes; negative means no bound.
+	MaxCopyBytes int64
+	// MaxResponseBytes bounds the bytes of a list answer (POST
+	// /threads/search, the history, GET /threads/{id}/runs, POST
+	// /store/items/search), as estimated from its items before they are
+	// encoded: an answer stops at the item that would take it past the
+	// bound, before its limit, and carries the header TruncatedHeader
+	// (X-Pagination-Truncated: true); the client pages on from its last
+	// item. An answer holds at least one item, however large. Zero means
+	// DefaultMaxResponseBytes; negative means no bound.
+	MaxResponseBytes int
+	// MaxReads bounds the list reads of one principal served at once
+	// (POST /threads/search, the history, GET /threads/{id}/runs, POST
+	// /store/items/search), each of which may hold up to
+	// MaxResponseBytes: one more is answered 429 with Retry-After, so
+	// that parallel requests do not multiply the bytes one principal
+	// makes the server hold. Zero means DefaultMaxReads.
+	MaxReads int
 	// MaxSweptRuns bounds the runs this instance executes at once for the
 	// sweeper to claim more (see SweepInterval): while the instance
 	// executes that many runs or more, whichever way it took them, the
@@ -296,6 +341,10 @@ type Server struct {
 
 	smu     sync.Mutex
 	streams map[string]int // open streams by principal; a principal without one has no entry
+	reads   map[string]int // list reads served by principal (Config.MaxReads); likewise
+
+	imu         sync.Mutex
+	itemTallies map[string]itemTally // item bytes by principal (Config.MaxItemBytes), at most maxItemTallies
 
 	// origins is Config.AllowedOrigins but "*", compared as package guard
 	// compares origins; anyOrigin is whether it has "*".
@@ -306,8 +355,8 @@ type Server struct {
 // New returns a server configured by cfg, with no graph registered yet.
 func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 ||
-		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.MaxCopyCheckpoints < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 || cfg.MaxStreams < 0 {
-		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxCopyCheckpoints, MaxSweptRuns, MaxStreams and WebhookTimeout must not be negative; use 0 for the defaults")
+		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.MaxCopyCheckpoints < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 || cfg.MaxStreams < 0 || cfg.MaxReads < 0 {
+		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxCopyCheckpoints, MaxSweptRuns, MaxStreams, MaxReads and WebhookTimeout must not be negative; use 0 for the defaults")
 	}
 	for i, p := range cfg.WebhookPaths {
 		if !selfWebhook(p) || path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
@@ -347,6 +396,21 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxActiveRuns == 0 {
 		cfg.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if cfg.MaxReads == 0 {
+		cfg.MaxReads = DefaultMaxReads
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.MaxCopyBytes == 0 {
+		cfg.MaxCopyBytes = DefaultMaxCopyBytes
+	}
+	if cfg.MaxItemBytes == 0 {
+		cfg.MaxItemBytes = DefaultMaxItemBytes
+		if cfg.Authenticate == nil {
+			cfg.MaxItemBytes = -1
+		}
 	}
 	if cfg.MaxItems == 0 {
 		cfg.MaxItems = DefaultMaxItems
@@ -392,7 +456,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, origins: origins, anyOrigin: anyOrigin, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
 		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{},
-		streams: map[string]int{}, rollbackLogEvery: rollbackLogEvery}
+		streams: map[string]int{}, reads: map[string]int{}, itemTallies: map[string]itemTally{}, rollbackLogEvery: rollbackLogEvery}
 	if s.store == nil {
 		s.store = NewMemoryStore()
 	}
@@ -561,7 +625,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
-		h.Set("Access-Control-Expose-Headers", "Content-Location, Location, X-Pagination-Total, X-Pagination-Next")
+		h.Set("Access-Control-Expose-Headers", "Content-Location, Location, X-Pagination-Total, X-Pagination-Next, "+TruncatedHeader)
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", "Content-Type, X-Api-Key, Authorization, Last-Event-ID")
@@ -624,6 +688,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.giveStream(who)
 	}
+	if listRead(r) {
+		if !s.take(s.reads, who, s.cfg.MaxReads) {
+			w.Header().Set("Retry-After", "1")
+			refuse(errorf(http.StatusTooManyRequests, "%d list reads of yours are served at once (Config.MaxReads); wait for one to end", s.cfg.MaxReads))
+			return
+		}
+		defer s.give(s.reads, who)
+	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
 	s.mux.ServeHTTP(&logWriter{ResponseWriter: w, log: s.log, r: r}, r)
 }
@@ -670,24 +742,46 @@ func createsRun(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/runs")
 }
 
-func (s *Server) takeStream(who string) bool {
+func (s *Server) takeStream(who string) bool { return s.take(s.streams, who, s.cfg.MaxStreams) }
+
+func (s *Server) giveStream(who string) { s.give(s.streams, who) }
+
+// take counts one more request of who in slots (streams, reads), unless
+// who has max already.
+func (s *Server) take(slots map[string]int, who string, max int) bool {
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	if s.streams[who] >= s.cfg.MaxStreams {
+	if slots[who] >= max {
 		return false
 	}
-	s.streams[who]++
+	slots[who]++
 	return true
 }
 
-func (s *Server) giveStream(who string) {
+// give ends a request take counted.
+func (s *Server) give(slots map[string]int, who string) {
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	if s.streams[who] <= 1 {
-		delete(s.streams, who)
+	if slots[who] <= 1 {
+		delete(slots, who)
 		return
 	}
-	s.streams[who]--
+	slots[who]--
+}
+
+// listRead reports whether r is a list read that Config.MaxReads
+// bounds: POST .../threads/search, GET or POST .../history, GET
+// .../threads/{id}/runs, POST .../store/items/search. It matches path
+// suffixes, so that it holds wherever the server is mounted.
+func listRead(r *http.Request) bool {
+	p := r.URL.Path
+	switch r.Method {
+	case http.MethodPost:
+		return strings.HasSuffix(p, "/threads/search") || strings.HasSuffix(p, "/history") || strings.HasSuffix(p, "/store/items/search")
+	case http.MethodGet:
+		return strings.HasSuffix(p, "/history") || strings.HasSuffix(p, "/runs") && strings.Contains(p, "/threads/")
+	}
+	return false
 }
 
 // originAllowed reports whether a page of origin (r's Origin header) may

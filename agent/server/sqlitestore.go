@@ -286,7 +286,11 @@ func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thre
 		return nil, 0, err
 	}
 	sortThreads(all, q.SortBy, q.SortDesc)
-	return page(all, q.Offset, q.Limit), len(all), nil
+	out := page(all, q.Offset, q.Limit)
+	if q.MaxBytes > 0 {
+		out, _ = cutBytes(out, q.MaxBytes, (*Thread).Size)
+	}
+	return out, len(all), nil
 }
 
 // CountThreads implements [OwnerCounter]: a count of the owner's index,
@@ -685,6 +689,16 @@ func (s *SQLiteStore) LastEvent(ctx context.Context, runID, name string) (Event,
 	}
 	ev.Data = json.RawMessage(data)
 	return ev, true, nil
+}
+
+// LastEventID implements [LastEventIDReader]: the log's (run_id, id)
+// index read backwards.
+func (s *SQLiteStore) LastEventID(ctx context.Context, runID string) (int64, bool, error) {
+	var last sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(id) FROM agentserver_events WHERE run_id = ?`, runID).Scan(&last); err != nil {
+		return 0, false, err
+	}
+	return last.Int64, last.Valid, nil
 }
 
 // Events implements [Store].

@@ -149,6 +149,12 @@ type ThreadQuery struct {
 	// SortDesc reverses the order.
 	SortBy   string
 	SortDesc bool
+	// MaxBytes, when positive, bounds the page by bytes: a store may
+	// stop before the thread that would take the sum of the page's
+	// [Thread.Size] past it (it returns the first thread whatever its
+	// size), so as not to hold a page of large threads that the server
+	// would cut there anyway. The count is not changed by it.
+	MaxBytes int
 }
 
 // Store keeps the server's threads, runs and run event logs. Graph state is
@@ -403,6 +409,18 @@ type LastEventReader interface {
 	// highest id, and false when the log holds no event of that name (or
 	// there is no run).
 	LastEvent(ctx context.Context, runID, name string) (Event, bool, error)
+}
+
+// A LastEventIDReader is a [Store] that reads the id of the last event of
+// a run's log in one read, whatever the log's length. A join of a run's
+// stream without Last-Event-ID (live events only) starts after that
+// event: with a store that is one the server reads the id alone,
+// otherwise the whole log. The memory, SQLite and PostgreSQL stores are
+// ones.
+type LastEventIDReader interface {
+	// LastEventID returns the highest event id of the run's log, and
+	// false when the log holds no event (or there is no run).
+	LastEventID(ctx context.Context, runID string) (int64, bool, error)
 }
 
 // A LostLogAppender is a [Store] whose run event logs can be lost while

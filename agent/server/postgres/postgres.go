@@ -499,11 +499,14 @@ func (s *Store) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*ser
 		return nil, 0, wrap("search threads", err)
 	}
 	defer rows.Close()
-	out := []*server.Thread{}
+	out, size := []*server.Thread{}, 0
 	for rows.Next() {
 		t, err := scanThread(rows)
 		if err != nil {
 			return nil, 0, wrap("search threads", err)
+		}
+		if size += t.Size(); q.MaxBytes > 0 && len(out) > 0 && size > q.MaxBytes {
+			break // the page is cut here (ThreadQuery.MaxBytes)
 		}
 		out = append(out, t)
 	}
@@ -518,7 +521,7 @@ func (s *Store) searchValues(ctx context.Context, q server.ThreadQuery, cond str
 		return nil, 0, wrap("search threads", err)
 	}
 	defer rows.Close()
-	out, total := []*server.Thread{}, 0
+	out, total, size, full := []*server.Thread{}, 0, 0, false
 	for rows.Next() {
 		t, err := scanThread(rows)
 		if err != nil {
@@ -527,8 +530,12 @@ func (s *Store) searchValues(ctx context.Context, q server.ThreadQuery, cond str
 		if !q.ValuesMatch(t.Values) {
 			continue
 		}
-		if total >= q.Offset && (q.Limit <= 0 || len(out) < q.Limit) {
-			out = append(out, t)
+		if total >= q.Offset && !full && (q.Limit <= 0 || len(out) < q.Limit) {
+			if size += t.Size(); q.MaxBytes > 0 && len(out) > 0 && size > q.MaxBytes {
+				full = true // the page is cut here (ThreadQuery.MaxBytes); the rest is counted
+			} else {
+				out = append(out, t)
+			}
 		}
 		total++
 	}
@@ -1527,6 +1534,19 @@ func (s *Store) LastEvent(ctx context.Context, runID, name string) (server.Event
 	}
 	ev.Data = json.RawMessage(data)
 	return ev, true, nil
+}
+
+// LastEventID implements [server.LastEventIDReader].
+func (s *Store) LastEventID(ctx context.Context, runID string) (int64, bool, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, s.q.lastEventID, runID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, wrap("read the last event id", err)
+	}
+	return id, true, nil
 }
 
 // readEvents reads up to limit (≤ 0: all) events of the run's log after

@@ -228,7 +228,7 @@ type queries struct {
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, claimDue, renew, renewAttempt, prune, pruneRecords, sweepLogs    string
-	dropLocks, readEvents, lastEvent                                                 string
+	dropLocks, readEvents, lastEvent, lastEventID                                    string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
 	finishedBy, startRunEventAsync                                                   string
@@ -347,6 +347,9 @@ func newQueries(schema string) queries {
 	// (key, pos) order read backwards to the first of that name (a
 	// failed run's error event is at or near its log's end).
 	q.lastEvent = r(`SELECT pos, name, data FROM {logevents} WHERE key = $1 AND name = $2 ORDER BY pos DESC LIMIT 1`)
+	// lastEventID is the id of a run log's last event: its (key, pos)
+	// order read backwards, one row.
+	q.lastEventID = r(`SELECT pos FROM {logevents} WHERE key = $1 ORDER BY pos DESC LIMIT 1`)
 	// The statements of server.RunRecorder, each one of the
 	// read-modify-writes (or pairs of statements) it replaces.
 	// createRunBusy inserts the run and marks its thread busy: a missing

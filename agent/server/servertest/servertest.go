@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	_, counter := probe.(server.OwnerCounter)
 	_, ender := probe.(server.EventEnder)
 	_, last := probe.(server.LastEventReader)
+	_, lastID := probe.(server.LastEventIDReader)
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, server.Store)
@@ -53,8 +54,9 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"OwnerCounter", testOwnerCounter},
 		{"EventEnder", testEventEnder},
 		{"LastEventReader", testLastEvent},
+		{"LastEventIDReader", testLastEventID},
 	} {
-		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender || c.name == "LastEventReader" && !last {
+		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender || c.name == "LastEventReader" && !last || c.name == "LastEventIDReader" && !lastID {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -469,6 +471,37 @@ func testEvents(t *testing.T, st server.Store) {
 // testLastEvent checks LastEventReader: no event for a run without one
 // (or no run) or without one of the name asked, then the newest of the
 // name in a log, bounded or not, when events of other names follow it.
+// testLastEventID: LastEventID answers the id of the log's last event,
+// as Events reads it, past the events the log dropped (max), and none
+// for a run without events or no run.
+func testLastEventID(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	lr := st.(server.LastEventIDReader)
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, st, run("r1", "t1", time.Now().UTC()))
+	for _, id := range []string{"r1", "nope"} {
+		if last, found, err := lr.LastEventID(ctx, id); err != nil || found {
+			t.Fatalf("LastEventID of %s, without events: %d %v, %v; want none", id, last, found, err)
+		}
+	}
+	for i := range 5 {
+		name := "values"
+		if i%2 == 1 {
+			name = "custom"
+		}
+		if _, err := st.AppendEvent(ctx, "r1", name, json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), 3); err != nil {
+			t.Fatal(err)
+		}
+		last, found, err := lr.LastEventID(ctx, "r1")
+		evs, _, eerr := st.Events(ctx, "r1", -1, 0)
+		if err != nil || eerr != nil || !found || last != int64(i) || len(evs) == 0 || evs[len(evs)-1].ID != last {
+			t.Fatalf("LastEventID after %d appends: %d %v, %v (events %+v, %v); want %d, the last event's", i+1, last, found, err, evs, eerr, i)
+		}
+	}
+}
+
 func testLastEvent(t *testing.T, st server.Store) {
 	ctx := t.Context()
 	lr := st.(server.LastEventReader)
