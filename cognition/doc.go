@@ -53,7 +53,8 @@
 // summary and topics) + 0.2 × recency (halving every Retention.HalfLife
 // since the episode was last learned or retrieved) + 0.2 × importance, and
 // keeps only episodes sharing a word with the query unless the query has
-// none. Each learning step also prunes: episodes unseen for Retention.TTL
+// none. The first [MaxQueryTerms] distinct words of a query count, so that
+// a long query costs time linear in its length. Each learning step also prunes: episodes unseen for Retention.TTL
 // (90 days) go, and beyond Retention.MaxPerUser (100) those with the
 // lowest importance weighed by recency.
 //

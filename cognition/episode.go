@@ -94,18 +94,22 @@ func (e *Episode) merge(d EpisodeDraft, conversationID string, now time.Time) {
 const MaxTopics = 10
 
 // unionTopics returns the lower-cased, trimmed, unique non-empty strings of
-// the lists, in order, at most limit.
+// the lists, in order, at most limit: it stops at the limit-th, so that
+// its time is linear in the strings it reads, whatever their number.
 func unionTopics(limit int, lists ...[]string) []string {
 	var out []string
 	for _, list := range lists {
 		for _, t := range list {
+			if len(out) >= limit {
+				return out
+			}
 			t = strings.ToLower(strings.TrimSpace(t))
 			if t != "" && !slices.Contains(out, t) {
 				out = append(out, t)
 			}
 		}
 	}
-	return out[:min(len(out), limit)]
+	return out
 }
 
 // Retention configures how episodes are kept and ranked. The zero value
@@ -168,8 +172,8 @@ const (
 // rank returns the n episodes that best fit query, best first. An episode's
 // score is 0.6 × relevance (BM25 over summary and topics, divided by the
 // best score) + 0.2 × recency + 0.2 × importance. When the query has
-// searchable words, only episodes sharing at least one of them are
-// returned; when it has none (empty, or only stop words), episodes are
+// searchable words (the first MaxQueryTerms distinct ones count), only
+// episodes sharing at least one of them are returned; when it has none (empty, or only stop words), episodes are
 // ranked by recency and importance alone. Episodes past the TTL are left
 // out. Ties go to the newer episode,
 // then to the smaller ID, so the order is deterministic. It does not
@@ -180,7 +184,7 @@ func (r Retention) rank(episodes []Episode, query string, n int, now time.Time) 
 		return nil
 	}
 	live := func(e *Episode) bool { return r.TTL <= 0 || now.Sub(e.lastSeen()) <= r.TTL }
-	q := uniqueTokens(query)
+	q := uniqueTokens(query, MaxQueryTerms)
 	var rel []float64
 	if len(q) > 0 {
 		texts := make([]string, len(episodes))
@@ -247,15 +251,44 @@ func (r Retention) rank(episodes []Episode, query string, n int, now time.Time) 
 	return out
 }
 
-func uniqueTokens(s string) []string {
+// MaxQueryTerms is the most distinct words of a query that recall
+// matches episodes against: the first ones, in the query's order (see
+// [Service.Context]). The words after them do not count, so that a long
+// query (a pasted document) costs recall time linear in its length and
+// memory bounded by the number of episodes.
+const MaxQueryTerms = 256
+
+// uniqueTokens returns the distinct normalised words of s (see
+// eachToken) in order, at most limit.
+func uniqueTokens(s string, limit int) []string {
 	var out []string
-	for _, t := range tokens(s) {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
+	var seen map[string]struct{} // from the scanTerms-th word on
+	eachToken(s, func(w string) {
+		switch {
+		case len(out) >= limit:
+			return
+		case seen != nil:
+			if _, dup := seen[w]; dup {
+				return
+			}
+			seen[w] = struct{}{}
+		case slices.Contains(out, w):
+			return
+		case len(out) == scanTerms:
+			seen = make(map[string]struct{}, 2*scanTerms)
+			for _, t := range out {
+				seen[t] = struct{}{}
+			}
+			seen[w] = struct{}{}
 		}
-	}
+		out = append(out, w)
+	})
 	return out
 }
+
+// scanTerms is the number of distinct words up to which uniqueTokens
+// finds a repeated word by comparing, which costs less than a set.
+const scanTerms = 8
 
 // EpisodeChanges is what one learning step does to a user's episodes.
 type EpisodeChanges struct {

@@ -2,6 +2,7 @@ package cognition
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,5 +227,46 @@ func TestBM25(t *testing.T) {
 	}
 	if got := bm25(nil, []string{"x"}); len(got) != 0 {
 		t.Errorf("bm25 of no texts = %v", got)
+	}
+}
+
+// A query's distinct words are taken in order, each once, whether few
+// (compared) or many (kept in a set), and only the first MaxQueryTerms
+// count: a word after them does not make an episode relevant, one among
+// them does, however long the query.
+func TestRankQueryTermsCapped(t *testing.T) {
+	t.Parallel()
+	words := make([]string, 0, 3*MaxQueryTerms)
+	for i := range MaxQueryTerms {
+		words = append(words, fmt.Sprintf("w%dx", i), fmt.Sprintf("w%dx", i/2))
+	}
+	got := uniqueTokens(strings.Join(words, " ")+" postgres", MaxQueryTerms)
+	if len(got) != MaxQueryTerms || got[0] != "w0x" || got[1] != "w1x" || got[MaxQueryTerms-1] != fmt.Sprintf("w%dx", MaxQueryTerms-1) {
+		t.Fatalf("%d terms %v…, want the first %d distinct words in order", len(got), got[:min(3, len(got))], MaxQueryTerms)
+	}
+	if got := uniqueTokens("pool Pool pools the connection pool", 5); !cmp.Equal(got, []string{"pool", "connection"}) {
+		t.Fatalf("terms %v", got)
+	}
+	eps := []Episode{ep("pool", "Tuned the pgx connection pool", 0.5, t0, "postgres")}
+	filler := strings.Join(words, " ")
+	if got := ids(Retention{}.rank(eps, filler+" postgres", 5, t0)); got != nil {
+		t.Errorf("a word after the first %d distinct ones recalled %v", MaxQueryTerms, got)
+	}
+	if got := ids(Retention{}.rank(eps, "postgres "+filler, 5, t0)); !cmp.Equal(got, []string{"pool"}) {
+		t.Errorf("a word among the first %d distinct ones recalled %v, want [pool]", MaxQueryTerms, got)
+	}
+}
+
+// unionTopics stops at its limit: the first limit distinct topics, in
+// order, however many follow.
+func TestUnionTopicsLimit(t *testing.T) {
+	t.Parallel()
+	many := make([]string, 1000)
+	for i := range many {
+		many[i] = fmt.Sprintf(" Topic%d ", i%20)
+	}
+	got := unionTopics(3, []string{"", "A"}, many)
+	if !cmp.Equal(got, []string{"a", "topic0", "topic1"}) {
+		t.Errorf("unionTopics = %v", got)
 	}
 }

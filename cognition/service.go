@@ -263,8 +263,9 @@ func episodeLine(e *Episode) string {
 }
 
 // Context returns what is known about the user for a turn with query: the
-// profile, the episodes most relevant to the query (see [Retention]) and the
-// agent's identity. It only reads the store (no model call) and is bounded
+// profile, the episodes most relevant to the query (see [Retention]; the
+// first [MaxQueryTerms] distinct words of the query count) and the agent's
+// identity. It only reads the store (no model call) and is bounded
 // by Config.ContextTimeout. Retrieved episodes have their access recorded in
 // the background.
 //

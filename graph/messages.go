@@ -45,12 +45,40 @@ func StreamsMessages(ctx context.Context) bool {
 // the last chunk; otherwise it calls m.Generate. Either way the node gets
 // the same response, so a node that calls its model through Generate
 // streams its tokens when, and only when, someone listens.
+//
+// The reply's Message.ID is empty in the response Generate returns, as
+// [model.Response] asks of every model: a model that sets it anyway gets
+// it moved to Response.ID (when that is empty), in a copy of its response.
+// A provider's id is no conversation id (a server may answer every call
+// with the same one), so a node that appends the reply to a conversation
+// ([model.Messages]) gets a new id for it from the merge, never replacing
+// an earlier message.
 func Generate(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
 	sc, own := scopeOf(ctx)
+	var resp *model.Response
+	var err error
 	if sc == nil || !sc.modes.has(StreamMessages) {
-		return m.Generate(ctx, req)
+		resp, err = m.Generate(ctx, req)
+	} else {
+		resp, err = streamGenerate(ctx, sc, own, m, req)
 	}
-	return streamGenerate(ctx, sc, own, m, req)
+	if resp != nil && resp.Message.ID != "" {
+		resp = withoutMessageID(resp)
+	}
+	return resp, err
+}
+
+// withoutMessageID returns a copy of r whose Message.ID is empty, moved to
+// ID when that is empty. The model may keep r, so r is not modified.
+//
+//go:noinline
+func withoutMessageID(r *model.Response) *model.Response {
+	c := *r
+	if c.ID == "" {
+		c.ID = c.Message.ID
+	}
+	c.Message.ID = ""
+	return &c
 }
 
 // streamGenerate is Generate in a run streamed with StreamMessages, in

@@ -130,6 +130,90 @@ func TestMessagesFieldWithCheckpointer(t *testing.T) {
 	}
 }
 
+// idModel is wordModel whose replies carry a message id, the same in
+// every reply, as a provider's reply id may be.
+type idModel struct{ wordModel }
+
+func (m *idModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	resp, err := m.wordModel.Generate(ctx, req)
+	resp.Message.ID = "msg_same"
+	return resp, err
+}
+
+func (m *idModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for c, err := range m.wordModel.Stream(ctx, req) {
+			if c.Response != nil {
+				c.Response.Message.ID = "msg_same"
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
+
+// A model that puts the same id in every reply's message does not make a
+// reply appended through Generate replace an earlier message: Generate
+// moves the id to Response.ID, and the merge gives each reply its own.
+func TestGenerateDropsReplyMessageID(t *testing.T) {
+	for _, mode := range []string{"invoke", "stream"} {
+		t.Run(mode, func(t *testing.T) {
+			m := &idModel{wordModel{prefix: "echo:"}}
+			var ids []string
+			g := graph.New[convo]()
+			g.AddNode("chat", func(ctx context.Context, s convo) (graph.Update[convo], error) {
+				resp, err := graph.Generate(ctx, m, &model.Request{Messages: s.Messages})
+				if err != nil {
+					return graph.Update[convo]{}, err
+				}
+				ids = append(ids, resp.ID+"/"+resp.Message.ID)
+				return convoMessages.Set(model.Messages{resp.Message}), nil
+			})
+			g.AddEdge(graph.START, "chat")
+			g.AddEdge("chat", graph.END)
+			c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := onThread("ids")
+			var s convo
+			for _, q := range []string{"one", "two"} {
+				in := convo{Messages: model.Messages{model.User(q)}}
+				if mode == "invoke" {
+					if s, err = c.Invoke(ctx, in); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				for ev, err := range c.Stream(ctx, in, graph.WithModes(graph.StreamMessages, graph.StreamValues)) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ev.Mode == graph.StreamValues {
+						s = ev.State
+					}
+				}
+			}
+			if strings.Join(ids, " ") != "msg_same/ msg_same/" {
+				t.Fatalf("Response.ID/Message.ID of the replies: %q, want the model's id in Response.ID only", ids)
+			}
+			var got []string
+			seen := map[string]bool{}
+			for _, msg := range s.Messages {
+				if msg.ID == "" || seen[msg.ID] {
+					t.Fatalf("message id %q empty or repeated", msg.ID)
+				}
+				seen[msg.ID] = true
+				got = append(got, msg.Text())
+			}
+			if strings.Join(got, "|") != "one|echo: one|two|echo: two" {
+				t.Fatalf("conversation %q", got)
+			}
+		})
+	}
+}
+
 // In a run streamed with StreamMessages, Generate streams the model's reply
 // and each chunk names the node and subgraph; elsewhere it calls Generate.
 func TestStreamMessages(t *testing.T) {

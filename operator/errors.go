@@ -53,10 +53,11 @@ func (e *UnknownError) Error() string {
 	if kind == "" {
 		kind = "operator"
 	}
+	// The name may be a model's, of any length: quoted clipped.
 	if len(e.Registered) == 0 {
-		return fmt.Sprintf("operator: unknown %s %q; none is registered", kind, e.Name)
+		return fmt.Sprintf("operator: unknown %s %s; none is registered", kind, quoteName(e.Name))
 	}
-	return fmt.Sprintf("operator: unknown %s %q; registered: %s", kind, e.Name, strings.Join(e.Registered, ", "))
+	return fmt.Sprintf("operator: unknown %s %s; registered: %s", kind, quoteName(e.Name), strings.Join(e.Registered, ", "))
 }
 
 // Is reports whether target is ErrUnknown or memory.ErrNotFound (so that a

@@ -86,7 +86,10 @@ type funcTool[In, Out any] struct {
 // github.com/go-playground/validator/v10. A call that fails any check does
 // not run fn: Call returns a result with IsError set that names each bad
 // field and what is wrong with it, so that the model can correct its
-// arguments, and a nil error.
+// arguments, and a nil error. The text is bounded whatever the arguments:
+// it names at most 20 problems (and counts the others), a problem quoting
+// a long value is cut at 1 KiB, and a number out of a bound is written
+// exactly up to about 38 digits, else rounded ("about 1e+1000000").
 //
 // The result depends on Out:
 //   - a *model.ToolResult (or model.ToolResult) is returned as is;

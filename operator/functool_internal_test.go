@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/big"
 	"reflect"
 	"testing"
 
@@ -82,5 +83,29 @@ func TestFuncToolCallAllocations(t *testing.T) {
 	})
 	if n > 1 || res.Text() != "5" {
 		t.Errorf("add(2, 3): %v allocations, result %q; want 1, 5", n, res.Text())
+	}
+}
+
+// numText writes short numbers exactly and long ones rounded, with their
+// sign and exponent, at a cost linear in their length.
+func TestNumText(t *testing.T) {
+	for in, want := range map[string]string{
+		"7":            "7",
+		"-1/3":         "-1/3",
+		"1e38":         "100000000000000000000000000000000000000",
+		"1e40":         "about 1e+40",
+		"-25e999999":   "about -2.5e+1000000",
+		"1e-1000000":   "about 1e-1000000",
+		"-3e-50":       "about -3e-50",
+		"9999999.9e50": "about 1e+57",
+		"123456789e60": "about 1.23457e+68",
+	} {
+		r, ok := new(big.Rat).SetString(in)
+		if !ok {
+			t.Fatalf("SetString(%q)", in)
+		}
+		if got := numText(r); got != want {
+			t.Errorf("numText(%s) = %q, want %q", in, got, want)
+		}
 	}
 }

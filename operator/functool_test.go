@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/operator"
@@ -413,5 +414,52 @@ func TestFuncToolAnyField(t *testing.T) {
 	res, err := tl.Call(context.Background(), json.RawMessage(`{"value":[1,"a"],"list":[{"x":1}]}`))
 	if err != nil || res.IsError || res.Text() != "[1 a]" {
 		t.Errorf("Call = %+v, %v", res, err)
+	}
+}
+
+// A number out of a schema bound is written exactly when short and rounded
+// with its exponent when long: 1e1000000 (nine bytes of JSON) is not
+// written out in a million digits. Problems quoting long values are cut,
+// and many problems are counted past the first ones, so the error text
+// stays small whatever the arguments.
+func TestFuncToolProblemsBounded(t *testing.T) {
+	var ran atomic.Int32
+	tl := forecastTool(t, &ran)
+	extra := make([]string, 100)
+	for i := range extra {
+		extra[i] = fmt.Sprintf(`"x%d":1`, i)
+	}
+	long := strings.Repeat("é", 5000)
+	for _, c := range []struct {
+		name, args string
+		want       []string
+	}{
+		{"huge", `{"city":"Paris","days":1e1000000}`, []string{"- days: is about 1e+1000000; must be at most 7"}},
+		{"huge negative", `{"city":"Paris","days":-25e999999}`, []string{"- days: is about -2.5e+1000000; must be at least 1"}},
+		{"exact", `{"city":"Paris","days":12345678901234567890123456789}`, []string{"- days: is 12345678901234567890123456789; must be at most 7"}},
+		{"many problems", `{"city":"Paris",` + strings.Join(extra, ",") + `}`, []string{"- x", "- and 80 more problems"}},
+		{"long value", `{"city":"Paris","email":"` + long + `"}`, []string{"- email: \"éé", "… (cut from "}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := tl.Call(context.Background(), json.RawMessage(c.args))
+			if err != nil || !res.IsError {
+				t.Fatalf("Call = %+v, %v", res, err)
+			}
+			text := res.Text()
+			if len(text) > 21*1100 {
+				t.Errorf("error text of %d bytes", len(text))
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("text lacks %q:\n%.2000s", w, text)
+				}
+			}
+			if !utf8.ValidString(text) {
+				t.Errorf("text is not valid UTF-8")
+			}
+		})
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the function ran %d times on bad arguments", n)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
+	"math/big"
 	"reflect"
 	"slices"
 	"strings"
@@ -94,8 +96,58 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 }
 
 // decode checks raw and decodes it into dst, a *In. It returns "" on
-// success, else the problems as lines for the model.
+// success, else the problems as lines for the model: at most
+// maxProblemLines of them, each at most maxProblemLine bytes, so that
+// the text stays small whatever the arguments hold (a problem may quote
+// an argument's value).
 func (s *argSchema) decode(raw json.RawMessage, dst any) string {
+	msg := s.problems(raw, dst)
+	if msg != "" {
+		msg = boundLines(msg)
+	}
+	return msg
+}
+
+// The bounds of the problems decode reports.
+const (
+	// maxProblemLines is the most problem lines reported; a last line
+	// counts the others.
+	maxProblemLines = 20
+	// maxProblemLine is the longest problem line, in bytes.
+	maxProblemLine = 1024
+)
+
+// boundLines returns msg with at most maxProblemLines lines, each cut to
+// maxProblemLine bytes (not within a UTF-8 sequence) and saying so.
+func boundLines(msg string) string {
+	n := strings.Count(msg, "\n") + 1
+	if n <= maxProblemLines && len(msg) <= maxProblemLine {
+		return msg
+	}
+	var b strings.Builder
+	k := 0
+	for line := range strings.SplitSeq(msg, "\n") {
+		if k == maxProblemLines {
+			fmt.Fprintf(&b, "\n- and %d more problems", n-k)
+			break
+		}
+		if k > 0 {
+			b.WriteByte('\n')
+		}
+		k++
+		if len(line) <= maxProblemLine {
+			b.WriteString(line)
+			continue
+		}
+		b.WriteString(clipUTF8(line, maxProblemLine))
+		fmt.Fprintf(&b, "… (cut from %d bytes)", len(line))
+	}
+	return b.String()
+}
+
+// problems checks raw and decodes it into dst, a *In. It returns "" on
+// success, else the problems as lines for the model.
+func (s *argSchema) problems(raw json.RawMessage, dst any) string {
 	raw = orEmptyObject(raw)
 	if s.fast != nil && s.fast.fields != nil {
 		if msg, ok := s.fillFlat(raw, dst); ok {
@@ -250,9 +302,9 @@ func schemaLines(ve *sjson.ValidationError) string {
 		case *kind.AdditionalProperties:
 			text = "is not a known argument; remove it"
 		case *kind.Minimum:
-			text = "is " + k.Got.RatString() + "; must be at least " + k.Want.RatString()
+			text = "is " + numText(k.Got) + "; must be at least " + numText(k.Want)
 		case *kind.Maximum:
-			text = "is " + k.Got.RatString() + "; must be at most " + k.Want.RatString()
+			text = "is " + numText(k.Got) + "; must be at most " + numText(k.Want)
 		default:
 			text = k.LocalizedString(schemacheck.English)
 		}
@@ -263,6 +315,44 @@ func schemaLines(ve *sjson.ValidationError) string {
 		lines = append(lines, "- "+path+": "+text)
 	}
 	return strings.Join(slices.Compact(lines), "\n")
+}
+
+// numText returns r in decimal for a problem line: exactly when it is
+// short (numerator and denominator of at most exactBits bits together),
+// else rounded to six significant digits with its exponent, as "about
+// 1e+1000000". A number written with a large exponent (1e1000000 is nine
+// bytes of JSON) would otherwise be written out in full, at a cost in
+// time and bytes growing with the exponent.
+func numText(r *big.Rat) string {
+	if r.Num().BitLen()+r.Denom().BitLen() <= exactBits {
+		return r.RatString()
+	}
+	l := log10Abs(r.Num()) - log10Abs(r.Denom())
+	e := math.Floor(l)
+	m := math.Pow(10, l-e)
+	if m >= 9.999995 { // %.6g would round it to 10
+		m, e = 1, e+1
+	}
+	sign := ""
+	if r.Sign() < 0 {
+		sign = "-"
+	}
+	return fmt.Sprintf("about %s%.6ge%+d", sign, m, int64(e))
+}
+
+// exactBits is the number of bits of a fraction's numerator and
+// denominator together up to which numText writes it exactly: about 38
+// decimal digits.
+const exactBits = 128
+
+// log10Abs returns the decimal logarithm of |x|, x not zero, from its 64
+// leading bits: its cost is linear in x's length.
+func log10Abs(x *big.Int) float64 {
+	f := new(big.Float).SetPrec(64).SetInt(x)
+	var mant big.Float
+	exp := f.Abs(f).MantExp(&mant) // |x| = mant × 2^exp, mant in [0.5, 1)
+	m, _ := mant.Float64()
+	return math.Log10(m) + float64(exp)*math.Log10(2)
 }
 
 // decodeLine words a decoding error that the schema did not catch.

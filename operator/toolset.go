@@ -144,7 +144,9 @@ func (s *Toolset) Lookup(name string) (Tool, bool) {
 // Name set from call. The result is never nil:
 //
 //   - an unknown tool is a result with IsError set that lists the
-//     available tools, and a nil error;
+//     available tools, and a nil error; the result's text and Name echo
+//     the unknown name cut to [MaxToolNameLen] bytes, the longest name a
+//     tool can have;
 //   - bad arguments are the tool's own IsError result, and a nil error;
 //   - when the tool fails to run (its Call returns an error, or panics),
 //     Call returns that error and a result with IsError set that reports
@@ -155,7 +157,8 @@ func (s *Toolset) Call(ctx context.Context, call model.ToolCall) (*model.ToolRes
 	t, ok := s.Lookup(call.Name)
 	if !ok {
 		res := ErrorResult(s.unknown(call.Name))
-		res.CallID, res.Name = call.ID, call.Name
+		// The model wrote the name, of any length: echoed clipped.
+		res.CallID, res.Name = call.ID, clipUTF8(call.Name, MaxToolNameLen)
 		return res, nil
 	}
 	res, err := runTool(ctx, t, call)
@@ -201,10 +204,12 @@ func runTool(ctx context.Context, t Tool, call model.ToolCall) (res *model.ToolR
 	return res, nil
 }
 
+// unknown returns the error text of a call of name, which is no tool of
+// s. It quotes name clipped (see quoteName).
 func (s *Toolset) unknown(name string) string {
 	names := s.Names()
 	if len(names) == 0 {
-		return fmt.Sprintf("There is no tool named %q, and no tools are available: answer without tools.", name)
+		return fmt.Sprintf("There is no tool named %s, and no tools are available: answer without tools.", quoteName(name))
 	}
-	return fmt.Sprintf("There is no tool named %q. The available tools are: %s. Call one of them by its exact name.", name, strings.Join(names, ", "))
+	return fmt.Sprintf("There is no tool named %s. The available tools are: %s. Call one of them by its exact name.", quoteName(name), strings.Join(names, ", "))
 }

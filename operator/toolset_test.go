@@ -212,3 +212,33 @@ func TestToolsetConcurrent(t *testing.T) {
 		t.Errorf("Len = %d", s.Len())
 	}
 }
+
+// The name of an unknown tool is the model's, of any length: the result
+// echoes it cut to MaxToolNameLen bytes (not within a character), saying
+// from how many, in its text and its Name; so does an UnknownError.
+func TestToolsetUnknownNameClipped(t *testing.T) {
+	s, err := operator.NewToolset(echoTool("echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "a" + strings.Repeat("é", 1<<19) // byte 64 is within an é
+	res, err := s.Call(context.Background(), model.ToolCall{ID: "c", Name: name})
+	if err != nil || !res.IsError {
+		t.Fatalf("Call = %+v, %v", res, err)
+	}
+	want := fmt.Sprintf("There is no tool named %q (cut from %d bytes). The available tools are: echo.", name[:operator.MaxToolNameLen-1], len(name))
+	if text := res.Text(); !strings.Contains(text, want) || len(text) > 1024 {
+		t.Errorf("unknown tool text (%d bytes) = %.300q, want %q", len(text), text, want)
+	}
+	if res.Name != name[:operator.MaxToolNameLen-1] {
+		t.Errorf("result name of %d bytes, want the first %d", len(res.Name), operator.MaxToolNameLen-1)
+	}
+	var empty operator.Toolset
+	if res, _ := empty.Call(context.Background(), model.ToolCall{ID: "c", Name: name}); len(res.Text()) > 1024 {
+		t.Errorf("unknown tool text of an empty toolset: %d bytes", len(res.Text()))
+	}
+	e := &operator.UnknownError{Name: name, Kind: "tool", Registered: []string{"echo"}}
+	if msg := e.Error(); len(msg) > 1024 || !strings.Contains(msg, fmt.Sprintf("(cut from %d bytes); registered: echo", len(name))) {
+		t.Errorf("UnknownError of %d bytes: %.300q", len(msg), msg)
+	}
+}

@@ -39,7 +39,10 @@ func Remove(id string) Message { return Message{ID: id, Role: RoleRemove} }
 
 // RemoveAll is the ID of a removal marker that deletes every message before
 // it: Remove(RemoveAll) followed by new messages replaces the whole
-// conversation.
+// conversation. The ID is reserved for the marker: [Messages.Merge] gives a
+// message that is not a removal marker and has this ID a new ID, as it does
+// a message without one, so that no message of a merged conversation has
+// it.
 const RemoveAll = "*"
 
 // Merge returns the conversation m with the messages of update merged in, in
@@ -47,14 +50,27 @@ const RemoveAll = "*"
 // place, a removal marker ([Remove]) deletes the message with its ID (a
 // marker for an unknown ID does nothing), Remove([RemoveAll]) deletes every
 // message merged so far, and any other message is appended, getting a new
-// random ID when it has none. The messages m holds are never modified, so an
+// random ID when it has none or has the reserved ID [RemoveAll]. Only
+// removal markers delete messages: a message of any other role, the empty
+// one included, is kept. The messages m holds are never modified, so an
 // earlier state keeps its value; an update that only adds messages is
 // appended to m's backing array when it has room, as graph's Append does.
+//
+// Merge takes time linear in len(m) + len(update): an update of more than a
+// few messages finds ids through a set of the conversation's ids, not by
+// scanning the conversation once per message.
 func (m Messages) Merge(update Messages) Messages {
 	if len(update) == 0 {
 		return m
 	}
-	if m.appendsOnly(update) {
+	// pos maps the id of each message of the conversation being merged
+	// to its position, for an update too long to scan the conversation
+	// once per message; nil otherwise.
+	var pos map[string]int
+	if len(update) > mergeScan {
+		pos = positions(m, len(update))
+	}
+	if m.appendsOnly(update, pos) {
 		// The common case: only new messages. Like graph's Append, this
 		// appends past m's length, never changing what m holds. A
 		// conversation grows by a few messages per turn, so a short one
@@ -66,7 +82,7 @@ func (m Messages) Merge(update Messages) Messages {
 		}
 		out = append(out, update...)
 		for i := len(m); i < len(out); i++ {
-			if out[i].ID == "" {
+			if id := out[i].ID; id == "" || id == RemoveAll {
 				out[i].ID = NewID()
 			}
 		}
@@ -74,35 +90,48 @@ func (m Messages) Merge(update Messages) Messages {
 	}
 	out := make(Messages, len(m), len(m)+len(update))
 	copy(out, m)
-	removed := false
+	// dead[i] says that out[i] was removed; nil until a removal. Only
+	// removals delete: a message's fields never mark it deleted.
+	var dead []bool
 	for _, msg := range update {
 		if msg.Role == RoleRemove {
 			if msg.ID == RemoveAll {
 				clear(out)
-				out = out[:0]
+				out, dead = out[:0], dead[:0]
+				clear(pos)
 				continue
 			}
-			if i := out.Index(msg.ID); i >= 0 {
-				out[i] = Message{} // deleted below, keeping indexes stable
-				removed = true
+			if i := find(out, pos, msg.ID); i >= 0 {
+				out[i] = Message{} // deleted below, keeping positions stable
+				if pos != nil {
+					delete(pos, msg.ID)
+				}
+				if len(dead) <= i {
+					dead = append(dead, make([]bool, len(out)-len(dead))...)
+				}
+				dead[i] = true
 			}
 			continue
 		}
-		if msg.ID == "" {
+		if msg.ID == "" || msg.ID == RemoveAll {
 			msg.ID = NewID()
-		} else if i := out.Index(msg.ID); i >= 0 {
+		} else if i := find(out, pos, msg.ID); i >= 0 {
 			out[i] = msg
 			continue
 		}
+		if pos != nil {
+			pos[msg.ID] = len(out)
+		}
 		out = append(out, msg)
 	}
-	if removed {
+	if len(dead) > 0 {
 		n := 0
-		for _, msg := range out {
-			if msg.Role != "" {
-				out[n] = msg
-				n++
+		for i := range out {
+			if i < len(dead) && dead[i] {
+				continue
 			}
+			out[n] = out[i]
+			n++
 		}
 		clear(out[n:])
 		out = out[:n]
@@ -114,20 +143,66 @@ func (m Messages) Merge(update Messages) Messages {
 // must grow a conversation's backing array.
 const minGrow = 8
 
+// mergeScan is the number of messages of an update up to which Merge finds
+// ids by scanning the conversation, as [Messages.Index] does, which costs
+// less than a set of the conversation's ids: a turn adds a few messages.
+// A longer update builds the set, so that the merge stays linear.
+const mergeScan = 16
+
+// positions returns the set of the ids of m, each with the position of the
+// last message holding it (as [Messages.Index] finds), with room for extra
+// more ids.
+func positions(m Messages, extra int) map[string]int {
+	pos := make(map[string]int, len(m)+extra)
+	for i := range m {
+		if id := m[i].ID; id != "" {
+			pos[id] = i
+		}
+	}
+	return pos
+}
+
+// find returns the position of the message of out with the given id, or
+// -1: in pos, the positions of out's ids, when it is not nil.
+func find(out Messages, pos map[string]int, id string) int {
+	if pos == nil {
+		return out.Index(id)
+	}
+	if i, ok := pos[id]; ok {
+		return i
+	}
+	return -1
+}
+
 // appendsOnly reports whether update only adds messages: no removal, no
-// id already in m or repeated in update.
-func (m Messages) appendsOnly(update Messages) bool {
+// id already in m or repeated in update. pos, when not nil, is the set of
+// m's ids (see positions).
+func (m Messages) appendsOnly(update Messages, pos map[string]int) bool {
+	var seen map[string]struct{}
+	if pos != nil {
+		seen = make(map[string]struct{}, len(update))
+	}
 	for i := range update {
 		u := &update[i]
 		if u.Role == RoleRemove {
 			return false
 		}
-		if u.ID == "" {
+		if u.ID == "" || u.ID == RemoveAll {
+			continue // gets a new id
+		}
+		if pos == nil {
+			if m.Index(u.ID) >= 0 || update[:i].Index(u.ID) >= 0 {
+				return false
+			}
 			continue
 		}
-		if m.Index(u.ID) >= 0 || update[:i].Index(u.ID) >= 0 {
+		if _, ok := pos[u.ID]; ok {
 			return false
 		}
+		if _, ok := seen[u.ID]; ok {
+			return false
+		}
+		seen[u.ID] = struct{}{}
 	}
 	return true
 }

@@ -2,6 +2,8 @@ package model_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -113,4 +115,107 @@ func TestMessagesIndex(t *testing.T) {
 			t.Errorf("Index(%q) = %d, want %d", id, got, want)
 		}
 	}
+}
+
+// Only a removal marker deletes: a message with an empty role is a message
+// like any other, kept when another message is removed, whether the
+// update is short (scanned) or long (merged through a set of ids).
+func TestMessagesMergeKeepsEmptyRole(t *testing.T) {
+	for _, long := range []bool{false, true} {
+		conv := model.Messages{withID(model.User("a"), "a"), {ID: "b"}, withID(model.User("c"), "c")}
+		update := model.Messages{model.Remove("c")}
+		if long {
+			for range 40 {
+				update = append(update, model.Remove("unknown"))
+			}
+		}
+		got := conv.Merge(update)
+		if len(got) != 2 || got[0].ID != "a" || got[1].ID != "b" {
+			t.Fatalf("long=%v: merging a removal of c into [a b(no role) c] left %q, want [a b]", long, texts(got))
+		}
+	}
+}
+
+// RemoveAll's id is the marker's: a message that is not a removal marker
+// gets a new id in its place, so no message of a merged conversation can be
+// mistaken for the marker, and removing "*" removes everything, never one
+// message.
+func TestMessagesMergeReservesRemoveAll(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		update model.Messages
+	}{
+		{"append", model.Messages{withID(model.User("star"), model.RemoveAll)}},
+		{"after a removal", model.Messages{model.Remove("a"), withID(model.User("star"), model.RemoveAll)}},
+		{"long", append(conversation("x", 20), withID(model.User("star"), model.RemoveAll))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conv := model.Messages{withID(model.User("a"), "a")}.Merge(tc.update)
+			star := -1
+			for i, m := range conv {
+				if m.ID == model.RemoveAll {
+					t.Fatalf("a merged message has the reserved id %q: %s", model.RemoveAll, texts(conv))
+				}
+				if m.Text() == "star" {
+					star = i
+				}
+			}
+			if star < 0 || conv[star].ID == "" {
+				t.Fatalf("the message with the reserved id is not kept with a new id: %s", texts(conv))
+			}
+			// Its new id is how a later write edits it.
+			edit := withID(model.User("edited"), conv[star].ID)
+			if got := conv.Merge(model.Messages{edit}); len(got) != len(conv) || got[star].Text() != "edited" {
+				t.Fatalf("editing by the new id: %s", texts(got))
+			}
+		})
+	}
+}
+
+// A long update (merged through a set of ids) gives the result a short
+// one (scanned) would, message by message: the same update merged whole
+// and merged in short pieces agree, on appends, edits, removals, repeated
+// ids and RemoveAll in any order.
+func TestMessagesMergeLongUpdates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		conv := conversation("c", rng.IntN(40))
+		var update model.Messages
+		for range 17 + rng.IntN(60) {
+			id := fmt.Sprintf("%c%d", "cu"[rng.IntN(2)], rng.IntN(50))
+			switch r := rng.IntN(20); {
+			case r == 0:
+				update = append(update, model.Remove(model.RemoveAll))
+			case r < 6:
+				update = append(update, model.Remove(id))
+			case r < 8:
+				update = append(update, model.Message{Role: model.RoleUser}) // no id
+			case r < 9:
+				update = append(update, model.Message{ID: id}) // no role
+			default:
+				update = append(update, withID(model.User(fmt.Sprint(round)), id))
+			}
+		}
+		whole := conv.Merge(update)
+		pieces := conv
+		for _, m := range update {
+			pieces = pieces.Merge(model.Messages{m})
+		}
+		if got, want := shape(whole), shape(pieces); got != want {
+			t.Fatalf("round %d: merged whole %s, in pieces %s", round, got, want)
+		}
+	}
+}
+
+// shape describes a conversation by its ids, the generated ones as "new".
+func shape(ms model.Messages) string {
+	var b []string
+	for _, m := range ms {
+		id := m.ID
+		if strings.HasPrefix(id, "m-") {
+			id = "new"
+		}
+		b = append(b, id+":"+string(m.Role)+":"+m.Text())
+	}
+	return strings.Join(b, " ")
 }

@@ -150,8 +150,16 @@ const (
 // Response is a model's complete reply to one [Request].
 type Response struct {
 	// Message is the reply: an assistant message with its thinking, text
-	// and tool calls.
+	// and tool calls. Implementations leave its ID empty: a provider's id
+	// for the reply goes in ID, never in Message.ID, which identifies a
+	// message within a conversation (see [Messages.Merge]). A server may
+	// answer every call with the same id; as a message id it would make
+	// each reply replace the previous one in a conversation.
 	Message Message `json:"message"`
+	// ID is the provider's id of the reply, such as Anthropic's "msg_…",
+	// for logs and support requests; empty when the provider gives none.
+	// It is not unique: a server or proxy may repeat it.
+	ID string `json:"id,omitempty"`
 	// FinishReason says why the model stopped.
 	FinishReason FinishReason `json:"finish_reason,omitempty"`
 	// Usage counts the call's tokens.

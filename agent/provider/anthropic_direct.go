@@ -26,7 +26,8 @@ import (
 // signatures sent back, so a thinking model can continue a tool loop;
 // signatures and tool-call pieces streamed as they come; several blocks per
 // message; tool_choice; is_error on tool results; images by URL; and the
-// provider's message id as the response message's ID. ResponseFormat has no
+// provider's message id as the response's ID (model.Response.ID; the
+// reply's Message.ID stays empty, see model.Response). ResponseFormat has no
 // Anthropic counterpart and is not sent (put the schema in the prompt, as
 // agent.Call does). Errors of HTTP status 400 and above wrap a
 // *resilience.HTTPError, with the Retry-After delay, for a resilience policy
@@ -275,7 +276,7 @@ func (a *anthropicAPI) generate(ctx context.Context, req *model.Request, id stri
 	if err := json.NewDecoder(resp.Body).Decode(&ar); err != nil {
 		return nil, fmt.Errorf("reading the response: %w", err)
 	}
-	out := &model.Response{Message: model.Message{ID: ar.ID, Role: model.RoleAssistant}, Usage: ar.Usage.usage(), Model: cmp.Or(ar.Model, id)}
+	out := &model.Response{Message: model.Message{Role: model.RoleAssistant}, ID: ar.ID, Usage: ar.Usage.usage(), Model: cmp.Or(ar.Model, id)}
 	for _, b := range ar.Content {
 		switch b.Type {
 		case "text":
@@ -357,7 +358,7 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 		var chunk *model.Chunk
 		switch ev.Type {
 		case "message_start":
-			out.Message.ID, out.Model = ev.Message.ID, cmp.Or(ev.Message.Model, id)
+			out.ID, out.Model = ev.Message.ID, cmp.Or(ev.Message.Model, id)
 			usage = ev.Message.Usage
 		case "content_block_start":
 			// Blocks start in order, each at the next index: any other

@@ -38,8 +38,12 @@ func TestAnthropicDirectThinkingToolLoop(t *testing.T) {
 			} else if resp, err = m.Generate(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
-			if resp.Message.ID != "msg_llmtest" || resp.FinishReason != model.FinishToolCalls || resp.Usage.Total() != 42 {
-				t.Errorf("response id %q finish %s usage %+v", resp.Message.ID, resp.FinishReason, resp.Usage)
+			if resp.ID != "msg_llmtest" || resp.FinishReason != model.FinishToolCalls || resp.Usage.Total() != 42 {
+				t.Errorf("response id %q finish %s usage %+v", resp.ID, resp.FinishReason, resp.Usage)
+			}
+			// The wire id is no conversation id: the server repeats it.
+			if resp.Message.ID != "" {
+				t.Errorf("reply message id %q, want none (the wire id is Response.ID)", resp.Message.ID)
 			}
 			if p := resp.Message.Parts[0]; p.Kind != model.PartThinking || p.Signature != llmtest.Signature || p.Text != "I need the weather." {
 				t.Fatalf("first part = %+v, want the signed thinking", p)

@@ -72,6 +72,11 @@
 // [Decision]'s CallID use those ids. A delta's Index is the call's position
 // among the reply's calls, in the reply as streamed and as kept.
 //
+// Every message the agent adds to the conversation gets a new id of its
+// own: a reply's id is never the model's (a provider's reply id is no
+// conversation id, and a server may repeat it), so a reply never replaces
+// an earlier message, in one run or across the runs of a thread.
+//
 // # Approval and structured answers
 //
 // [Config.Approve] names tools whose calls a person approves first: the

@@ -392,21 +392,19 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 		answer = slices.IndexFunc(calls, func(c call) bool { return c.Call.Name == a.cfg.Answer.Name })
 	}
 	approve := a.needsApproval(calls)
-	// One string holds the new ids: the reply's, when it has none, and
-	// those of the results of the calls sent to the tools node.
-	ids, k := "", 0
-	if msg.ID == "" {
-		k = 1
+	// One string holds the new ids: the reply's and those of the results
+	// of the calls sent to the tools node. The reply always gets a new
+	// id, whatever id the model gave it: a provider's id for its reply is
+	// no conversation id (a server may answer every call with the same
+	// one), and kept, it would make the reply replace an earlier message
+	// of the conversation, as a write of an existing id does.
+	const k = 1
+	n := k
+	if len(calls) > 0 && answer < 0 && iter < a.max && !approve {
+		n += len(calls)
 	}
-	switch {
-	case len(calls) > 0 && answer < 0 && iter < a.max && !approve:
-		ids = t.newIDs(k + len(calls))
-	case k > 0:
-		ids = t.newIDs(k)
-	}
-	if k == 1 {
-		msg.ID = ids[:idLen]
-	}
+	ids := t.newIDs(n)
+	msg.ID = ids[:idLen]
 	var fixed model.Messages
 	if slices.ContainsFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }) {
 		fixed = withIDs(s.Messages)

@@ -3,6 +3,7 @@ package react_test
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,6 +133,83 @@ func TestWire(t *testing.T) {
 			}
 			if n := len(script.Calls()[2].Request.Messages); n < 6 {
 				t.Fatalf("the second run's request has %d messages, not the conversation", n)
+			}
+		})
+	}
+}
+
+// A server that answers every call with the same reply id (llmtest's
+// Anthropic server always says "msg_llmtest", as a caching proxy might)
+// must not make a reply replace an earlier message: every message of the
+// conversation keeps a conversation-unique id, across the runs of a
+// checkpointed thread, whether the replies are streamed or not.
+func TestRepeatedReplyIDs(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "generate", true: "stream"}[stream], func(t *testing.T) {
+			script := llmtest.New(
+				llmtest.Reply{Text: "Checking.", ToolCalls: []model.ToolCall{llmtest.ToolCall("toolu_1", "get_weather", `{"city":"Paris"}`)}},
+				llmtest.Text("It is 18 C in Paris."),
+				llmtest.Reply{Text: "Checking.", ToolCalls: []model.ToolCall{llmtest.ToolCall("toolu_1", "get_weather", `{"city":"Rome"}`)}},
+				llmtest.Text("It is 24 C in Rome."),
+			)
+			srv := llmtest.NewAnthropicServer(script)
+			defer srv.Close()
+			m, err := provider.AnthropicDirect(provider.AnthropicConfig{APIKey: "k", BaseURL: srv.URL + "/v1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{weatherTool()}, Checkpointer: checkpoint.NewMemory()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := onThread("repeated-ids")
+			run := func(q string) react.State {
+				t.Helper()
+				if !stream {
+					s, err := ag.Invoke(ctx, react.Input(q))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
+				}
+				var s react.State
+				for ev, err := range ag.Stream(ctx, react.Input(q), graph.WithModes(graph.StreamMessages, graph.StreamValues)) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ev.Mode == graph.StreamValues {
+						s = ev.State
+					}
+				}
+				return s
+			}
+			s := run("How warm is Paris?")
+			if s.Reply() != "It is 18 C in Paris." || s.Outcome != react.OutcomeAnswered {
+				t.Fatalf("first run: reply %q (%s)", s.Reply(), s.Outcome)
+			}
+			s = run("And Rome?")
+			if s.Reply() != "It is 24 C in Rome." || s.Outcome != react.OutcomeAnswered {
+				t.Fatalf("second run: reply %q (%s)", s.Reply(), s.Outcome)
+			}
+			want := []model.Role{model.RoleUser, model.RoleAssistant, model.RoleTool, model.RoleAssistant}
+			want = append(want, want...)
+			var roles []model.Role
+			seen := map[string]bool{}
+			for _, msg := range s.Messages {
+				roles = append(roles, msg.Role)
+				if msg.ID == "" || seen[msg.ID] || msg.ID == "msg_llmtest" {
+					t.Errorf("message id %q: empty, repeated or the provider's", msg.ID)
+				}
+				seen[msg.ID] = true
+			}
+			if !slices.Equal(roles, want) {
+				t.Fatalf("conversation roles %v, want %v", roles, want)
+			}
+			// Each tool result follows the call it answers.
+			for i, msg := range s.Messages {
+				if msg.Role == model.RoleTool && len(s.Messages[i-1].ToolCalls()) != 1 {
+					t.Fatalf("tool result %d follows %+v, not its call", i, s.Messages[i-1])
+				}
 			}
 		})
 	}
