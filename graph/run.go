@@ -73,7 +73,11 @@ type run[S any] struct {
 	tickets atomic.Uint64 // the step's generation (high half) and the helpers that may still join it (low half)
 	ntasks  atomic.Int64  // the step's number of tasks
 	left    atomic.Int64  // the step's tasks not finished
-	waiting atomic.Int64  // helpers started (go) that have not yet run
+	waiting atomic.Int64  // helpers started (go) or woken that have not yet run
+	// parked counts the helpers parked on wake, waiting for the run's
+	// next parallel step (see park); wake hands one of them a step.
+	parked atomic.Int32
+	wake   chan struct{}
 	// stepDone takes the signal of a helper that finished a step's last
 	// task; made at the first parallel step.
 	stepDone chan struct{}
@@ -89,6 +93,7 @@ func (c *Compiled[S]) newRun() *run[S] {
 		trig: make([]bool, n),
 		ran:  make([]bool, n),
 		cand: make([]uint64, (n+63)/64),
+		wake: make(chan struct{}),
 	}
 	r.help = r.helper
 	r.start = r.startServed
@@ -463,27 +468,46 @@ func (r *run[S]) startServed() {
 }
 
 // startHelpers makes n helpers available to the current step: those
-// already started that have not run yet, and new ones for the rest.
+// already started that have not run yet, then helpers parked after an
+// earlier parallel step of this run (or of an earlier run of this pooled
+// run), and new ones for the rest.
 func (r *run[S]) startHelpers(n int) {
 	for k := n - int(r.waiting.Load()); k > 0; k-- {
 		r.waiting.Add(1)
-		go r.help()
+		select {
+		case r.wake <- struct{}{}:
+		default:
+			go r.help()
+		}
 	}
 }
 
 // helper joins the current parallel step if a ticket of it is left, and
 // works on its tasks; the one that finishes the step's last task signals
-// the goroutine running the step.
+// the goroutine running the step. Then it parks (see park), and joins the
+// step it is woken for.
 func (r *run[S]) helper() {
-	r.waiting.Add(-1)
+	var idle *time.Timer
+	for {
+		r.waiting.Add(-1)
+		r.join()
+		if !r.park(&idle) {
+			return
+		}
+	}
+}
+
+// join takes a ticket of the current parallel step, if one is left, and
+// works on the step's tasks.
+func (r *run[S]) join() {
 	for {
 		v := r.tickets.Load()
 		if uint32(v) == 0 {
 			return // a helper of an earlier step, or one too many
 		}
 		if r.tickets.CompareAndSwap(v, v-1) {
-			// Room made here, with only this frame on the stack, costs
-			// the least to copy (see work).
+			// Room made here, with only the helper's frames on the
+			// stack, costs the least to copy (see work).
 			grown := r.c.deep.Load()
 			if grown {
 				reserveStack()
@@ -491,6 +515,42 @@ func (r *run[S]) helper() {
 			r.helpStep(uint32(v>>32), grown)
 			return
 		}
+	}
+}
+
+// The bounds of the helpers a run keeps parked between its parallel
+// steps: at most maxParked of them, each for helperIdle at most.
+const (
+	maxParked  = 4
+	helperIdle = 50 * time.Millisecond
+)
+
+// park waits, for helperIdle at most, until startHelpers wakes the helper
+// for a parallel step of the run, and reports whether it did. A helper
+// kept so has its stack grown already (a task of a parallel step often
+// needs more than a fresh goroutine's), and waking it costs less than
+// starting a goroutine; one that no step wants in helperIdle returns, so
+// that a run idle in its pool keeps no goroutine. At most maxParked
+// helpers park; the others return at once. idle is the helper's timer,
+// made at its first park.
+func (r *run[S]) park(idle **time.Timer) bool {
+	if r.parked.Add(1) > maxParked {
+		r.parked.Add(-1)
+		return false
+	}
+	if *idle == nil {
+		*idle = time.NewTimer(helperIdle)
+	} else {
+		// A timer's Reset leaves no stale tick in its channel (Go 1.23).
+		(*idle).Reset(helperIdle)
+	}
+	select {
+	case <-r.wake:
+		r.parked.Add(-1)
+		return true
+	case <-(*idle).C:
+		r.parked.Add(-1)
+		return false
 	}
 }
 
