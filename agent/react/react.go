@@ -13,6 +13,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/toolcall"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -219,11 +220,14 @@ type turn struct {
 	ids   [(1 + inlineCalls) * idLen]byte
 }
 
-// toolMessage is the tool message of one result, allocated at once.
+// toolMessage is the tool message of one result, allocated at once, with
+// room for the content of a small result of a tool that writes its result
+// into it (toolcall.Into), such as an operator.FuncTool's integer.
 type toolMessage struct {
 	msgs  [1]model.Message
 	parts [1]model.Part
 	res   model.ToolResult
+	room  toolcall.Room
 }
 
 type agent struct {
@@ -728,7 +732,7 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
 	}
 	m := new(toolMessage)
-	if err := a.execute(ctx, c, &m.res); err != nil {
+	if err := a.execute(ctx, c, &m.res, &m.room); err != nil {
 		return nil, err
 	}
 	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
@@ -739,8 +743,9 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	return m, nil
 }
 
-// execute runs the call c and leaves its result in *res.
-func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult) error {
+// execute runs the call c and leaves its result in *res, and a small
+// result's content in room.
+func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult, room *toolcall.Room) error {
 	if c.Rejected != "" {
 		setError(res, &c.Call, c.Rejected)
 		return nil
@@ -750,7 +755,7 @@ func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult) err
 		a.unknownTool(res, &c.Call)
 		return nil
 	}
-	out, err := callTool(ctx, t, c, res)
+	out, err := callTool(ctx, t, c, res, room)
 	switch {
 	case err == errResult:
 		return nil
@@ -785,17 +790,23 @@ func (a *agent) tool(name string) (operator.Tool, bool) {
 // errResult is callTool's error for a call whose result it left in *res.
 var errResult = errors.New("react: the call's result is set")
 
-// callTool calls t with c's arguments. A panic in the tool and a failure
-// other than the run's cancellation or a pause (graph.Interrupt) are the
-// call's result: callTool leaves it in *res and returns errResult.
-func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult) (out *model.ToolResult, err error) {
+// callTool calls t with c's arguments. A tool that writes its result into
+// its caller's storage (toolcall.Into) writes it to *res and room, and
+// callTool returns no result. A panic in the tool and a failure other than
+// the run's cancellation or a pause (graph.Interrupt) are the call's
+// result: callTool leaves it in *res and returns errResult.
+func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult, room *toolcall.Room) (out *model.ToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicResult(res, &c.Call, v)
 			out, err = nil, errResult
 		}
 	}()
-	out, err = t.Call(ctx, c.Call.Arguments)
+	if ti, ok := t.(toolcall.Into); ok {
+		err = ti.CallInto(ctx, c.Call.Arguments, res, room)
+	} else {
+		out, err = t.Call(ctx, c.Call.Arguments)
+	}
 	if err != nil && ctx.Err() == nil && !graph.IsInterrupt(err) {
 		// Any failure but these two is the model's to read.
 		failedResult(res, &c.Call, err)
