@@ -77,7 +77,13 @@ type run[S any] struct {
 	// parked counts the helpers parked on wake, waiting for the run's
 	// next parallel step (see park); wake hands one of them a step.
 	parked atomic.Int32
-	wake   chan struct{}
+	wake   chan bool // true: a step to join; false: return (see reap)
+	// The reaper (a stopped timer until a helper parks) tells parked
+	// helpers to return when no step woke one since its last run
+	// (woken); reaping says it is armed.
+	reaper  *time.Timer
+	reaping atomic.Bool
+	woken   atomic.Bool
 	// stepDone takes the signal of a helper that finished a step's last
 	// task; made at the first parallel step.
 	stepDone chan struct{}
@@ -93,10 +99,13 @@ func (c *Compiled[S]) newRun() *run[S] {
 		trig: make([]bool, n),
 		ran:  make([]bool, n),
 		cand: make([]uint64, (n+63)/64),
-		wake: make(chan struct{}),
+		wake: make(chan bool),
 	}
 	r.help = r.helper
 	r.start = r.startServed
+	// Made stopped, and armed by the first helper that parks.
+	r.reaper = time.AfterFunc(time.Hour, r.reap)
+	r.reaper.Stop()
 	return r
 }
 
@@ -475,7 +484,8 @@ func (r *run[S]) startHelpers(n int) {
 	for k := n - int(r.waiting.Load()); k > 0; k-- {
 		r.waiting.Add(1)
 		select {
-		case r.wake <- struct{}{}:
+		case r.wake <- true:
+			r.woken.Store(true)
 		default:
 			go r.help()
 		}
@@ -487,11 +497,10 @@ func (r *run[S]) startHelpers(n int) {
 // the goroutine running the step. Then it parks (see park), and joins the
 // step it is woken for.
 func (r *run[S]) helper() {
-	var idle *time.Timer
 	for {
 		r.waiting.Add(-1)
 		r.join()
-		if !r.park(&idle) {
+		if !r.park() {
 			return
 		}
 	}
@@ -519,39 +528,61 @@ func (r *run[S]) join() {
 }
 
 // The bounds of the helpers a run keeps parked between its parallel
-// steps: at most maxParked of them, each for helperIdle at most.
+// steps: at most maxParked of them, which return once no step has woken
+// one for helperIdle to twice that.
 const (
 	maxParked  = 4
 	helperIdle = 50 * time.Millisecond
 )
 
-// park waits, for helperIdle at most, until startHelpers wakes the helper
-// for a parallel step of the run, and reports whether it did. A helper
-// kept so has its stack grown already (a task of a parallel step often
-// needs more than a fresh goroutine's), and waking it costs less than
-// starting a goroutine; one that no step wants in helperIdle returns, so
-// that a run idle in its pool keeps no goroutine. At most maxParked
-// helpers park; the others return at once. idle is the helper's timer,
-// made at its first park.
-func (r *run[S]) park(idle **time.Timer) bool {
+// park waits until startHelpers wakes the helper for a parallel step of
+// the run, reporting true, or the run's reaper tells it to return,
+// reporting false. A helper kept so has its stack grown already (a task of
+// a parallel step often needs more than a fresh goroutine's), and waking
+// it costs less than starting a goroutine. At most maxParked helpers park;
+// the others return at once.
+func (r *run[S]) park() bool {
 	if r.parked.Add(1) > maxParked {
 		r.parked.Add(-1)
 		return false
 	}
-	if *idle == nil {
-		*idle = time.NewTimer(helperIdle)
-	} else {
-		// A timer's Reset leaves no stale tick in its channel (Go 1.23).
-		(*idle).Reset(helperIdle)
+	if r.reaping.CompareAndSwap(false, true) {
+		r.armReaper()
 	}
-	select {
-	case <-r.wake:
-		r.parked.Add(-1)
-		return true
-	case <-(*idle).C:
-		r.parked.Add(-1)
-		return false
+	work := <-r.wake
+	r.parked.Add(-1)
+	return work
+}
+
+// armReaper makes the reaper run helperIdle from now.
+func (r *run[S]) armReaper() {
+	r.reaper.Reset(helperIdle)
+}
+
+// reap runs helperIdle after the reaper was armed, while helpers are
+// parked (r.reaping): when no step has woken one since its last run, it
+// tells each parked helper to return, so that a run idle in its pool
+// keeps no goroutine. It runs again while helpers are still parked (one
+// about to receive when it sent, or one parked since).
+func (r *run[S]) reap() {
+	if !r.woken.Swap(false) {
+		for r.parked.Load() > 0 {
+			select {
+			case r.wake <- false:
+				continue
+			default:
+			}
+			break
+		}
 	}
+	if r.parked.Load() == 0 {
+		r.reaping.Store(false)
+		// A helper that parked meanwhile saw the reaper still armed.
+		if r.parked.Load() == 0 || !r.reaping.CompareAndSwap(false, true) {
+			return
+		}
+	}
+	r.reaper.Reset(helperIdle)
 }
 
 // helpStep works on the tasks of the step of generation gen. A task that

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 type stepState struct {
@@ -360,4 +361,19 @@ func TestParkedHelpersJoinLaterSteps(t *testing.T) {
 	if n := started.Load(); n >= runs/2 {
 		t.Fatalf("%d helpers started for %d parallel steps, want parked helpers to take most steps", n, runs)
 	}
+	// Once no step wants them, the parked helpers return: a run idle in
+	// its pool keeps no goroutine.
+	deadline := time.Now().Add(10 * time.Second)
+	for parkedHelpers() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d helpers still parked 10 s after the last step (helperIdle %v)", parkedHelpers(), helperIdle)
+		}
+		time.Sleep(helperIdle)
+	}
+}
+
+// parkedHelpers counts the goroutines parked in a run's park.
+func parkedHelpers() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "graph.(*run[...]).park(")
 }
