@@ -220,14 +220,19 @@ type turn struct {
 	ids   [(1 + inlineCalls) * idLen]byte
 }
 
-// toolMessage is the tool message of one result, allocated at once, with
-// room for the content of a small result of a tool that writes its result
-// into it (toolcall.Into), such as an operator.FuncTool's integer.
+// toolMessage is the tool message of one result, allocated at once.
 type toolMessage struct {
 	msgs  [1]model.Message
 	parts [1]model.Part
 	res   model.ToolResult
-	room  toolcall.Room
+}
+
+// roomyMessage is the tool message of the result of a tool that writes its
+// result into it (toolcall.Into), such as an operator.FuncTool, with room
+// for a small result's content (an integer's text, say), allocated at once.
+type roomyMessage struct {
+	toolMessage
+	room toolcall.Room
 }
 
 type agent struct {
@@ -731,8 +736,18 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	if c == nil {
 		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
 	}
-	m := new(toolMessage)
-	if err := a.execute(ctx, c, &m.res, &m.room); err != nil {
+	var m *toolMessage
+	var room *toolcall.Room
+	if t, ok := a.tool(c.Call.Name); ok && c.Rejected == "" {
+		if _, into := t.(toolcall.Into); into {
+			rm := new(roomyMessage)
+			m, room = &rm.toolMessage, &rm.room
+		}
+	}
+	if m == nil {
+		m = new(toolMessage)
+	}
+	if err := a.execute(ctx, c, &m.res, room); err != nil {
 		return nil, err
 	}
 	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
@@ -744,7 +759,7 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 }
 
 // execute runs the call c and leaves its result in *res, and a small
-// result's content in room.
+// result's content in room when it is not nil.
 func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult, room *toolcall.Room) error {
 	if c.Rejected != "" {
 		setError(res, &c.Call, c.Rejected)
@@ -790,9 +805,9 @@ func (a *agent) tool(name string) (operator.Tool, bool) {
 // errResult is callTool's error for a call whose result it left in *res.
 var errResult = errors.New("react: the call's result is set")
 
-// callTool calls t with c's arguments. A tool that writes its result into
-// its caller's storage (toolcall.Into) writes it to *res and room, and
-// callTool returns no result. A panic in the tool and a failure other than
+// callTool calls t with c's arguments. Given room, a tool that writes its
+// result into its caller's storage (toolcall.Into) writes it to *res and
+// room, and callTool returns no result. A panic in the tool and a failure other than
 // the run's cancellation or a pause (graph.Interrupt) are the call's
 // result: callTool leaves it in *res and returns errResult.
 func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult, room *toolcall.Room) (out *model.ToolResult, err error) {
@@ -802,7 +817,7 @@ func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResu
 			out, err = nil, errResult
 		}
 	}()
-	if ti, ok := t.(toolcall.Into); ok {
+	if ti, ok := t.(toolcall.Into); ok && room != nil {
 		err = ti.CallInto(ctx, c.Call.Arguments, res, room)
 	} else {
 		out, err = t.Call(ctx, c.Call.Arguments)
