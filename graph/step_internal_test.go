@@ -358,7 +358,9 @@ func TestParkedHelpersJoinLaterSteps(t *testing.T) {
 			t.Fatalf("done %q, want [a b]", last.Done)
 		}
 	}
-	if n := started.Load(); n >= runs/2 {
+	// Under the race detector sync.Pool drops runs at random, and a
+	// fresh run has no parked helper.
+	if n := started.Load(); n >= runs/2 && !raceEnabled {
 		t.Fatalf("%d helpers started for %d parallel steps, want parked helpers to take most steps", n, runs)
 	}
 	// Once no step wants them, the parked helpers return: a run idle in
