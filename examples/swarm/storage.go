@@ -157,6 +157,16 @@ var (
 // answers with SQLITE_BUSY at once, without waiting for the busy timeout,
 // while another connection (another process opening the same DataDir)
 // holds the write lock; the statements are idempotent.
+//
+// It is the module's internal sqlitedb.RetryBusy (with busyWait as its
+// limit), copied: an example imports only public packages, as a program
+// outside the module would, and no public package offers the retry, nor
+// should one: it is a detail of opening an SQLite file (graph/checkpoint/
+// sqlite uses it inside its New), not part of any public package's
+// purpose. Keep the two alike in behaviour: the same test for
+// SQLITE_BUSY (any extended code), the same pauses (10 ms times the
+// attempt, at most 100 ms), no retry past the limit, and on ctx's end the
+// busy error joined with ctx.Err().
 func retryBusy(ctx context.Context, fn func() error) error {
 	deadline := time.Now().Add(busyWait)
 	for attempt := 1; ; attempt++ {
