@@ -172,7 +172,10 @@ func newLogQueries(schema, name, parent string) logQueries {
 	// A key's new row starts at its epoch's first position ($12, in
 	// units of EpochSize), plus its count: an existing row adds the
 	// count alone, the inserted value modulo EpochSize (a write holds
-	// fewer than EpochSize records of a key).
+	// fewer than EpochSize records of a key). A key's log thus holds
+	// next modulo EpochSize records (fewer than EpochSize): that, not
+	// next, is what the drop's filters compare with the cap, or a log
+	// started at an epoch above 0 would run the drop at every write.
 	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $10::text[], $12::bigint[]) AS c(key, n, m, payload, epoch)),
 		h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
 				SELECT c.key, $4, c.epoch * ` + epochSizeSQL + ` + c.n, false, clock_timestamp() FROM c` + guard + `
@@ -185,7 +188,7 @@ func newLogQueries(schema, name, parent string) logQueries {
 		d AS (DELETE FROM {events} x WHERE x.ctid = ANY (ARRAY(SELECT y.ctid FROM h JOIN c ON c.key = h.key
 			CROSS JOIN LATERAL (SELECT z.ctid FROM {events} z WHERE z.key = h.key AND z.pos >= h.next - c.n - c.m AND z.pos < h.next - c.m
 				ORDER BY z.pos LIMIT c.n) y))
-			AND EXISTS (SELECT 1 FROM h JOIN c ON c.key = h.key WHERE h.next > c.m))
+			AND EXISTS (SELECT 1 FROM h JOIN c ON c.key = h.key WHERE h.next % ` + epochSizeSQL + ` > c.m))
 		SELECT h.key, h.next, CASE WHEN $11::text <> '' THEN pg_notify($11, c.payload) END FROM h JOIN c ON c.key = h.key`)
 	// write1 is write for one key ($1), the common case of a lone
 	// writer: the drop is a range of the primary key under the key
@@ -204,22 +207,22 @@ func newLogQueries(schema, name, parent string) logQueries {
 			SELECT $1, h.next - $3 + e.idx, e.seq, e.name, e.data
 			FROM h, unnest($5::bigint[], $6::bigint[], $7::text[], $8::bytea[]) AS e(idx, seq, name, data)),
 		d AS (DELETE FROM {events} WHERE key = $1 AND pos >= (SELECT next FROM h) - $3::bigint - $4::bigint AND pos < (SELECT next FROM h) - $4::bigint
-			AND (SELECT next FROM h) > $4::bigint)
+			AND (SELECT next FROM h) % ` + epochSizeSQL + ` > $4::bigint)
 		SELECT next, CASE WHEN $9::text <> '' THEN pg_notify($9, $10) END FROM h`)
 	// writeOne is write1 for one record: scalar parameters, the
 	// cheapest to send and to plan.
 	// A new row starts at the epoch $9 (see write).
 	// The record that falls out of the key's last $3 is deleted by the
 	// function {trimOne} (see journalMigrations), called only when the
-	// key holds more than $3: a DELETE in the statement had its nodes
-	// initialised at every write.
+	// key holds more than $3 (next modulo EpochSize, see write): a
+	// DELETE in the statement had its nodes initialised at every write.
 	q.writeOne = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
 				SELECT $1, $2, $9::bigint * ` + epochSizeSQL + ` + 1, false, clock_timestamp()` + guard1 + `
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {events} (key, pos, seq, name, data) SELECT $1, h.next - 1, $4, $5, $6 FROM h)
 		SELECT next, CASE WHEN $7::text <> '' THEN pg_notify($7, $8) END,
-			CASE WHEN next > $3::bigint THEN {trimOne}($1, next - 1 - $3::bigint) END FROM h`)
+			CASE WHEN next % ` + epochSizeSQL + ` > $3::bigint THEN {trimOne}($1, next - 1 - $3::bigint) END FROM h`)
 	q.read = r(`SELECT (SELECT min(pos) FROM {events} WHERE key = $1), e.pos, e.seq, e.name, e.data
 		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, seq, name, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)

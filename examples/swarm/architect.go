@@ -34,8 +34,7 @@ const (
 	MaxTeamSteps  = 12 // workflow steps per team
 	MaxTeams      = 32 // teams registered at once by one principal (TeamSpec.Owner)
 	// DefaultMaxTotalTeams bounds the teams of all principals together,
-	// registered in a Swarm (Config.MaxTotalTeams) or kept by a store
-	// (Memory.MaxTeams, the in-memory store of New), when those are zero.
+	// registered in a Swarm (Config.MaxTotalTeams), when that is zero.
 	// See Register for what goes when a new team would pass it.
 	DefaultMaxTotalTeams = 1024
 )
@@ -163,32 +162,55 @@ func (t TeamSpec) checkServers(servers map[string]bool) error {
 
 // WorkflowStore keeps the teams the Architect designed (the seed's
 // workflows table). Implementations must be safe for concurrent use.
+//
+// The Swarm alone decides which teams are kept (Config.MaxTotalTeams,
+// MaxTeams): a store keeps what it is told, so that the teams a swarm
+// starts with are those the last one had registered.
 type WorkflowStore interface {
-	// SaveTeam adds or replaces the team of its owner and name.
-	SaveTeam(ctx context.Context, t TeamSpec) error
+	// SaveTeam adds or replaces the team t of its owner and name, as the
+	// most recently saved, and deletes the saved teams of drop (by owner
+	// and name; those not saved are no error), in one change: drop are
+	// the teams Register dropped to stay within Config.MaxTotalTeams.
+	SaveTeam(ctx context.Context, t TeamSpec, drop []TeamSpec) error
+	// DeleteTeams deletes the saved teams of teams (by owner and name;
+	// those not saved are no error): New deletes the saved teams it did
+	// not register (not valid, over their owner's MaxTeams, or beyond
+	// Config.MaxTotalTeams).
+	DeleteTeams(ctx context.Context, teams []TeamSpec) error
 	// Teams returns the saved teams of every owner, oldest first, with
 	// Owner set.
 	Teams(ctx context.Context) ([]TeamSpec, error)
 }
 
 // memoryWorkflows is the WorkflowStore of a Swarm without
-// Config.Workflows: at most max teams, dropping other owners' least
-// recently saved (dropOthers) beyond.
+// Config.Workflows; it holds the swarm's teams, which the swarm bounds.
 type memoryWorkflows struct {
-	max   int
 	mu    sync.Mutex
 	teams []TeamSpec // least recently saved first
 }
 
-func (m *memoryWorkflows) SaveTeam(ctx context.Context, t TeamSpec) error {
+func (m *memoryWorkflows) SaveTeam(ctx context.Context, t TeamSpec, drop []TeamSpec) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.teams = slices.DeleteFunc(m.teams, func(o TeamSpec) bool { return o.key() == t.key() })
+	m.teams = slices.DeleteFunc(m.teams, func(o TeamSpec) bool {
+		return o.key() == t.key() || slices.ContainsFunc(drop, func(d TeamSpec) bool { return d.key() == o.key() })
+	})
 	m.teams = append(m.teams, t)
-	m.teams = dropOthers(m.teams, t.Owner, m.max, func(TeamSpec) {})
+	return nil
+}
+
+func (m *memoryWorkflows) DeleteTeams(ctx context.Context, teams []TeamSpec) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.teams = slices.DeleteFunc(m.teams, func(o TeamSpec) bool {
+		return slices.ContainsFunc(teams, func(d TeamSpec) bool { return d.key() == o.key() })
+	})
 	return nil
 }
 
@@ -252,8 +274,9 @@ func (w *Swarm) newTeam(spec TeamSpec, servers map[string]bool) (*team, error) {
 // designing them go first, and no principal loses a team to their own
 // (so the total passes the bound only when all the teams are the
 // registering principal's: at most the larger of the bound and MaxTeams).
-// The store drops the same (see Memory.MaxTeams); runs in flight keep the
-// teams they started with.
+// The store (Config.Workflows) deletes the teams dropped as it saves the
+// new one (WorkflowStore.SaveTeam), so a swarm started on it has the same
+// teams; runs in flight keep the teams they started with.
 func (w *Swarm) Register(ctx context.Context, spec TeamSpec) error {
 	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("swarm: team: %w", err)
@@ -269,37 +292,57 @@ func (w *Swarm) Register(ctx context.Context, spec TeamSpec) error {
 	if _, ok := w.teams[spec.key()]; !ok && w.ownedTeams(spec.Owner) >= MaxTeams {
 		return fmt.Errorf("swarm: %d teams of yours are registered, the limit; a team of one of their names replaces it", MaxTeams)
 	}
-	if err := w.workflows.SaveTeam(ctx, spec); err != nil {
+	// The store deletes what admit will drop, in the change that saves
+	// spec: the swarm decides, the store follows.
+	if err := w.workflows.SaveTeam(ctx, spec, w.admitDrops(spec)); err != nil {
 		return fmt.Errorf("swarm: saving team %s: %w", spec.Name, err)
 	}
 	w.admit(spec)
 	return w.swap()
 }
 
-// admit adds or replaces spec among the registered teams, as the most
-// recent, and drops other owners' least recent beyond
-// Config.MaxTotalTeams. The caller holds w.mu, or is New.
-func (w *Swarm) admit(spec TeamSpec) {
+// admittedOrder returns the registered teams, least recent first, with
+// spec added or replaced as the most recent, and then other owners'
+// least recent beyond Config.MaxTotalTeams removed; it calls dropped
+// with each removed. It changes nothing of w. The caller holds w.mu, or
+// is New.
+func (w *Swarm) admittedOrder(spec TeamSpec, dropped func(TeamSpec)) []TeamSpec {
 	key := spec.key()
-	w.teamOrder = slices.DeleteFunc(w.teamOrder, func(k string) bool { return k == key })
-	w.teamOrder = append(w.teamOrder, key)
-	w.teams[key] = spec
-	if len(w.teamOrder) <= w.cfg.MaxTotalTeams {
-		return
+	order := make([]TeamSpec, 0, len(w.teamOrder)+1)
+	for _, k := range w.teamOrder {
+		if k != key {
+			order = append(order, w.teams[k])
+		}
 	}
-	order := make([]TeamSpec, len(w.teamOrder))
-	for i, k := range w.teamOrder {
-		order[i] = w.teams[k]
-	}
-	order = dropOthers(order, spec.Owner, w.cfg.MaxTotalTeams, func(t TeamSpec) {
+	order = append(order, spec)
+	return dropOthers(order, spec.Owner, w.cfg.MaxTotalTeams, dropped)
+}
+
+// admitDrops returns the teams admit(spec) would drop. The caller holds
+// w.mu, or is New.
+func (w *Swarm) admitDrops(spec TeamSpec) []TeamSpec {
+	var drops []TeamSpec
+	w.admittedOrder(spec, func(t TeamSpec) { drops = append(drops, t) })
+	return drops
+}
+
+// admit adds or replaces spec among the registered teams, as the most
+// recent, drops other owners' least recent beyond Config.MaxTotalTeams
+// and returns those dropped. The caller holds w.mu, or is New.
+func (w *Swarm) admit(spec TeamSpec) []TeamSpec {
+	var drops []TeamSpec
+	order := w.admittedOrder(spec, func(t TeamSpec) {
+		drops = append(drops, t)
 		delete(w.teams, t.key())
 		w.log.Info("swarm: dropped the least recently registered team of another principal (Config.MaxTotalTeams)",
 			zap.String("team", t.Name), zap.String("owner", t.Owner))
 	})
+	w.teams[spec.key()] = spec
 	w.teamOrder = w.teamOrder[:0]
 	for _, t := range order {
 		w.teamOrder = append(w.teamOrder, t.key())
 	}
+	return drops
 }
 
 // ownedTeams counts owner's registered teams. The caller holds w.mu, or

@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -19,19 +20,18 @@ func teamKeys(teams []swarm.TeamSpec) []string {
 	return out
 }
 
-// TestTotalTeamsBound: beyond Config.MaxTotalTeams (and Memory.MaxTeams)
-// a new team drops the least recently registered team of another
-// principal, in the swarm and in its store; registering a team again
-// makes it the most recent; a principal never loses a team to their own,
-// so the total passes the bound only by their own (at most MaxTeams). A
-// swarm started on the store has the same teams, and one with a lower
-// bound keeps the most recent.
+// TestTotalTeamsBound: beyond Config.MaxTotalTeams a new team drops the
+// least recently registered team of another principal, in the swarm and
+// in its store; registering a team again makes it the most recent; a
+// principal never loses a team to their own, so the total passes the
+// bound only by their own (at most MaxTeams). A swarm started on the
+// store has the same teams, and one with a lower bound keeps the most
+// recent and deletes the others from the store, so that its next
+// registration drops the same team from both (the store deciding on its
+// own dropped others) and a restart finds the swarm's teams.
 func TestTotalTeamsBound(t *testing.T) {
 	storages(t, func(t *testing.T, st *swarm.Storage) {
 		cfg := withStorage(swarm.Config{Servers: stockServers(t), MaxTotalTeams: 3}, st)
-		if st != nil {
-			st.Memory.MaxTeams = 3
-		}
 		s := newSwarm(t, cfg)
 		register := func(owner string, i int) {
 			t.Helper()
@@ -41,19 +41,7 @@ func TestTotalTeamsBound(t *testing.T) {
 		}
 		check := func(step string, want ...string) {
 			t.Helper()
-			if got := teamKeys(s.Teams()); !slices.Equal(got, want) {
-				t.Errorf("%s: the swarm's teams %v; want %v", step, got, want)
-			}
-			if st == nil {
-				return
-			}
-			saved, err := st.Memory.Teams(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := teamKeys(saved); !slices.Equal(got, want) {
-				t.Errorf("%s: the stored teams %v; want %v", step, got, want)
-			}
+			checkTeams(t, step, s, st, want...)
 		}
 		register("alice", 0)
 		register("bob", 0)
@@ -75,13 +63,36 @@ func TestTotalTeamsBound(t *testing.T) {
 		if got, want := teamKeys(again.Teams()), teamKeys(s.Teams()); !slices.Equal(got, want) {
 			t.Errorf("after a restart: teams %v; want %v", got, want)
 		}
-		register("erin", 0) // the store keeps dave's three newest and erin's
+		register("erin", 0)
+		check("erin's first", "dave/filler_2_team", "dave/filler_3_team", "erin/filler_0_team")
 		cfg.MaxTotalTeams = 2
 		lower := newSwarm(t, cfg)
-		if got, want := teamKeys(lower.Teams()), []string{"dave/filler_3_team", "erin/filler_0_team"}; !slices.Equal(got, want) {
-			t.Errorf("a swarm bounded to 2 teams on the store: %v; want the 2 most recent %v", got, want)
+		checkTeams(t, "a swarm bounded to 2 teams on the store (the 2 most recent)", lower, st, "dave/filler_3_team", "erin/filler_0_team")
+		if err := lower.Register(t.Context(), fillerTeam("frank", 0)); err != nil {
+			t.Fatal(err)
 		}
+		checkTeams(t, "frank's first, in the swarm bounded to 2", lower, st, "erin/filler_0_team", "frank/filler_0_team")
+		checkTeams(t, "a restart bounded to 2", newSwarm(t, cfg), st, "erin/filler_0_team", "frank/filler_0_team")
 	})
+}
+
+// checkTeams checks that s, and st's store when st is not nil, hold the
+// teams want (owner/name, least recent first).
+func checkTeams(t *testing.T, step string, s *swarm.Swarm, st *swarm.Storage, want ...string) {
+	t.Helper()
+	if got := teamKeys(s.Teams()); !slices.Equal(got, want) {
+		t.Errorf("%s: the swarm's teams %v; want %v", step, got, want)
+	}
+	if st == nil {
+		return
+	}
+	saved, err := st.Memory.Teams(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := teamKeys(saved); !slices.Equal(got, want) {
+		t.Errorf("%s: the stored teams %v; want %v", step, got, want)
+	}
 }
 
 // TestTotalSkillsBound: the skills kept of all owners together are
@@ -149,4 +160,39 @@ func TestStorageFirstOpenWaits(t *testing.T) {
 		t.Fatalf("OpenStorage while another connection held memory.db's write lock: %v; want it to wait", r.err)
 	}
 	r.st.Close()
+}
+
+// TestSkippedSavedTeamsDeleted: the saved teams a swarm does not register
+// at its start (not valid, over their owner's MaxTeams) are deleted from
+// its store, so the store holds the swarm's teams: a later registration
+// at the bound drops the same team from both.
+func TestSkippedSavedTeamsDeleted(t *testing.T) {
+	storages(t, func(t *testing.T, st *swarm.Storage) {
+		if st == nil {
+			t.Skip("the in-memory store starts empty")
+		}
+		ctx := t.Context()
+		bad := fillerTeam("alice", 0)
+		bad.Agents = nil // not valid
+		saves := []swarm.TeamSpec{bad, fillerTeam("bob", 0)}
+		for i := range swarm.MaxTeams + 1 {
+			saves = append(saves, fillerTeam("carol", i))
+		}
+		for _, team := range saves {
+			if err := st.Memory.SaveTeam(ctx, team, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := withStorage(swarm.Config{Servers: stockServers(t), MaxTotalTeams: swarm.MaxTeams + 1}, st)
+		s := newSwarm(t, cfg)
+		want := []string{"bob/filler_0_team"}
+		for i := range swarm.MaxTeams {
+			want = append(want, fmt.Sprintf("carol/filler_%d_team", i))
+		}
+		checkTeams(t, "a start on a store with a team not valid and one over carol's MaxTeams", s, st, want...)
+		if err := s.Register(ctx, fillerTeam("dave", 0)); err != nil {
+			t.Fatal(err)
+		}
+		checkTeams(t, "dave's first, at the bound", s, st, append(want[1:], "dave/filler_0_team")...)
+	})
 }

@@ -251,7 +251,7 @@ func TestConcurrentTeamSaves(t *testing.T) {
 		errs := make(chan error, 2*n)
 		for i := range 2 * n { // each name twice: adds and replaces
 			wg.Go(func() {
-				errs <- st.Memory.SaveTeam(t.Context(), swarm.TeamSpec{Name: fmt.Sprintf("team_%d", i%n), Description: "d"})
+				errs <- st.Memory.SaveTeam(t.Context(), swarm.TeamSpec{Name: fmt.Sprintf("team_%d", i%n), Description: "d"}, nil)
 			})
 		}
 		wg.Wait()

@@ -127,12 +127,6 @@ type Memory struct {
 	// principals who stopped running go first. Zero means
 	// MaxStoredSkillsTotal.
 	MaxTotalSkills int
-	// MaxTeams bounds the teams kept of all owners together (each has at
-	// most MaxTeams of package swarm): SaveTeam drops the least recently
-	// saved teams of other owners beyond it, as Swarm.Register drops them
-	// from the swarm; give Config.MaxTotalTeams the same value. Zero
-	// means DefaultMaxTotalTeams.
-	MaxTeams int
 }
 
 // Bounds of Memory.
@@ -157,6 +151,16 @@ var (
 // answers with SQLITE_BUSY at once, without waiting for the busy timeout,
 // while another connection (another process opening the same DataDir)
 // holds the write lock; the statements are idempotent.
+//
+// It is the module's internal sqlitedb.RetryBusy (with busyWait as its
+// limit), copied: an example imports only public packages, as a program
+// outside the module would, and no public package offers the retry, nor
+// should one: it is a detail of opening an SQLite file (graph/checkpoint/
+// sqlite uses it inside its New), not part of any public package's
+// purpose. Keep the two alike in behaviour: the same test for
+// SQLITE_BUSY (any extended code), the same pauses (10 ms times the
+// attempt, at most 100 ms), no retry past the limit, and on ctx's end the
+// busy error joined with ctx.Err().
 func retryBusy(ctx context.Context, fn func() error) error {
 	deadline := time.Now().Add(busyWait)
 	for attempt := 1; ; attempt++ {
@@ -332,7 +336,7 @@ func (m *Memory) Find(ctx context.Context, owner, agent, task string, limit int)
 }
 
 // SaveTeam implements WorkflowStore.
-func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec) error {
+func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec, drop []TeamSpec) error {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -347,33 +351,28 @@ func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec) error {
 			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`, t.key(), string(b)); err != nil {
 			return err
 		}
-		return m.dropOtherTeams(ctx, tx, t.Owner)
+		return m.deleteTeams(ctx, tx, drop)
 	})
 }
 
-// dropOtherTeams deletes the least recently saved teams of owners other
-// than owner beyond MaxTeams, in tx.
-func (m *Memory) dropOtherTeams(ctx context.Context, tx *sql.Tx, owner string) error {
-	limit := m.MaxTeams
-	if limit <= 0 {
-		limit = DefaultMaxTotalTeams
+// DeleteTeams implements WorkflowStore.
+func (m *Memory) DeleteTeams(ctx context.Context, teams []TeamSpec) error {
+	if len(teams) == 0 {
+		return nil
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+m.prefix+`swarm_workflows`).Scan(&n); err != nil || n <= limit {
-		return err
+	return m.save(ctx, "swarm_workflows", func(tx *sql.Tx) error { return m.deleteTeams(ctx, tx, teams) })
+}
+
+// deleteTeams deletes the saved teams of teams, in tx: a statement each
+// (a swarm drops one team per registration, and deletes more only at its
+// start).
+func (m *Memory) deleteTeams(ctx context.Context, tx *sql.Tx, teams []TeamSpec) error {
+	for _, t := range teams {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_workflows WHERE name = $1`, t.key()); err != nil {
+			return err
+		}
 	}
-	// A row's name is owner.name (TeamSpec.key), or the bare name, which
-	// has no dot, of a team without an owner.
-	q := `DELETE FROM ` + m.prefix + `swarm_workflows WHERE name IN (
-		SELECT name FROM ` + m.prefix + `swarm_workflows WHERE %s ORDER BY seq LIMIT %s)`
-	var args []any
-	if owner == "" {
-		q, args = fmt.Sprintf(q, `name LIKE '%.%'`, `$1`), []any{n - limit}
-	} else {
-		q, args = fmt.Sprintf(q, `substr(name, 1, $1) <> $2`, `$3`), []any{len(owner) + 1, owner + ".", n - limit}
-	}
-	_, err := tx.ExecContext(ctx, q, args...)
-	return err
+	return nil
 }
 
 // Teams implements WorkflowStore.

@@ -101,9 +101,9 @@ type Config struct {
 	// MaxTotalTeams bounds the teams registered, of all principals
 	// together (each has at most MaxTeams): beyond it, Register drops the
 	// least recently registered team of another principal. Zero means
-	// DefaultMaxTotalTeams. It also bounds the in-memory store used when
-	// Workflows is nil; a Memory has its own bound (Memory.MaxTeams), which
-	// should be the same.
+	// DefaultMaxTotalTeams. Workflows keeps the teams registered, dropped
+	// ones deleted; New deletes from it the saved teams it does not
+	// register.
 	MaxTotalTeams int
 	// NoArchitect leaves the Architect out: the supervisor cannot have teams
 	// designed.
@@ -190,7 +190,7 @@ func New(cfg Config) (*Swarm, error) {
 		w.cfg.MaxTotalTeams = DefaultMaxTotalTeams
 	}
 	if w.workflows == nil {
-		w.workflows = &memoryWorkflows{max: w.cfg.MaxTotalTeams}
+		w.workflows = &memoryWorkflows{}
 	}
 	if w.cfg.MaxTurns <= 0 {
 		w.cfg.MaxTurns = DefaultMaxTurns
@@ -272,16 +272,28 @@ func New(cfg Config) (*Swarm, error) {
 	if err != nil {
 		return fail(fmt.Errorf("swarm: loading saved teams: %w", err))
 	}
+	// stale are the saved teams not registered, deleted from the store:
+	// the swarm decides which teams are kept, and the next start finds
+	// those it registered, no more (a team it skipped, kept in the store,
+	// could come back, or make the store drop others than the swarm).
+	var stale []TeamSpec
 	for _, t := range saved {
 		if err := t.Validate(); err != nil {
-			w.log.Warn("swarm: a saved team is not valid; skipped", zap.String("team", t.Name), zap.Error(err))
+			w.log.Warn("swarm: a saved team is not valid; deleted", zap.String("team", t.Name), zap.Error(err))
+			stale = append(stale, t)
 			continue
 		}
 		if _, ok := w.teams[t.key()]; !ok && w.ownedTeams(t.Owner) >= MaxTeams {
-			w.log.Warn("swarm: a saved team is over its owner's MaxTeams; skipped", zap.String("team", t.Name), zap.String("owner", t.Owner))
+			w.log.Warn("swarm: a saved team is over its owner's MaxTeams; deleted", zap.String("team", t.Name), zap.String("owner", t.Owner))
+			stale = append(stale, t)
 			continue
 		}
-		w.admit(t) // oldest first: beyond MaxTotalTeams, the newest stay
+		stale = append(stale, w.admit(t)...) // oldest first: beyond MaxTotalTeams, the newest stay
+	}
+	if len(stale) > 0 {
+		if err := w.workflows.DeleteTeams(context.Background(), stale); err != nil {
+			return fail(fmt.Errorf("swarm: deleting the %d saved teams not registered: %w", len(stale), err))
+		}
 	}
 	if w.gen, err = w.newGeneration(); err != nil {
 		return fail(err)

@@ -92,7 +92,7 @@ func endEventQuery(schema string) string {
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO ` + events + ` (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $3, $4 FROM h),
-		e AS (DELETE FROM ` + events + ` WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $5::bigint AND (SELECT next FROM h) > $5::bigint)
+		e AS (DELETE FROM ` + events + ` WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $5::bigint AND (SELECT next FROM h) % ` + size + ` > $5::bigint)
 		SELECT next - 1 FROM h`
 }
 

@@ -182,14 +182,19 @@ const (
 // trimLog is the column that trims the event log key, written by the
 // statement's WITH query h (which returns the log's next position,
 // joined to the statement's row as h), to its cap: when the log holds
-// more than cap records, it deletes the one that fell out, by the event
+// more than cap records (its next position modulo evpg.EpochSize: a log
+// starts at an epoch's first position, that of a later attempt or of a
+// log recreated after a loss too, and holds fewer than EpochSize
+// records; next alone exceeds cap at every write of such a log, which
+// called the function for nothing each time), it deletes the one that
+// fell out, by the event
 // log's function (evpg.TrimOneFunction), and is true; otherwise it is
 // NULL and the function is not called. A DELETE in the statement (a
 // data-modifying WITH query) had its nodes initialised at every
 // execution, to delete nothing until the log is full: about 14k
 // PostgreSQL instructions per statement (callgrind).
 func trimLog(key, cap string) string {
-	return `CASE WHEN h.next > ` + cap + `::bigint THEN {trimOne}(` + key + `, h.next - 1 - ` + cap + `::bigint) END`
+	return `CASE WHEN h.next % ` + strconv.FormatInt(evpg.EpochSize, 10) + ` > ` + cap + `::bigint THEN {trimOne}(` + key + `, h.next - 1 - ` + cap + `::bigint) END`
 }
 
 // threadZero and runZero are the zero values of the NOT NULL columns of

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	evpg "github.com/agentgraph/agentgraph/event/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
 // TestStartAndEndTrimLogByFunction: a run's start and its end, which
@@ -94,5 +97,87 @@ func TestStartAndEndTrimLogByFunction(t *testing.T) {
 	}
 	if got, want := strings.Join(names(), " "), `metadata:{} end:{}`; got != want {
 		t.Errorf("after an end capped at 2: the log holds %s; want %s", got, want)
+	}
+}
+
+// TestEpochLogTrimsOnlyWhenFull: a run's log that starts at an epoch
+// above 0 (here created by an append of the run's second attempt, as
+// after a loss) has the run's start and end call the trim function only
+// once the log holds more than its cap, not at every append (its next
+// position is above the cap from its first event); and they trim it
+// still.
+func TestEpochLogTrimsOnlyWhenFull(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_epoch_trim_")
+	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+	calls := pgdb.Table(schema, "trim_calls")
+	if _, err := pool.Exec(ctx, `CREATE TABLE `+calls+` (k text, p bigint)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `CREATE OR REPLACE FUNCTION `+evpg.TrimOneFunction(schema, logName)+`(k text, p bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $f$
+	BEGIN
+		INSERT INTO `+calls+` VALUES (k, p);
+		DELETE FROM `+pgdb.Table(schema, logName+"_events")+` WHERE key = k AND pos = p;
+		RETURN true;
+	END
+	$f$`); err != nil {
+		t.Fatal(err)
+	}
+	trims := func(after string, want int) {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+calls).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("after %s of a log of epoch above 0 capped at 2: the trim function was called %d times; want %d (once per event past the cap)", after, n, want)
+		}
+	}
+
+	now := time.Now().UTC()
+	if err := st.CreateThread(ctx, &server.Thread{ID: "t", Owner: "o", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	run := &server.Run{ID: "r", ThreadID: "t", AssistantID: "a", CreatedAt: now, UpdatedAt: now, Status: server.RunPending, Kwargs: json.RawMessage(`{"assistant_id":"a"}`), MultitaskStrategy: "reject", Owner: "o"}
+	if _, err := st.CreateRunLocked(ctx, "t", func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
+		return run, "g", map[string]any{"graph_id": "g"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.ClaimThreadLocked(ctx, "t", "w", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := st.AppendEventAfter(ctx, "r", 2, -1, "values", json.RawMessage(`{}`), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ID < evpg.EpochSize {
+		t.Fatalf("the second attempt's first event has id %d; want it in an epoch above 0", ev.ID)
+	}
+	trims("the first event", 0)
+	if _, _, err := st.StartRunEvent(ctx, "r", "cp", "metadata", json.RawMessage(`{}`), 2); err != nil {
+		t.Fatal(err)
+	}
+	trims("the start (2 events)", 0)
+	if _, _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: "r", ThreadID: "t",
+		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{}`), Exclude: []string{"r"}, At: now},
+		EventName: "end", EventData: json.RawMessage(`{}`), MaxEvents: 2, Status: server.RunSuccess, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	trims("the end (3 events)", 1)
+	evs, _, err := st.Events(ctx, "r", -1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Name)
+	}
+	if strings.Join(got, " ") != "metadata end" {
+		t.Errorf("after an end capped at 2 the log holds %v; want [metadata end]", got)
 	}
 }

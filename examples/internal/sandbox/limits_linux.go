@@ -75,19 +75,29 @@ const hostPoll = 100 * time.Millisecond
 // input open; it does not depend on which of the host's threads started
 // the worker. The host is the process whose pid envHost holds, which must
 // be the worker's parent: a worker whose parent is another (the host died
-// already, and the worker was given to init) ends at once. The worker
+// already, and the worker was given to init) ends at once, saying why on
+// its standard error. The worker
 // waits on a pidfd of the host, which the kernel makes readable when the
 // whole process has ended, or, without pidfds, checks its parent every
 // hostPoll.
 func watchHost() {
 	host, err := strconv.Atoi(os.Getenv(envHost))
-	if err != nil || host <= 1 {
+	if err != nil || host < 1 {
 		return // not started by a Pool of this version
+	}
+	if host == 1 {
+		// The host is the first process of its PID namespace, as a
+		// container's entrypoint is: when it ends the kernel kills the
+		// worker with the rest of the namespace, so there is nothing to
+		// watch. Nor could the parent check below tell it from init,
+		// which a worker whose host died is given to.
+		return
 	}
 	fd, err := unix.PidfdOpen(host, 0)
 	// Checked after the open: while the host is the worker's parent, its
 	// pid cannot name another process, so fd names the host.
-	if unix.Getppid() != host {
+	if ppid := unix.Getppid(); ppid != host {
+		fmt.Fprintf(os.Stderr, "sandbox worker: parent is process %d, not host %d (%s): the host has ended; exiting\n", ppid, host, envHost)
 		os.Exit(0)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -347,5 +348,29 @@ func TestRunAfterIdleWorkerDied(t *testing.T) {
 	}
 	if fresh, _ := idleWorker(t, p); fresh == pid {
 		t.Errorf("idle worker after the run: %d, want a fresh one", fresh)
+	}
+}
+
+// A worker whose parent is not the host it was given (the host died before
+// the worker checked) exits at once with status 0 and says why on its
+// standard error.
+func TestWorkerOfAnotherParentSaysWhy(t *testing.T) {
+	// The test's own parent (go test, or a shell) is not the worker's
+	// parent: this process is.
+	notParent := os.Getppid()
+	if notParent <= 1 {
+		t.Skip("this test process has no parent to name")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{envWorker + "=" + workerVersion, envHost + "=" + strconv.Itoa(notParent)}
+	cmd.Stdin = strings.NewReader("") // a worker that did not exit would end with it
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("worker given host %d: %v; want exit status 0", notParent, err)
+	}
+	want := fmt.Sprintf("not host %d", notParent)
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("worker given host %d, not its parent, wrote %q to standard error; want the reason (%q)", notParent, stderr.String(), want)
 	}
 }

@@ -259,9 +259,25 @@ func TestNewWaitBoundedByContext(t *testing.T) {
 		}
 		done <- err
 	}()
+	// New cannot finish while the lock is held and its context lives; a
+	// New that fails does so at once. The pause gives it the time to, not
+	// a deadline.
+	select {
+	case err := <-done:
+		t.Fatalf("New while another connection held the write lock returned %v before its context ended; want it to wait", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("New with its context cancelled while the lock was held: %v; want context.Canceled", err)
+	// The lock is still held: only the cancellation can end the wait. The
+	// minute bounds a regression (a wait of the whole busy timeout), so
+	// that it fails rather than hangs.
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("New with its context cancelled while the lock was held: %v; want context.Canceled", err)
+		}
+	case <-time.After(time.Minute):
+		t.Errorf("New still waits for the write lock a minute after its context was cancelled; want it to return context.Canceled")
 	}
 }
 
