@@ -1103,6 +1103,12 @@ func intersects(a, b []uint64) bool {
 // [WithConfig]), for code that receives its run through a context, such as
 // a layer that runs graphs on its caller's behalf; without one it fails
 // with [ErrNoThread].
+//
+// A graph invoked inside a node of another run (rather than added to it
+// with [AddSubgraph]) runs on its own: its nodes' events ([Emit],
+// [EmitMessage], [Generate]'s chunks) and its subgraphs' events do not go
+// to the enclosing run's stream. A node that wants them there forwards
+// them itself, or streams the graph with [Compiled.Stream].
 func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	ctx = detached(ctx)
 	if len(opts) == 0 {
