@@ -1194,7 +1194,14 @@ func intersects(a, b []uint64) bool {
 // [WithConfig]), for code that receives its run through a context, such as
 // a layer that runs graphs on its caller's behalf; without one it fails
 // with [ErrNoThread].
+//
+// A graph invoked inside a node of another run (rather than added to it
+// with [AddSubgraph]) runs on its own: its nodes' events ([Emit],
+// [EmitMessage], [Generate]'s chunks) and its subgraphs' events do not go
+// to the enclosing run's stream. A node that wants them there forwards
+// them itself, or streams the graph with [Compiled.Stream].
 func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
+	ctx = detached(ctx)
 	if len(opts) == 0 {
 		// c.set is copied, never addressed: no allocation.
 		if c.dur != nil {
@@ -1251,6 +1258,31 @@ func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error
 		ctx = context.WithValue(ctx, nestedKey{}, it)
 	}
 	return c.exec(ctx, in, set, out, nil, ns)
+}
+
+// detached returns ctx without the task scope of an enclosing run, if it
+// carries one: a graph run with Invoke inside a node of another run (not
+// added as its subgraph node) is a run of its own, and neither its nodes'
+// events nor its subgraphs' stream into the enclosing run, whose stream
+// would otherwise take them for its own node's events or, for values
+// events, for states of its own type. A context without a scope is
+// returned as it is.
+func detached(ctx context.Context) context.Context {
+	if sc, _ := ctx.Value(scopeKey{}).(*scope); sc == nil {
+		return ctx
+	}
+	return noScopeContext{ctx}
+}
+
+// noScopeContext hides the task scope of its parent (see detached).
+type noScopeContext struct{ context.Context }
+
+// Value returns nil for scopeKey and asks the parent otherwise.
+func (c noScopeContext) Value(key any) any {
+	if _, ok := key.(scopeKey); ok {
+		return nil
+	}
+	return c.Context.Value(key)
 }
 
 // nestedKey marks a context whose task (itaskKey) belongs to a durable run

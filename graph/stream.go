@@ -605,7 +605,10 @@ func (r *run[S]) emitStep(ctx context.Context) error {
 		if r.typed != nil {
 			return r.typed.event(ctx, &outEvent[S]{kind: outValues, state: &r.state, ns: r.ns, step: r.step})
 		}
-		return r.out.send(ctx, rawEvent{mode: StreamValues, payload: Event[S]{Mode: StreamValues, Namespace: r.ns, Step: r.step, State: r.state}})
+		// The raw event's task info carries the namespace and step too:
+		// the root sink builds its Event from them, and a subgraph's
+		// values event without them would pass for the root's own.
+		return r.out.send(ctx, rawEvent{mode: StreamValues, info: TaskInfo{Namespace: r.ns, Step: r.step}, payload: Event[S]{Mode: StreamValues, Namespace: r.ns, Step: r.step, State: r.state}})
 	}
 	return nil
 }

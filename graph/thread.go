@@ -47,7 +47,7 @@ func (t Thread[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 		set.hooks = slices.Clip(set.hooks)
 		set.runOpts(opts)
 	}
-	return c.execDurable(withThread(ctx, t.id), t.id, input, set, nil, nil, nil)
+	return c.execDurable(withThread(detached(ctx), t.id), t.id, input, set, nil, nil, nil)
 }
 
 // Stream runs the graph on the thread like [Thread.Invoke] and yields its

@@ -295,6 +295,17 @@ func encodeUpdate(fields []string, full json.RawMessage, keys map[string]string)
 		}
 		if v, ok := obj[k]; ok {
 			out[k] = v
+			continue
+		}
+		// A Codec's Values may name a field other than its JSON tag
+		// does (a field without a tag, "Messages", written as
+		// "messages"): the key that matches regardless of case, as
+		// encoding/json and a state update (adapter.update) match them.
+		for key, v := range obj {
+			if strings.EqualFold(key, k) {
+				out[key] = v
+				break
+			}
 		}
 	}
 	b, _ := json.Marshal(out)
@@ -523,7 +534,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		switch {
 		case ev.Mode == graph.StreamInterrupt:
 			finished = false
-		case ev.Mode == graph.StreamValues && len(ev.Namespace) == 0:
+		case ev.Mode == graph.StreamValues && len(ev.Namespace) == 0 && ev.Payload == nil:
 			last, stepped = ev.State, true
 		}
 		if err := a.emitEvent(rc, ev, emit); err != nil {
@@ -704,6 +715,14 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		return mode + "|" + namespace(rc.runID, ev.Namespace)
 	}
 	if len(ev.Namespace) > 0 && !rc.subgraphs {
+		return nil
+	}
+	if len(ev.Namespace) == 0 && ev.Payload != nil && (ev.Mode == graph.StreamValues || ev.Mode == graph.StreamUpdates) {
+		// A values or updates event of the graph's own run carries its
+		// state or update in State or Update, never in Payload: this
+		// one is another run's (a graph's whole event), whose state
+		// the graph's does not hold. Encoding ev.State would send the
+		// graph's zero state, blanking a client's view mid-run.
 		return nil
 	}
 	switch ev.Mode {

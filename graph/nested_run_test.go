@@ -1,0 +1,132 @@
+package graph_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+type nestOuter struct{ Log []string }
+
+type nestInner struct{ N int }
+
+var (
+	nestOuterLog = graph.Append(func(s *nestOuter) *[]string { return &s.Log })
+	nestInnerN   = graph.Replace(func(s *nestInner) *int { return &s.N })
+)
+
+// nestInnerGraph is a graph of two steps, the second a subgraph node, whose
+// nodes emit a custom event each.
+func nestInnerGraph(t *testing.T) *graph.Compiled[nestInner] {
+	t.Helper()
+	leaf := graph.New[nestInner]()
+	leaf.AddNode("leaf", func(ctx context.Context, s nestInner) (graph.Update[nestInner], error) {
+		if err := graph.Emit(ctx, "leaf"); err != nil {
+			return graph.Update[nestInner]{}, err
+		}
+		return nestInnerN.Set(s.N + 10), nil
+	})
+	leaf.AddEdge(graph.START, "leaf").AddEdge("leaf", graph.END)
+	lc, err := leaf.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[nestInner]()
+	g.AddNode("one", func(ctx context.Context, s nestInner) (graph.Update[nestInner], error) {
+		if err := graph.Emit(ctx, "one"); err != nil {
+			return graph.Update[nestInner]{}, err
+		}
+		return nestInnerN.Set(s.N + 1), nil
+	})
+	graph.AddSubgraph(g, "sub", lc, func(s nestInner) nestInner { return s },
+		func(s nestInner) graph.Update[nestInner] { return nestInnerN.Set(s.N) })
+	g.AddEdge(graph.START, "one").AddEdge("one", "sub").AddEdge("sub", graph.END)
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A graph run with Invoke inside a node of a streamed graph is a run of its
+// own, not a subgraph node: none of its events (its nodes' custom events,
+// its subgraph's values and updates) reach the outer stream, and no event of
+// the outer stream is a values event the outer run did not make.
+func TestInvokeInsideANodeDoesNotStreamIntoTheParent(t *testing.T) {
+	inner := nestInnerGraph(t)
+	g := graph.New[nestOuter]()
+	g.AddNode("call", func(ctx context.Context, s nestOuter) (graph.Update[nestOuter], error) {
+		out, err := inner.Invoke(ctx, nestInner{})
+		if err != nil {
+			return graph.Update[nestOuter]{}, err
+		}
+		if out.N != 11 {
+			t.Errorf("inner N = %d, want 11", out.N)
+		}
+		return nestOuterLog.Set([]string{"called"}), nil
+	})
+	g.AddEdge(graph.START, "call").AddEdge("call", graph.END)
+	outer, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := []graph.StreamMode{graph.StreamValues, graph.StreamUpdates, graph.StreamCustom, graph.StreamDebug}
+	var got []string
+	for ev, err := range outer.Stream(context.Background(), nestOuter{}, graph.WithModes(modes...)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Mode {
+		case graph.StreamValues:
+			if len(ev.Namespace) == 0 && !slices.Equal(ev.State.Log, []string{"called"}) {
+				t.Errorf("values event of the outer run with state %+v (payload %#v), want the state after its step", ev.State, ev.Payload)
+			}
+		case graph.StreamCustom:
+			t.Errorf("custom event %v from %q %v reached the outer stream", ev.Payload, ev.Node, ev.Namespace)
+		}
+		got = append(got, ev.Mode.String()+" "+ev.Node)
+	}
+	want := []string{"debug call", "debug call", "updates call", "values "}
+	if !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+}
+
+// The values events of a subgraph node carry the subgraph's namespace, with
+// the subgraph's own state in Payload; the root's values events alone have
+// none.
+func TestSubgraphValuesEventsCarryTheirNamespace(t *testing.T) {
+	inner := nestInnerGraph(t)
+	var values []string
+	for ev, err := range inner.Stream(context.Background(), nestInner{}, graph.WithModes(graph.StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev.Namespace) == 0 {
+			values = append(values, "root "+itoa(ev.State.N))
+			continue
+		}
+		sub, ok := ev.Payload.(graph.Event[nestInner])
+		if !ok {
+			t.Fatalf("subgraph values event %v has payload %#v, want a graph.Event[nestInner]", ev.Namespace, ev.Payload)
+		}
+		values = append(values, ev.Namespace[0]+" "+itoa(sub.State.N))
+	}
+	want := []string{"root 1", "sub 11", "root 11"}
+	if !slices.Equal(values, want) {
+		t.Errorf("values events = %q, want %q", values, want)
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
