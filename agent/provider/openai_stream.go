@@ -100,8 +100,17 @@ type (
 	oChoice struct {
 		Index        *int     `json:"index"`
 		Delta        oMessage `json:"delta"`
-		Message      oMessage `json:"message"` // of a whole reply
 		FinishReason string   `json:"finish_reason"`
+	}
+	// oWhole is a reply that is not a stream (a chat.completion).
+	oWhole struct {
+		Choices []struct {
+			Index        *int     `json:"index"`
+			Message      oMessage `json:"message"`
+			FinishReason string   `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *oUsage         `json:"usage"`
+		Error json.RawMessage `json:"error"`
 	}
 	// oMessage is a choice's delta, or the message of a whole reply.
 	// Reasoning is the thinking of servers (Ollama, OpenRouter, Groq, vLLM)
@@ -166,11 +175,10 @@ func streamError(raw json.RawMessage) error {
 // members have the wrong types is an error, not silently dropped content.
 func decodeEvent(data []byte, ev *oEvent) (bool, error) {
 	err := json.Unmarshal(data, ev)
-	var syntax *json.SyntaxError
-	switch {
-	case err == nil:
+	if err == nil {
 		return true, nil
-	case errors.As(err, &syntax):
+	}
+	if syntax := (*json.SyntaxError)(nil); errors.As(err, &syntax) {
 		return false, nil
 	}
 	return false, fmt.Errorf("reading the stream: %w", err)
@@ -248,7 +256,7 @@ func (r *reply) response() *model.Response {
 // which some servers send to a streamed request), delivering its parts as
 // chunks, and returns its response.
 func (st *openAIStream) readWhole(body io.Reader) (*model.Response, error) {
-	var ev oEvent
+	var ev oWhole
 	if err := json.NewDecoder(body).Decode(&ev); err != nil {
 		return nil, fmt.Errorf("reading the response: %w", err)
 	}
@@ -302,7 +310,8 @@ func (st *openAIStream) readEvents(body io.Reader) (*model.Response, error) {
 		if ev.Usage != nil {
 			r.usage = ev.Usage
 		}
-		for _, c := range ev.Choices {
+		for i := range ev.Choices {
+			c := &ev.Choices[i]
 			if c.Index != nil && *c.Index != 0 {
 				continue // another choice (n > 1): only the first is read
 			}
