@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"math"
 	"net/http"
 	"strings"
 
@@ -99,17 +98,20 @@ type aRequest struct {
 	ToolChoice    map[string]any `json:"tool_choice,omitempty"`
 }
 
+// aUsage holds the figures as the server wrote them (json.Number), so that
+// a fraction or an overflowing figure is clamped, not a decoding error.
 type aUsage struct {
-	InputTokens              int `json:"input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	InputTokens              json.Number `json:"input_tokens"`
+	OutputTokens             json.Number `json:"output_tokens"`
+	CacheReadInputTokens     json.Number `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens json.Number `json:"cache_creation_input_tokens"`
 }
 
-// usage returns the usage of u, a negative figure counted as zero.
+// usage returns the usage of u, each figure clamped to [0, math.MaxInt] as
+// lcmodel clamps every provider's.
 func (u aUsage) usage() model.Usage {
-	return model.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0),
-		CacheReadTokens: max(u.CacheReadInputTokens, 0), CacheWriteTokens: max(u.CacheCreationInputTokens, 0)}
+	return model.Usage{InputTokens: lcmodel.Count(u.InputTokens), OutputTokens: lcmodel.Count(u.OutputTokens),
+		CacheReadTokens: lcmodel.Count(u.CacheReadInputTokens), CacheWriteTokens: lcmodel.Count(u.CacheCreationInputTokens)}
 }
 
 type aResponse struct {
@@ -253,6 +255,8 @@ func (a *anthropicAPI) post(ctx context.Context, body []byte) (*http.Response, e
 		var e struct {
 			Error struct{ Type, Message string } `json:"error"`
 		}
+		// The body is read for its message only: its cap error, if any,
+		// is not the call's (see capTransport).
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
 			return nil, fmt.Errorf("%s: %s: %w", e.Error.Type, e.Error.Message, herr)
@@ -313,6 +317,7 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 	// reply of many small deltas costs linear time.
 	type open struct {
 		kind                   string
+		stopped                bool // after its content_block_stop
 		part                   model.Part
 		call                   int // tool-call index
 		text, signature, input strings.Builder
@@ -320,7 +325,7 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 	var blocks []*open
 	calls := 0
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), int(min(a.limit, math.MaxInt32))+1)
+	sc.Buffer(make([]byte, 0, 64<<10), lineMax(a.limit))
 	for sc.Scan() {
 		line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok {
@@ -389,6 +394,14 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 			if err != nil {
 				return err
 			}
+			if b.stopped {
+				return fmt.Errorf("reading the stream: content_block_delta for block %d after its content_block_stop", ev.Index)
+			}
+			// A delta of a known type must match its block's kind: an
+			// input_json_delta of a text block is not a tool call.
+			if want, known := deltaKinds[ev.Delta.Type]; known && want != b.kind {
+				return fmt.Errorf("reading the stream: %s for a %s block", ev.Delta.Type, cmp.Or(b.kind, "untyped"))
+			}
 			switch ev.Delta.Type {
 			case "text_delta":
 				b.text.WriteString(ev.Delta.Text)
@@ -404,11 +417,17 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 					chunk = &model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: b.call, Arguments: ev.Delta.PartialJSON}}
 				}
 			}
+		case "content_block_stop":
+			b, err := block()
+			if err != nil {
+				return err
+			}
+			b.stopped = true
 		case "message_delta":
 			stop = cmp.Or(ev.Delta.StopReason, stop)
 			if u := ev.Usage; u != nil {
 				usage.OutputTokens = u.OutputTokens
-				if u.InputTokens > 0 {
+				if lcmodel.Count(u.InputTokens) > 0 {
 					usage.InputTokens = u.InputTokens
 				}
 				usage.CacheReadInputTokens = cmp.Or(u.CacheReadInputTokens, usage.CacheReadInputTokens)
@@ -442,6 +461,14 @@ func (a *anthropicAPI) stream(ctx context.Context, req *model.Request, id string
 		return fmt.Errorf("reading the stream: %w", err)
 	}
 	return model.ErrIncompleteStream
+}
+
+// deltaKinds maps each delta type read to the kind of block it belongs to.
+var deltaKinds = map[string]string{
+	"text_delta":       "text",
+	"thinking_delta":   "thinking",
+	"signature_delta":  "thinking",
+	"input_json_delta": "tool_use",
 }
 
 // errStopped marks a stream whose consumer stopped reading.

@@ -44,15 +44,32 @@
 // by string concatenation, quadratic in the number of deltas, refuses lines
 // over 64 KiB (a tool call sent whole, as Ollama does) and drops the index
 // of tool-call pieces. This package's reader takes lines up to the reply
-// cap, grows the reply in linear time and fails the call on an error event.
+// cap, grows the reply in linear time and fails the call on an error event
+// (an object, even without a message, or a string) and on an event whose
+// members have the wrong types; data that is not JSON is skipped. It tells
+// a whole chat.completion reply from a stream by the body, not by the
+// Content-Type, and delivers the parts of either as chunks. A stream that
+// ends before "[DONE]" and without a finish reason fails with
+// [model.ErrIncompleteStream], as [AnthropicDirect]'s does. Thinking is
+// read from reasoning_content or, when that is empty, reasoning (Ollama,
+// OpenRouter, Groq, vLLM). A refusal arrives as text, and the reply
+// finishes with content_filter. A tool-call piece carrying a function name
+// starts a new call when the call at its index already has a name (whole
+// calls sent without index or id) or another id; pieces without a name
+// continue the call at their index whatever their id.
 //
 // # Hostile servers
 //
 // Every configuration has a MaxReplyBytes, the most bytes of one reply
 // read (DefaultMaxReplyBytes, 16 MiB, when zero): a longer reply, streamed
 // or not, and a stream that never ends fail the call with an error wrapping
-// [ErrReplyTooLarge] that names the field. Usage figures are clamped to
-// zero and saturate rather than wrap. [AnthropicDirect] and the OpenAI
+// [ErrReplyTooLarge] that names the field; a reply of exactly the cap is
+// read. A failed reply (status 400 and above) keeps its status error even
+// when its body is over the cap, so a 429 or 503 is still retried. Usage
+// figures are clamped to zero and saturate rather than wrap, fractions
+// and overflowing figures included. [AnthropicDirect] fails a stream whose
+// delta does not match its block's kind (an input_json_delta of a text
+// block) or follows the block's content_block_stop. [AnthropicDirect] and the OpenAI
 // stream reader grow replies in linear time; langchaingo's Anthropic client
 // ([Anthropic]) still grows a streamed reply by concatenation, so its cost
 // within the cap is quadratic in the number of deltas: use [AnthropicDirect]

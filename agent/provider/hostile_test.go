@@ -14,14 +14,22 @@ import (
 	"github.com/agentgraph/agentgraph/agent/provider"
 )
 
-// hostile starts a server that answers every request with body, written
-// by write (a whole string when write is nil), as an event stream unless
-// body starts with '{'.
+// hostile starts a server that answers every request with status 200,
+// Content-Type text/event-stream and the body write writes, and returns
+// its URL.
 func hostile(t *testing.T, write func(w io.Writer)) string {
+	t.Helper()
+	return hostileAs(t, http.StatusOK, "text/event-stream", write)
+}
+
+// hostileAs starts a server that answers every request with status,
+// Content-Type contentType and the body write writes, and returns its URL.
+func hostileAs(t *testing.T, status int, contentType string, write func(w io.Writer)) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
 		write(w)
 	}))
 	t.Cleanup(srv.Close)
@@ -95,7 +103,7 @@ func TestAnthropicDirectStreamBadBlockIndexes(t *testing.T) {
 }
 
 // TestAnthropicDirectStreamManyDeltas: a reply of many small deltas is
-// assembled whole (linearly: see BenchmarkAnthropicDirectManyDeltas).
+// assembled whole (linearly: see BenchmarkStreamManyDeltas).
 func TestAnthropicDirectStreamManyDeltas(t *testing.T) {
 	const n = 2000
 	events := []string{aStart,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sync"
 )
@@ -28,6 +29,14 @@ func replyCap(n int64, field string) (int64, error) {
 		return 0, fmt.Errorf("provider: %s is %d: set it to 0 for the default (%d bytes) or to a positive number of bytes", field, n, DefaultMaxReplyBytes)
 	}
 	return cmp.Or(n, DefaultMaxReplyBytes), nil
+}
+
+// lineMax returns the longest line a stream reader accepts under the reply
+// cap limit: one byte over it (so a line at the cap is read and one over it
+// is the cap's error), at most math.MaxInt32 so that it fits an int on
+// every platform.
+func lineMax(limit int64) int {
+	return int(min(limit, math.MaxInt32-1)) + 1
 }
 
 // capBody is a response body that fails with ErrReplyTooLarge once more
@@ -69,7 +78,10 @@ func (b *capBody) Read(p []byte) (int, error) {
 
 func (b *capBody) Close() error { return b.body.Close() }
 
-// capTransport caps the body of every response it returns.
+// capTransport caps the body of every response it returns. Only a
+// successful (2xx) reply records its cap error in the call's capState: the
+// body of a failed one is read in part for its message, and its status
+// error (a 429 or 503 a resilience policy retries) must stay the call's.
 type capTransport struct {
 	base  http.RoundTripper
 	limit int64
@@ -81,7 +93,11 @@ func (t capTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	resp.Body = newCapBody(resp.Body, t.limit, t.field, capStateOf(r.Context()))
+	var state *capState
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		state = capStateOf(r.Context())
+	}
+	resp.Body = newCapBody(resp.Body, t.limit, t.field, state)
 	return resp, nil
 }
 

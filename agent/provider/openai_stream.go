@@ -6,10 +6,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"math"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -61,35 +60,68 @@ func (t streamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if st == nil || err != nil || resp.StatusCode != http.StatusOK || resp.Body == nil {
 		return resp, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
-		return resp, nil // not a stream: langchaingo reads it
-	}
+	// The body, not its Content-Type, tells a whole reply from a stream:
+	// servers label either one wrongly.
 	st.read = true
-	st.resp, st.err = st.readEvents(resp.Body)
+	br := bufio.NewReader(resp.Body)
+	if first, err := firstByte(br); err == nil && first == '{' {
+		st.resp, st.err = st.readWhole(br)
+	} else {
+		st.resp, st.err = st.readEvents(br)
+	}
 	_ = resp.Body.Close()
 	resp.Body = io.NopCloser(strings.NewReader("data: [DONE]\n\n"))
 	resp.ContentLength = -1
 	return resp, nil
 }
 
-// The members of an OpenAI stream's events that are read.
+// firstByte returns the first byte of r that is not white space, leaving
+// it unread.
+func firstByte(r *bufio.Reader) (byte, error) {
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+			return b, r.UnreadByte()
+		}
+	}
+}
+
+// The members of an OpenAI stream's events, and of a whole reply, that are
+// read.
 type (
 	oEvent struct {
-		Choices []oChoice `json:"choices"`
-		Usage   *oUsage   `json:"usage"`
-		Error   *struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
+		Choices []oChoice       `json:"choices"`
+		Usage   *oUsage         `json:"usage"`
+		Error   json.RawMessage `json:"error"`
 	}
 	oChoice struct {
-		Index *int `json:"index"`
-		Delta struct {
-			Content          string      `json:"content"`
-			ReasoningContent string      `json:"reasoning_content"`
-			ToolCalls        []oToolCall `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
+		Index        *int     `json:"index"`
+		Delta        oMessage `json:"delta"`
+		FinishReason string   `json:"finish_reason"`
+	}
+	// oWhole is a reply that is not a stream (a chat.completion).
+	oWhole struct {
+		Choices []struct {
+			Index        *int     `json:"index"`
+			Message      oMessage `json:"message"`
+			FinishReason string   `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *oUsage         `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	// oMessage is a choice's delta, or the message of a whole reply.
+	// Reasoning is the thinking of servers (Ollama, OpenRouter, Groq, vLLM)
+	// that name it so in place of ReasoningContent. Refusal is OpenAI's
+	// refusal text.
+	oMessage struct {
+		Content          string      `json:"content"`
+		ReasoningContent string      `json:"reasoning_content"`
+		Reasoning        string      `json:"reasoning"`
+		Refusal          string      `json:"refusal"`
+		ToolCalls        []oToolCall `json:"tool_calls"`
 	}
 	oToolCall struct {
 		Index    *int   `json:"index"`
@@ -111,17 +143,151 @@ type (
 	}
 )
 
+// streamError returns the error of an event's error member, or nil when
+// it has none: servers send an object (with message, code or type, any of
+// them possibly empty) or a string (TGI).
+func streamError(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var msg string
+	if json.Unmarshal(raw, &msg) == nil {
+		return fmt.Errorf("stream error: %s", cmp.Or(msg, "(no message)"))
+	}
+	var e struct {
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return fmt.Errorf("reading the stream: the error member is %s: %w", raw, err)
+	}
+	code := strings.Trim(string(e.Code), `"`)
+	if code == "null" {
+		code = ""
+	}
+	what := strings.TrimSpace(e.Type + " " + code)
+	return fmt.Errorf("stream error %s: %s", cmp.Or(what, "(no type)"), cmp.Or(e.Message, "(no message)"))
+}
+
+// decodeEvent decodes an event's data into ev. It reports false for data
+// that is not JSON, which is skipped as langchaingo does; JSON whose
+// members have the wrong types is an error, not silently dropped content.
+func decodeEvent(data []byte, ev *oEvent) (bool, error) {
+	err := json.Unmarshal(data, ev)
+	if err == nil {
+		return true, nil
+	}
+	if syntax := (*json.SyntaxError)(nil); errors.As(err, &syntax) {
+		return false, nil
+	}
+	return false, fmt.Errorf("reading the stream: %w", err)
+}
+
+// reply assembles a response from the pieces of a reply.
+type reply struct {
+	st             *openAIStream
+	text, thinking strings.Builder
+	calls          toolCallSet
+	usage          *oUsage
+	finish         string
+	refused        bool
+}
+
+// add adds the message or delta of the first choice, delivering its pieces.
+// A refusal is delivered as text, and the reply then finishes with
+// FinishContentFilter.
+func (r *reply) add(m *oMessage) error {
+	think := cmp.Or(m.ReasoningContent, m.Reasoning)
+	if think != "" {
+		r.thinking.WriteString(think)
+		if err := r.st.emit(model.Chunk{Kind: model.ChunkThinking, Text: think}); err != nil {
+			return err
+		}
+	}
+	for _, d := range [...]string{m.Content, m.Refusal} {
+		if d == "" {
+			continue
+		}
+		r.text.WriteString(d)
+		if err := r.st.emit(model.Chunk{Kind: model.ChunkText, Text: d}); err != nil {
+			return err
+		}
+	}
+	r.refused = r.refused || m.Refusal != ""
+	for _, tc := range m.ToolCalls {
+		if delta := r.calls.add(tc); delta != nil {
+			if err := r.st.emit(model.Chunk{Kind: model.ChunkToolCall, ToolCall: delta}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// response returns the response of the reply.
+func (r *reply) response() *model.Response {
+	resp := &model.Response{Message: model.Message{Role: model.RoleAssistant}, Model: r.st.id}
+	if r.thinking.Len() > 0 {
+		resp.Message.Parts = append(resp.Message.Parts, model.ThinkingPart(r.thinking.String(), ""))
+	}
+	if r.text.Len() > 0 {
+		resp.Message.Parts = append(resp.Message.Parts, model.TextPart(r.text.String()))
+	}
+	for i := range r.calls.calls {
+		resp.Message.Parts = append(resp.Message.Parts, model.ToolCallPart(r.calls.call(i)))
+	}
+	if u := r.usage; u != nil {
+		resp.Usage = lcmodel.Usage(&llms.ContentResponse{Choices: []*llms.ContentChoice{{GenerationInfo: map[string]any{
+			"PromptTokens":       u.PromptTokens,
+			"CompletionTokens":   u.CompletionTokens,
+			"ReasoningTokens":    u.CompletionTokensDetails.ReasoningTokens,
+			"PromptCachedTokens": u.PromptTokensDetails.CachedTokens,
+		}}}})
+	}
+	resp.FinishReason = lcmodel.Finish(r.finish, len(r.calls.calls) > 0)
+	if r.refused {
+		resp.FinishReason = model.FinishContentFilter
+	}
+	return resp
+}
+
+// readWhole reads a reply that is not a stream (a chat.completion object,
+// which some servers send to a streamed request), delivering its parts as
+// chunks, and returns its response.
+func (st *openAIStream) readWhole(body io.Reader) (*model.Response, error) {
+	var ev oWhole
+	if err := json.NewDecoder(body).Decode(&ev); err != nil {
+		return nil, fmt.Errorf("reading the response: %w", err)
+	}
+	if err := streamError(ev.Error); err != nil {
+		return nil, err
+	}
+	r := &reply{st: st, usage: ev.Usage}
+	for _, c := range ev.Choices {
+		if c.Index != nil && *c.Index != 0 {
+			continue // another choice (n > 1): only the first is read
+		}
+		r.finish = c.FinishReason
+		if err := r.add(&c.Message); err != nil {
+			return nil, err
+		}
+		break
+	}
+	return r.response(), nil
+}
+
 // readEvents reads the server-sent events of a reply, delivering its text,
 // thinking and tool-call pieces as chunks, and returns its response.
-// Like langchaingo it skips data lines that are not JSON and ends at
-// "[DONE]" or at the end of the body.
+// Like langchaingo it skips data lines that are not JSON. It ends at
+// "[DONE]" or at the end of the body; a body that ends before "[DONE]"
+// and without a finish reason is an incomplete reply
+// (model.ErrIncompleteStream).
 func (st *openAIStream) readEvents(body io.Reader) (*model.Response, error) {
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), int(min(st.limit, math.MaxInt32))+1)
-	var text, thinking strings.Builder
-	var calls toolCallSet
-	var usage *oUsage
-	finish := ""
+	sc.Buffer(make([]byte, 0, 64<<10), lineMax(st.limit))
+	r := &reply{st: st}
+	done := false
 	for sc.Scan() {
 		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok {
@@ -129,77 +295,53 @@ func (st *openAIStream) readEvents(body io.Reader) (*model.Response, error) {
 		}
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
+			done = true
 			break
 		}
 		var ev oEvent
-		if json.Unmarshal(data, &ev) != nil {
+		if ok, err := decodeEvent(data, &ev); err != nil {
+			return nil, err
+		} else if !ok {
 			continue
 		}
-		if ev.Error != nil && ev.Error.Message != "" {
-			return nil, fmt.Errorf("stream error %s: %s", ev.Error.Type, ev.Error.Message)
+		if err := streamError(ev.Error); err != nil {
+			return nil, err
 		}
 		if ev.Usage != nil {
-			usage = ev.Usage
+			r.usage = ev.Usage
 		}
-		for _, c := range ev.Choices {
+		for i := range ev.Choices {
+			c := &ev.Choices[i]
 			if c.Index != nil && *c.Index != 0 {
 				continue // another choice (n > 1): only the first is read
 			}
 			if c.FinishReason != "" {
-				finish = c.FinishReason
+				r.finish = c.FinishReason
 			}
-			if d := c.Delta.ReasoningContent; d != "" {
-				thinking.WriteString(d)
-				if err := st.emit(model.Chunk{Kind: model.ChunkThinking, Text: d}); err != nil {
-					return nil, err
-				}
-			}
-			if d := c.Delta.Content; d != "" {
-				text.WriteString(d)
-				if err := st.emit(model.Chunk{Kind: model.ChunkText, Text: d}); err != nil {
-					return nil, err
-				}
-			}
-			for _, tc := range c.Delta.ToolCalls {
-				if delta := calls.add(tc); delta != nil {
-					if err := st.emit(model.Chunk{Kind: model.ChunkToolCall, ToolCall: delta}); err != nil {
-						return nil, err
-					}
-				}
+			if err := r.add(&c.Delta); err != nil {
+				return nil, err
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading the stream: %w", err)
 	}
-	resp := &model.Response{Message: model.Message{Role: model.RoleAssistant}, Model: st.id}
-	if thinking.Len() > 0 {
-		resp.Message.Parts = append(resp.Message.Parts, model.ThinkingPart(thinking.String(), ""))
+	if !done && r.finish == "" {
+		return nil, model.ErrIncompleteStream
 	}
-	if text.Len() > 0 {
-		resp.Message.Parts = append(resp.Message.Parts, model.TextPart(text.String()))
-	}
-	for i := range calls.calls {
-		resp.Message.Parts = append(resp.Message.Parts, model.ToolCallPart(calls.call(i)))
-	}
-	if usage != nil {
-		resp.Usage = lcmodel.Usage(&llms.ContentResponse{Choices: []*llms.ContentChoice{{GenerationInfo: map[string]any{
-			"PromptTokens":       usage.PromptTokens,
-			"CompletionTokens":   usage.CompletionTokens,
-			"ReasoningTokens":    usage.CompletionTokensDetails.ReasoningTokens,
-			"PromptCachedTokens": usage.PromptTokensDetails.CachedTokens,
-		}}}})
-	}
-	resp.FinishReason = lcmodel.Finish(finish, len(calls.calls) > 0)
-	return resp, nil
+	return r.response(), nil
 }
 
 // toolCallSet assembles streamed tool calls from their pieces, by the
 // index the wire gives each piece: the pieces of several calls may
-// interleave. A piece naming an id other than that of the call at its index
-// starts a new call, which then owns the index: Ollama's OpenAI-compatible
-// API streams every call whole, each with its own id, all at the index 0. A
-// piece without an index continues the call of the last piece.
+// interleave. A piece without an index has the index of the last piece.
+// A piece carrying a function name starts a new call, which then owns the
+// index, when the call at its index already has a name, or has an id other
+// than the piece's: Ollama's OpenAI-compatible API streams every call
+// whole, each with its own id, all at the index 0, and some servers send
+// whole calls with neither index nor id. A piece without a name continues
+// the call at its index, whatever its id (a server may send a fresh id with
+// every piece); so does a piece with the call's own id.
 type toolCallSet struct {
 	calls []model.ToolCall
 	args  [][]byte    // the arguments of calls, grown by append
@@ -219,8 +361,13 @@ func (s *toolCallSet) add(tc oToolCall) *model.ToolCallDelta {
 	}
 	s.last = index
 	slot, ok := s.slots[index]
-	if ok && tc.ID != "" && s.calls[slot].ID != "" && s.calls[slot].ID != tc.ID {
-		ok = false
+	if ok && tc.Function.Name != "" {
+		c := &s.calls[slot]
+		sameID := tc.ID != "" && tc.ID == c.ID
+		otherID := tc.ID != "" && c.ID != "" && tc.ID != c.ID
+		if !sameID && (c.Name != "" || otherID) {
+			ok = false
+		}
 	}
 	if !ok {
 		slot = len(s.calls)

@@ -83,6 +83,11 @@ func usageFromInfo(info map[string]any) (model.Usage, bool) {
 	return model.Usage{}, false
 }
 
+// Count returns the token count of v as Usage reads it: a number of any of
+// the types the clients use (json.Number included), clamped to
+// [0, math.MaxInt]; 0 for anything else.
+func Count(v any) int { return intOf(v) }
+
 // intOf returns a token count of v, a number of any of the types the
 // clients use, clamped to [0, math.MaxInt]: a negative, NaN or overflowing
 // figure of a server cannot make usage negative or wrap.
