@@ -32,34 +32,91 @@ const (
 )
 
 // moneyWords are the stems of the words of an amount of money that any
-// amount answers: a price, a cost, a fee, a charge.
-var moneyWords = []string{"price", "pric", "cost", "charg", "fee"}
+// amount answers: a price, a cost, a fee, a charge. A word is one of them
+// when its stem is, whole: "feedback" is no fee, "Salesforce" no sales.
+var moneyWords = []string{"price", "cost", "charg", "fee"}
 
-// ownMoneyWords are the nouns of an amount of money of one kind (what a
-// company earns, is worth or raised, what someone is paid): an amount
-// answers them only in a sentence that names the kind, as "$10,000" of
-// an invoice is no company's revenue.
-var ownMoneyWords = []string{"revenue", "income", "turnover", "profit", "earning", "salar", "wage", "valuation", "funding", "sales"}
+// ownMoneyWords are the stems of the nouns of an amount of money of one
+// kind (what a company earns, is worth or raised, what someone is paid):
+// an amount answers them only in a sentence that names the kind, as
+// "$10,000" of an invoice is no company's revenue.
+var ownMoneyWords = []string{"revenu", "incom", "turnov", "profit", "earn", "salari", "salar", "wage", "valuat", "fund", "sale"}
+
+// moneyVerbs are the verbs of paying that make "what do ..." and "how
+// much ..." ask an amount: "what does X cost?", "how much do I pay?".
+var moneyVerbs = []string{"cost", "costs", "charge", "charges", "pay", "paid", "spend", "spent", "owe", "bill", "billed"}
+
+// isMoneyWord reports whether a word's stem is one of stems, whole.
+func isMoneyWord(w string, stems []string) bool {
+	return slices.Contains(stems, stem(strings.Trim(w, "$%")))
+}
+
+// anyMoney reports whether w is a word of money of either kind.
+func anyMoney(w string) bool { return isMoneyWord(w, moneyWords) || isMoneyWord(w, ownMoneyWords) }
+
+// npStops end the noun phrase after "what is": "the price of X" is asked
+// as "the price".
+var npStops = map[string]bool{"of": true, "for": true, "on": true, "in": true, "with": true, "per": true, "to": true,
+	"from": true, "at": true, "by": true, "and": true, "or": true, "if": true, "when": true, "besides": true}
 
 // asksMoney reports whether a question (its tokens) asks an amount of
-// money: "how much" with a word of money or of paying ("how much do I
-// pay"), or "what"/"which" with a word of money
-// ("what does X cost?", "what is the price of X?"). A yes-or-no question
-// ("is there a charge for viewers?") asks none.
+// money as the thing it asks: "how much" with a word of money or of
+// paying ("how much do I pay"); "what"/"which" followed by a word of money
+// ("which fees apply?"), by "is"/"are" and a noun phrase holding one
+// ("what is the price of X?", "what is Acme's annual revenue?"), or by
+// "do"/"does" and a verb of paying ("what does X cost?"). A money word
+// elsewhere does not make money the thing asked: "what metrics can
+// Forecast predict besides revenue?" asks metrics. A yes-or-no question
+// ("is there a charge for viewers?") asks none. Only the first "how much"
+// and the first "what"/"which" are read, so the scan is linear.
 func asksMoney(toks []string) bool {
-	money := slices.ContainsFunc(toks, func(w string) bool { return inGroup(w, moneyWords) || inGroup(w, ownMoneyWords) })
+	howMuch, what := false, false
 	for i, w := range toks {
 		switch {
-		case w == "how" && i+1 < len(toks) && toks[i+1] == "much":
-			// "How much do I pay for ...?", "how much will we spend?"
-			if money || hasAny(toks[i+2:], "pay", "paid", "spend", "spent", "owe", "bill", "billed") {
+		case w == "how" && i+1 < len(toks) && toks[i+1] == "much" && !howMuch:
+			howMuch = true
+			// "How much do I pay for ...?", "how much funding ...?"
+			for _, x := range toks[i+2:] {
+				if anyMoney(x) || slices.Contains(moneyVerbs, x) {
+					return true
+				}
+			}
+		case (w == "what" || w == "which") && !what:
+			what = true
+			if whatMoney(toks[i+1:]) {
 				return true
 			}
-		case (w == "what" || w == "which") && money:
-			return true
 		}
 	}
 	return false
+}
+
+// whatMoney reports whether the words after "what" or "which" ask an
+// amount of money (see asksMoney).
+func whatMoney(rest []string) bool {
+	if len(rest) == 0 {
+		return false
+	}
+	switch rest[0] {
+	case "is", "are", "was", "were", "s", "'s":
+		for _, x := range rest[1:] {
+			if npStops[x] {
+				return false
+			}
+			if anyMoney(x) {
+				return true
+			}
+		}
+		return false
+	case "do", "does", "did", "will", "would", "should", "can", "could":
+		for _, x := range rest[1:] {
+			if slices.Contains(moneyVerbs, x) || x == "charged" {
+				return true
+			}
+		}
+		return false
+	}
+	return anyMoney(rest[0])
 }
 
 // asksPercent reports whether a question (its tokens) asks a
@@ -209,13 +266,14 @@ func namesAny(s sentence, names []string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return matches(n, s.toks) || matches(n, s.heading) })
 }
 
-// holdsOwnMoney reports whether a sentence names the kind of amount a
-// question asks (ownMoneyWords in qtoks): "revenue" of "what is Acme's
-// annual revenue?". A question that asks a plain price is held by any
-// sentence.
+// holdsOwnMoney reports whether a sentence or its heading names the kind
+// of amount a question asks (ownMoneyWords in qtoks): "revenue" of "what
+// is Acme's annual revenue?", "funding" of a passage headed "Funding"
+// that says "raised $60 million". A question that asks a plain price is
+// held by any sentence.
 func holdsOwnMoney(qtoks []string, s sentence) bool {
 	for _, w := range qtoks {
-		if inGroup(w, ownMoneyWords) && !matches(w, s.toks) {
+		if isMoneyWord(w, ownMoneyWords) && !matches(w, s.toks) && !matches(w, s.heading) {
 			return false
 		}
 	}

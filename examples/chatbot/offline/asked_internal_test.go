@@ -225,3 +225,58 @@ Business and Enterprise support single sign-on with SAML 2.0 and OpenID Connect.
 		t.Fatalf("decision after the narrow search = %+v, want web_search", d)
 	}
 }
+
+// moneyResults are passages whose words hold money words only inside
+// other words ("non-profits", "Salesforce") or beside the thing asked
+// ("revenue" among Forecast's metrics), and an amount whose kind only its
+// heading names ("Funding").
+var moneyResults = []result{{source: "search_knowledge", text: `4 passages for "money", best first:
+
+[1] pricing § Discounts and trials (score 3.00)
+Non-profits and schools get 40% off Team and Business. Annual contracts of 100 or more editors receive volume discounts; contact sales.
+
+[2] products § Acme Pipelines (score 2.00)
+Acme Pipelines copies data from more than 120 sources (PostgreSQL, MySQL, Salesforce, HubSpot, Stripe) into the Acme warehouse.
+
+[3] products § Acme Forecast (score 1.50)
+Acme Forecast predicts time series such as revenue, demand and churn.
+
+[4] company-overview § Funding (score 1.00)
+Acme raised $60 million from two investors.
+`}}
+
+// TestMoneyThingAsked checks that a question asks an amount of money only
+// when money is the thing asked, by whole words: "non-profits" holds no
+// profit, "Salesforce" no sales, and "revenue" beside the metrics asked
+// does not ask an amount; and that the kind of amount may be named by
+// the passage's heading.
+func TestMoneyThingAsked(t *testing.T) {
+	for _, tt := range []struct {
+		q, want string
+	}{
+		{"What discount do non-profits get?", "40%"},
+		{"What data can Pipelines pull from Salesforce?", "120 sources"},
+		{"What time series does Forecast predict besides revenue?", "demand"},
+		{"How much funding did Acme raise?", "$60 million"},
+	} {
+		checkAnswer(t, tt.q, moneyResults, tt.want)
+	}
+	for _, tt := range []struct {
+		q    string
+		want valueKind
+	}{
+		{"What discount do non-profits get?", valueNone},
+		{"What data can Pipelines pull from Salesforce?", valueNone},
+		{"What metrics can Forecast predict besides revenue?", valueNone},
+		{"Which feedback channels are there?", valueNone},
+		{"What is Acme's annual revenue?", valueMoney},
+		{"What is the price of Acme Chat?", valueMoney},
+		{"What does Salesforce charge per month?", valueMoney},
+		{"Which fees apply to exports?", valueMoney},
+		{"How much funding did Acme raise?", valueMoney},
+	} {
+		if got := valueAsked(tt.q); got != tt.want {
+			t.Errorf("valueAsked(%q) = %d, want %d", tt.q, got, tt.want)
+		}
+	}
+}
