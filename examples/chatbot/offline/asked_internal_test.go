@@ -2,6 +2,7 @@ package offline
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -278,5 +279,33 @@ func TestMoneyThingAsked(t *testing.T) {
 		if got := valueAsked(tt.q); got != tt.want {
 			t.Errorf("valueAsked(%q) = %d, want %d", tt.q, got, tt.want)
 		}
+	}
+}
+
+// TestPartAskedValue checks that each part of a multi-part message is
+// held to what it asks in its own words, which its search query (its
+// content words, in lower case) loses: passages about Globex BI with no
+// year do not answer "When was Globex BI founded?".
+func TestPartAskedValue(t *testing.T) {
+	team := result{source: "search_knowledge", text: `1 passages for "team cost", best first:
+
+[1] pricing § Team (score 2.00)
+Team costs $49 per editor per month with no editor limit.
+`}
+	globex := result{source: "search_knowledge", text: `1 passages for "globex bi founded", best first:
+
+[1] competitor-comparison § Globex BI (score 3.00)
+Globex BI targets large enterprises. Globex BI was founded by former consultants and is strong in governance features.
+`}
+	q := "How much does the Team plan cost? When was Globex BI founded?"
+	text, ok := multiPartAnswer(q, []result{team, globex}, []tool{{name: "search_knowledge"}}, about{})
+	if !ok {
+		t.Fatalf("multiPartAnswer(%q) did not answer", q)
+	}
+	if !strings.Contains(text, "$49") {
+		t.Errorf("multiPartAnswer(%q) lacks the Team price:\n%s", q, text)
+	}
+	if strings.Contains(text, "former consultants") || !strings.Contains(text, "could not find") {
+		t.Errorf("multiPartAnswer(%q) answers the founding year from a passage that gives none:\n%s", q, text)
 	}
 }
