@@ -352,24 +352,29 @@ var valueTerms = map[valueKind]string{
 	valueDuration: "time", valuePlace: "located",
 }
 
-// narrowQuery returns a second query for the knowledge base when a
-// question asks a kind of value of the things it names and no result
-// gives one (see answersAsked): the names and the words of that kind of
-// value ("business price costs" for "how much do I pay for a Business
-// seat each month?"), whose passages the question's other words ("seat",
-// "month") may have ranked below others. ok is false when the question
-// names nothing, asks no value, or the query was searched already (a
-// result says "passages for" it).
-func narrowQuery(q string, rs []result) (query string, ok bool) {
+// narrowQuery returns a second query for the knowledge base (the tool
+// named internal) when a question asks a kind of value of the things it
+// names and no usable result gives one (answersAsked is false): the names
+// and the words of that kind of value ("business price costs" for "how
+// much do I pay for a Business seat each month?"), whose passages the
+// question's other words ("seat", "month") may have ranked below others.
+// ok is false when the question names nothing, asks no value, a result
+// gives the value, or the knowledge base has been called more than once
+// already: the narrow search runs once, whether it answered, failed or
+// timed out, and the web is tried next.
+func narrowQuery(q string, rs []result, internal string) (query string, ok bool) {
 	k, names := valueAsked(q), namedThings(q)
 	if k == valueNone || len(names) == 0 {
 		return "", false
 	}
-	query = strings.Join(names, " ") + " " + valueTerms[k]
+	calls := 0
 	for _, r := range rs {
-		if strings.Contains(r.text, "passages for \""+query+"\"") || strings.Contains(r.text, "match \""+query+"\"") {
-			return "", false
+		if r.source == internal {
+			calls++
 		}
 	}
-	return query, true
+	if calls != 1 || answersAsked(q, usableResults(rs)) {
+		return "", false
+	}
+	return strings.Join(names, " ") + " " + valueTerms[k], true
 }

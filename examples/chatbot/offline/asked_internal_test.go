@@ -225,6 +225,18 @@ Business and Enterprise support single sign-on with SAML 2.0 and OpenID Connect.
 	if d.Tool != "web_search" {
 		t.Fatalf("decision after the narrow search = %+v, want web_search", d)
 	}
+	// The narrow search failed (an error, a timeout): it is not repeated,
+	// the web is tried next.
+	p.results = append(slices.Clone(seatResults), result{source: "search_knowledge", err: "context deadline exceeded"})
+	d = decideWithResults(p, q, false)
+	if d.Tool != "web_search" {
+		t.Fatalf("decision after a failed narrow search = %+v, want web_search", d)
+	}
+	// A result gives the value asked of the thing named: no narrow search,
+	// whatever else keeps the results from answering.
+	if query, ok := narrowQuery("How much does the Team plan cost?", askedResults, "search_knowledge"); ok {
+		t.Errorf("narrowQuery(Team plan cost) = %q, want none: a result gives the Team price", query)
+	}
 }
 
 // moneyResults are passages whose words hold money words only inside
