@@ -206,26 +206,46 @@ var months = []string{"january", "february", "march", "april", "may", "june", "j
 // is about whether it repeats them or not.
 var ownNames = map[string]bool{"acme": true, "analytics": true}
 
-// namedThings returns the things a question names, each by the first
-// word of its name, in lower case: a run of words written with a capital
-// after the question's first word ("When was Globex BI founded?" names
-// "globex"; "Acme Chat" "chat"), and a competitor however written. Not
-// the company's own name (ownNames), an acronym ("HQ", "API": what is
-// asked, not of what), "I", nor a capitalised common word (see namesIn).
+// maxNames caps the things a question is read to name: a long message
+// of many capitalised words costs no more than this many names.
+const maxNames = 8
+
+// namedThings returns the things a question names, each by the words of
+// its name in lower case, joined by spaces: a run of words written with a
+// capital after the question's first word ("When was Globex BI founded?"
+// names "globex"; "Business Plus plan" "business plus"), a competitor
+// however written, a name of the documents' own (nameWords) written in
+// lower case before a plan noun ("the business plan"), and a word after
+// the company's own name after an article or a preposition ("the price of
+// acme chat" names "chat"). Not the company's
+// own name (ownNames), an acronym ("HQ", "API": what is asked, not of
+// what), "I", nor a capitalised common word (see namesIn). At most
+// maxNames, each once.
 func namedThings(q string) []string {
 	var out []string
-	add := func(w string) {
-		if w = strings.ToLower(w); !slices.Contains(out, w) {
-			out = append(out, w)
+	seen := map[string]bool{}
+	var run []string
+	flush := func() {
+		if len(run) > 0 && len(out) < maxNames {
+			if n := strings.Join(run, " "); !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
 		}
+		run = run[:0]
+	}
+	trim := func(raw string) string {
+		f := strings.TrimFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		return strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s")
 	}
 	names := namesIn(q)
-	inRun := false // the word before was part of a name
-	k := 0         // the next of names to meet
+	fields := strings.Fields(q)
+	k := 0 // the next of names to meet
 	sentenceStart := true
-	for _, raw := range strings.Fields(q) {
-		f := strings.TrimFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		f = strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s")
+	afterOwn := false // the word before was the company's own name after an article or preposition, not possessive
+	prev := ""        // the word before, in lower case
+	for i, raw := range fields {
+		f := trim(raw)
 		l := strings.ToLower(f)
 		first := sentenceStart
 		sentenceStart = strings.ContainsAny(raw[len(raw)-1:], ".!?") && !abbreviationDots[strings.ToLower(raw)]
@@ -233,37 +253,53 @@ func namedThings(q string) []string {
 		if name {
 			k++
 		}
+		beforePlan := i+1 < len(fields) && slices.Contains(planNouns, strings.ToLower(trim(fields[i+1])))
 		switch {
 		case slices.Contains(competitorNames, l):
-			if !inRun {
-				add(l)
+			if len(run) == 0 || !slices.Contains(competitorNames, run[0]) {
+				flush()
+				run = append(run, l)
 			}
-			inRun = true
-		case name && (ownNames[l] || isAcronym(f)):
+		case ownNames[l] || name && isAcronym(f):
 			// Part of a name but not the word it is named by: "Acme
 			// Chat" is named by "Chat", "Globex BI" by "Globex".
-		case name:
-			if !inRun {
-				add(l)
-			}
-			inRun = true
+		case name,
+			l != "" && slices.Contains(nameWords, l) && beforePlan,
+			afterOwn && l != "" && !stopwords[l] && !frameWords[l] && !anyMoney(l) && unicode.IsLetter(rune(l[0])):
+			run = append(run, l)
 		default:
-			inRun = false
+			flush()
 		}
+		afterOwn = ownNames[l] && !strings.ContainsAny(raw, "'’") && (afterOwn || nounLeads[prev])
+		prev = l
 		if strings.ContainsAny(raw[len(raw)-1:], ",;:.!?") {
-			inRun = false
+			flush()
 		}
 	}
+	flush()
 	return out
 }
 
+// nounLeads are the words after which the company's own name starts a
+// noun ("the price of acme chat"), not a subject ("when did acme begin").
+var nounLeads = map[string]bool{"of": true, "the": true, "for": true, "about": true, "with": true, "on": true, "in": true,
+	"a": true, "an": true, "to": true, "from": true}
+
 // namesAny reports whether a sentence or its heading names one of names,
-// or names is empty.
+// or names is empty: every word of a name ("business plus" is not named
+// by "Business costs $89").
 func namesAny(s sentence, names []string) bool {
 	if len(names) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(names, func(n string) bool { return matches(n, s.toks) || matches(n, s.heading) })
+	return slices.ContainsFunc(names, func(n string) bool {
+		for w := range strings.FieldsSeq(n) {
+			if !matches(w, s.toks) && !matches(w, s.heading) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // holdsOwnMoney reports whether a sentence or its heading names the kind

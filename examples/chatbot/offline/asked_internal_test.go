@@ -116,6 +116,10 @@ func TestNamedThings(t *testing.T) {
 		{"what does northwind's pro plan cost?", []string{"northwind"}},
 		{"How much is Acme Analytics' Team plan?", []string{"team"}},
 		{"Hi. Where is Acme based?", nil},
+		{"How much is the Business Plus plan?", []string{"business plus"}},
+		{"what is the price of acme chat?", []string{"chat"}},
+		{"how much is the business plan?", []string{"business"}},
+		{"When did Acme begin?", nil},
 	} {
 		got := namedThings(tt.q)
 		if len(got) != len(tt.want) {
@@ -319,5 +323,47 @@ Globex BI targets large enterprises. Globex BI was founded by former consultants
 	}
 	if strings.Contains(text, "former consultants") || !strings.Contains(text, "could not find") {
 		t.Errorf("multiPartAnswer(%q) answers the founding year from a passage that gives none:\n%s", q, text)
+	}
+}
+
+// TestWholeNameAsked checks that a name of several words is named only by
+// a sentence holding each of them ("Business costs $89" names no
+// "Business Plus plan"), and that the documents' names and a product
+// after the company's own name are names however written.
+func TestWholeNameAsked(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `2 passages for "price", best first:
+
+[1] pricing § Business (score 2.00)
+Business costs $89 per editor per month.
+
+[2] pricing § Starter (score 1.00)
+Starter costs $19 per editor per month for up to 5 editors.
+`}}
+	checkAnswer(t, "How much does the Business Plus plan cost?", rs, "")
+	checkAnswer(t, "What is the price of acme chat?", rs, "")
+	checkAnswer(t, "How much does the Business plan cost?", rs, "$89")
+	checkAnswer(t, "how much does the business plan cost?", rs, "$89")
+}
+
+// TestNamedThingsLinear checks that a long message of many names is read
+// to at most maxNames of them.
+func TestNamedThingsLinear(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		b.WriteString("and Name")
+		b.WriteByte(byte('a' + i%26))
+		b.WriteByte(byte('a' + i/26%26))
+		b.WriteString(", ")
+	}
+	q := "What is the price of " + b.String() + "?"
+	if got := namedThings(q); len(got) > maxNames {
+		t.Errorf("namedThings(3000 names) returns %d names, want at most %d", len(got), maxNames)
+	}
+	toks := tokens(strings.Repeat("how much ", 4000) + "cost")
+	if !asksMoney(toks) {
+		t.Errorf("asksMoney(how much ... cost) = false, want true")
+	}
+	if got := testing.AllocsPerRun(1, func() { asksMoney(toks) }); got != 0 {
+		t.Errorf("asksMoney allocates %v times", got)
 	}
 }
