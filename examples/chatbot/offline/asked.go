@@ -182,8 +182,9 @@ func givesValue(k valueKind, s sentence, focus []string, noun string, names map[
 	case valueYear:
 		return givesKind(kindYear, s.text, focus, noun) || givesKind(kindBegin, s.text, focus, noun)
 	case valueCount:
-		// Any count: the passage rules judge whether it counts the
-		// thing asked ("2,300 customers" of "how many organisations").
+		// Any count: the focus, names left out (see answersAsked),
+		// judges whether it counts the thing asked ("2,300 customers" of
+		// "how many organisations").
 		return namesKind(kindCount, s.text)
 	case valueMoney:
 		return moneyRE.MatchString(s.text)
@@ -285,6 +286,11 @@ func namedThings(q string) []string {
 var nounLeads = map[string]bool{"of": true, "the": true, "for": true, "about": true, "with": true, "on": true, "in": true,
 	"a": true, "an": true, "to": true, "from": true}
 
+// inNames reports whether w is a word of one of names.
+func inNames(w string, names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(strings.Fields(n), w) })
+}
+
 // namesAny reports whether a sentence or its heading names one of names,
 // or names is empty: every word of a name ("business plus" is not named
 // by "Business costs $89").
@@ -344,6 +350,10 @@ func answersAsked(q string, rs []result) bool {
 		}
 		if k == valueCount {
 			syn = expandWords(q, words, resultWords(rs))
+			// The thing named is held by namesAny; the focus is what
+			// is counted of it: the name alone near a number ("Forecast
+			// ... 5 minutes") counts no customers of it.
+			focus = slices.DeleteFunc(slices.Clone(focus), func(w string) bool { return inNames(w, names) })
 		}
 	}
 	answered := func(name []string) bool {

@@ -367,3 +367,22 @@ func TestNamedThingsLinear(t *testing.T) {
 		t.Errorf("asksMoney allocates %v times", got)
 	}
 }
+
+// TestCountNotOfName checks that a count asked of a named thing is not
+// answered by a number beside the name: the name is no part of what is
+// counted.
+func TestCountNotOfName(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `2 passages for "forecast customers", best first:
+
+[1] pricing § Business (score 2.00)
+Acme Forecast picks between 3 seasonal models automatically.
+
+[2] company-overview § Who we are (score 1.00)
+Acme Analytics serves about 2,300 customers in 40 countries.
+`}}
+	checkAnswer(t, "How many customers use Forecast?", rs, "")
+	if q := "How many customers use Forecast?"; answersAsked(q, rs) {
+		t.Errorf("answersAsked(%q) = true, want false: \"3 seasonal models\" beside Forecast counts no customers", q)
+	}
+	checkAnswer(t, "How many seasonal models does Forecast pick between?", rs, "3 seasonal models")
+}
