@@ -217,8 +217,8 @@ const maxNames = 8
 // names "globex"; "Business Plus plan" "business plus"), a competitor
 // however written, a name of the documents' own (nameWords) written in
 // lower case before a plan noun ("the business plan"), and a word after
-// the company's own name after an article or a preposition ("the price of
-// acme chat" names "chat"). Not the company's
+// the company's own name after a preposition ("the price of acme chat"
+// names "chat"). Not the company's
 // own name (ownNames), an acronym ("HQ", "API": what is asked, not of
 // what), "I", nor a capitalised common word (see namesIn). At most
 // maxNames, each once.
@@ -243,7 +243,7 @@ func namedThings(q string) []string {
 	fields := strings.Fields(q)
 	k := 0 // the next of names to meet
 	sentenceStart := true
-	afterOwn := false // the word before was the company's own name after an article or preposition, not possessive
+	afterOwn := false // the word before was the company's own name after a preposition, not possessive
 	prev := ""        // the word before, in lower case
 	for i, raw := range fields {
 		f := trim(raw)
@@ -283,8 +283,9 @@ func namedThings(q string) []string {
 
 // nounLeads are the words after which the company's own name starts a
 // noun ("the price of acme chat"), not a subject ("when did acme begin").
-var nounLeads = map[string]bool{"of": true, "the": true, "for": true, "about": true, "with": true, "on": true, "in": true,
-	"a": true, "an": true, "to": true, "from": true}
+// An article is none: "an acme deployment" is a deployment of the
+// company's, no product.
+var nounLeads = map[string]bool{"of": true, "for": true, "about": true, "with": true, "on": true, "in": true, "to": true, "from": true}
 
 // inNames reports whether w is a word of one of names.
 func inNames(w string, names []string) bool {

@@ -120,6 +120,7 @@ func TestNamedThings(t *testing.T) {
 		{"what is the price of acme chat?", []string{"chat"}},
 		{"how much is the business plan?", []string{"business"}},
 		{"When did Acme begin?", nil},
+		{"How long does an Acme deployment usually take?", nil},
 	} {
 		got := namedThings(tt.q)
 		if len(got) != len(tt.want) {
