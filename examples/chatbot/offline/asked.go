@@ -287,19 +287,38 @@ func namedThings(q string) []string {
 // company's, no product.
 var nounLeads = map[string]bool{"of": true, "for": true, "about": true, "with": true, "on": true, "in": true, "to": true, "from": true}
 
+// forEveryPlan reports whether a sentence (its tokens) states a fact for
+// every plan: "every", "all", "each" or "any" before a plan noun.
+func forEveryPlan(toks []string) bool {
+	for i := 1; i < len(toks); i++ {
+		if slices.Contains(planNouns, toks[i]) && hasAny(toks[i-1:i], "every", "all", "each", "any") {
+			return true
+		}
+	}
+	return false
+}
+
 // inNames reports whether w is a word of one of names.
 func inNames(w string, names []string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(strings.Fields(n), w) })
 }
 
 // namesAny reports whether a sentence or its heading names one of names,
-// or names is empty: every word of a name ("business plus" is not named
+// or names is empty: every word of a name; a sentence stated for every
+// plan ("every plan", "all plans", see forEveryPlan) names each of the
+// documents' names (nameWords) when plansAlike: not for a price, which
+// each plan has its own ("viewers are free on every plan" is no price of
+// a Business seat) ("business plus" is not named
 // by "Business costs $89").
-func namesAny(s sentence, names []string) bool {
+func namesAny(s sentence, names []string, plansAlike bool) bool {
 	if len(names) == 0 {
 		return true
 	}
+	every := plansAlike && forEveryPlan(s.toks)
 	return slices.ContainsFunc(names, func(n string) bool {
+		if every && slices.Contains(nameWords, n) && !ownNames[n] {
+			return true // "Every plan starts with a 14-day free trial" holds for Starter
+		}
 		for w := range strings.FieldsSeq(n) {
 			if !matches(w, s.toks) && !matches(w, s.heading) {
 				return false
@@ -360,7 +379,7 @@ func answersAsked(q string, rs []result) bool {
 	answered := func(name []string) bool {
 		for _, r := range rs {
 			for _, s := range sentencesOf(r.text) {
-				if k == valueNone && namesAny(s, name) || k != valueNone && answersIn(s, k, name, focus, noun, qtoks, things, syn) {
+				if k == valueNone && namesAny(s, name, true) || k != valueNone && answersIn(s, k, name, focus, noun, qtoks, things, syn) {
 					return true
 				}
 			}
@@ -387,7 +406,7 @@ func answersAsked(q string, rs []result) bool {
 // an amount of money of a kind of its own, names that kind
 // (holdsOwnMoney).
 func answersIn(s sentence, k valueKind, names, focus []string, noun string, qtoks []string, things map[string]bool, syn expanded) bool {
-	return namesAny(s, names) && givesValue(k, s, focus, noun, things) &&
+	return namesAny(s, names, k != valueMoney) && givesValue(k, s, focus, noun, things) &&
 		(k != valueMoney || holdsOwnMoney(qtoks, s)) &&
 		(k != valueCount || coversFocus(focus, syn, s.toks, s.heading))
 }

@@ -387,3 +387,17 @@ Acme Analytics serves about 2,300 customers in 40 countries.
 	}
 	checkAnswer(t, "How many seasonal models does Forecast pick between?", rs, "3 seasonal models")
 }
+
+// TestEveryPlanNamesEach checks that a fact stated for every plan answers
+// a question that names one plan.
+func TestEveryPlanNamesEach(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `1 passages for "trial", best first:
+
+[1] pricing § Discounts and trials (score 2.00)
+Every plan starts with a 14-day free trial with no credit card.
+`}}
+	checkAnswer(t, "How long is the free trial on the Starter plan?", rs, "14-day")
+	if q := "How long is the free trial on the Starter plan?"; !answersAsked(q, rs) {
+		t.Errorf("answersAsked(%q) = false, want true: the trial is stated for every plan", q)
+	}
+}
