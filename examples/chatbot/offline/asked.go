@@ -32,34 +32,91 @@ const (
 )
 
 // moneyWords are the stems of the words of an amount of money that any
-// amount answers: a price, a cost, a fee, a charge.
-var moneyWords = []string{"price", "pric", "cost", "charg", "fee"}
+// amount answers: a price, a cost, a fee, a charge. A word is one of them
+// when its stem is, whole: "feedback" is no fee, "Salesforce" no sales.
+var moneyWords = []string{"price", "cost", "charg", "fee"}
 
-// ownMoneyWords are the nouns of an amount of money of one kind (what a
-// company earns, is worth or raised, what someone is paid): an amount
-// answers them only in a sentence that names the kind, as "$10,000" of
-// an invoice is no company's revenue.
-var ownMoneyWords = []string{"revenue", "income", "turnover", "profit", "earning", "salar", "wage", "valuation", "funding", "sales"}
+// ownMoneyWords are the stems of the nouns of an amount of money of one
+// kind (what a company earns, is worth or raised, what someone is paid):
+// an amount answers them only in a sentence that names the kind, as
+// "$10,000" of an invoice is no company's revenue.
+var ownMoneyWords = []string{"revenu", "incom", "turnov", "profit", "earn", "salari", "salar", "wage", "valuat", "fund", "sale"}
+
+// moneyVerbs are the verbs of paying that make "what do ..." and "how
+// much ..." ask an amount: "what does X cost?", "how much do I pay?".
+var moneyVerbs = []string{"cost", "costs", "charge", "charges", "pay", "paid", "spend", "spent", "owe", "bill", "billed"}
+
+// isMoneyWord reports whether a word's stem is one of stems, whole.
+func isMoneyWord(w string, stems []string) bool {
+	return slices.Contains(stems, stem(strings.Trim(w, "$%")))
+}
+
+// anyMoney reports whether w is a word of money of either kind.
+func anyMoney(w string) bool { return isMoneyWord(w, moneyWords) || isMoneyWord(w, ownMoneyWords) }
+
+// npStops end the noun phrase after "what is": "the price of X" is asked
+// as "the price".
+var npStops = map[string]bool{"of": true, "for": true, "on": true, "in": true, "with": true, "per": true, "to": true,
+	"from": true, "at": true, "by": true, "and": true, "or": true, "if": true, "when": true, "besides": true}
 
 // asksMoney reports whether a question (its tokens) asks an amount of
-// money: "how much" with a word of money or of paying ("how much do I
-// pay"), or "what"/"which" with a word of money
-// ("what does X cost?", "what is the price of X?"). A yes-or-no question
-// ("is there a charge for viewers?") asks none.
+// money as the thing it asks: "how much" with a word of money or of
+// paying ("how much do I pay"); "what"/"which" followed by a word of money
+// ("which fees apply?"), by "is"/"are" and a noun phrase holding one
+// ("what is the price of X?", "what is Acme's annual revenue?"), or by
+// "do"/"does" and a verb of paying ("what does X cost?"). A money word
+// elsewhere does not make money the thing asked: "what metrics can
+// Forecast predict besides revenue?" asks metrics. A yes-or-no question
+// ("is there a charge for viewers?") asks none. Only the first "how much"
+// and the first "what"/"which" are read, so the scan is linear.
 func asksMoney(toks []string) bool {
-	money := slices.ContainsFunc(toks, func(w string) bool { return inGroup(w, moneyWords) || inGroup(w, ownMoneyWords) })
+	howMuch, what := false, false
 	for i, w := range toks {
 		switch {
-		case w == "how" && i+1 < len(toks) && toks[i+1] == "much":
-			// "How much do I pay for ...?", "how much will we spend?"
-			if money || hasAny(toks[i+2:], "pay", "paid", "spend", "spent", "owe", "bill", "billed") {
+		case w == "how" && i+1 < len(toks) && toks[i+1] == "much" && !howMuch:
+			howMuch = true
+			// "How much do I pay for ...?", "how much funding ...?"
+			for _, x := range toks[i+2:] {
+				if anyMoney(x) || slices.Contains(moneyVerbs, x) {
+					return true
+				}
+			}
+		case (w == "what" || w == "which") && !what:
+			what = true
+			if whatMoney(toks[i+1:]) {
 				return true
 			}
-		case (w == "what" || w == "which") && money:
-			return true
 		}
 	}
 	return false
+}
+
+// whatMoney reports whether the words after "what" or "which" ask an
+// amount of money (see asksMoney).
+func whatMoney(rest []string) bool {
+	if len(rest) == 0 {
+		return false
+	}
+	switch rest[0] {
+	case "is", "are", "was", "were", "s", "'s":
+		for _, x := range rest[1:] {
+			if npStops[x] {
+				return false
+			}
+			if anyMoney(x) {
+				return true
+			}
+		}
+		return false
+	case "do", "does", "did", "will", "would", "should", "can", "could":
+		for _, x := range rest[1:] {
+			if slices.Contains(moneyVerbs, x) || x == "charged" {
+				return true
+			}
+		}
+		return false
+	}
+	return anyMoney(rest[0])
 }
 
 // asksPercent reports whether a question (its tokens) asks a
@@ -125,8 +182,9 @@ func givesValue(k valueKind, s sentence, focus []string, noun string, names map[
 	case valueYear:
 		return givesKind(kindYear, s.text, focus, noun) || givesKind(kindBegin, s.text, focus, noun)
 	case valueCount:
-		// Any count: the passage rules judge whether it counts the
-		// thing asked ("2,300 customers" of "how many organisations").
+		// Any count: the focus, names left out (see answersAsked),
+		// judges whether it counts the thing asked ("2,300 customers" of
+		// "how many organisations").
 		return namesKind(kindCount, s.text)
 	case valueMoney:
 		return moneyRE.MatchString(s.text)
@@ -149,26 +207,46 @@ var months = []string{"january", "february", "march", "april", "may", "june", "j
 // is about whether it repeats them or not.
 var ownNames = map[string]bool{"acme": true, "analytics": true}
 
-// namedThings returns the things a question names, each by the first
-// word of its name, in lower case: a run of words written with a capital
-// after the question's first word ("When was Globex BI founded?" names
-// "globex"; "Acme Chat" "chat"), and a competitor however written. Not
-// the company's own name (ownNames), an acronym ("HQ", "API": what is
-// asked, not of what), "I", nor a capitalised common word (see namesIn).
+// maxNames caps the things a question is read to name: a long message
+// of many capitalised words costs no more than this many names.
+const maxNames = 8
+
+// namedThings returns the things a question names, each by the words of
+// its name in lower case, joined by spaces: a run of words written with a
+// capital after the question's first word ("When was Globex BI founded?"
+// names "globex"; "Business Plus plan" "business plus"), a competitor
+// however written, a name of the documents' own (nameWords) written in
+// lower case before a plan noun ("the business plan"), and a word after
+// the company's own name after a preposition ("the price of acme chat"
+// names "chat"). Not the company's
+// own name (ownNames), an acronym ("HQ", "API": what is asked, not of
+// what), "I", nor a capitalised common word (see namesIn). At most
+// maxNames, each once.
 func namedThings(q string) []string {
 	var out []string
-	add := func(w string) {
-		if w = strings.ToLower(w); !slices.Contains(out, w) {
-			out = append(out, w)
+	seen := map[string]bool{}
+	var run []string
+	flush := func() {
+		if len(run) > 0 && len(out) < maxNames {
+			if n := strings.Join(run, " "); !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
 		}
+		run = run[:0]
+	}
+	trim := func(raw string) string {
+		f := strings.TrimFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		return strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s")
 	}
 	names := namesIn(q)
-	inRun := false // the word before was part of a name
-	k := 0         // the next of names to meet
+	fields := strings.Fields(q)
+	k := 0 // the next of names to meet
 	sentenceStart := true
-	for _, raw := range strings.Fields(q) {
-		f := strings.TrimFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		f = strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s")
+	afterOwn := false // the word before was the company's own name after a preposition, not possessive
+	prev := ""        // the word before, in lower case
+	for i, raw := range fields {
+		f := trim(raw)
 		l := strings.ToLower(f)
 		first := sentenceStart
 		sentenceStart = strings.ContainsAny(raw[len(raw)-1:], ".!?") && !abbreviationDots[strings.ToLower(raw)]
@@ -176,46 +254,88 @@ func namedThings(q string) []string {
 		if name {
 			k++
 		}
+		beforePlan := i+1 < len(fields) && slices.Contains(planNouns, strings.ToLower(trim(fields[i+1])))
 		switch {
 		case slices.Contains(competitorNames, l):
-			if !inRun {
-				add(l)
+			if len(run) == 0 || !slices.Contains(competitorNames, run[0]) {
+				flush()
+				run = append(run, l)
 			}
-			inRun = true
-		case name && (ownNames[l] || isAcronym(f)):
+		case ownNames[l] || name && isAcronym(f):
 			// Part of a name but not the word it is named by: "Acme
 			// Chat" is named by "Chat", "Globex BI" by "Globex".
-		case name:
-			if !inRun {
-				add(l)
-			}
-			inRun = true
+		case name,
+			l != "" && slices.Contains(nameWords, l) && beforePlan,
+			afterOwn && l != "" && !stopwords[l] && !frameWords[l] && !anyMoney(l) && unicode.IsLetter(rune(l[0])):
+			run = append(run, l)
 		default:
-			inRun = false
+			flush()
 		}
+		afterOwn = ownNames[l] && !strings.ContainsAny(raw, "'’") && (afterOwn || nounLeads[prev])
+		prev = l
 		if strings.ContainsAny(raw[len(raw)-1:], ",;:.!?") {
-			inRun = false
+			flush()
 		}
 	}
+	flush()
 	return out
 }
 
+// nounLeads are the words after which the company's own name starts a
+// noun ("the price of acme chat"), not a subject ("when did acme begin").
+// An article is none: "an acme deployment" is a deployment of the
+// company's, no product.
+var nounLeads = map[string]bool{"of": true, "for": true, "about": true, "with": true, "on": true, "in": true, "to": true, "from": true}
+
+// forEveryPlan reports whether a sentence (its tokens) states a fact for
+// every plan: "every", "all", "each" or "any" before a plan noun.
+func forEveryPlan(toks []string) bool {
+	for i := 1; i < len(toks); i++ {
+		if slices.Contains(planNouns, toks[i]) && hasAny(toks[i-1:i], "every", "all", "each", "any") {
+			return true
+		}
+	}
+	return false
+}
+
+// inNames reports whether w is a word of one of names.
+func inNames(w string, names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(strings.Fields(n), w) })
+}
+
 // namesAny reports whether a sentence or its heading names one of names,
-// or names is empty.
-func namesAny(s sentence, names []string) bool {
+// or names is empty: every word of a name; a sentence stated for every
+// plan ("every plan", "all plans", see forEveryPlan) names each of the
+// documents' names (nameWords) when plansAlike: not for a price, which
+// each plan has its own ("viewers are free on every plan" is no price of
+// a Business seat) ("business plus" is not named
+// by "Business costs $89").
+func namesAny(s sentence, names []string, plansAlike bool) bool {
 	if len(names) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(names, func(n string) bool { return matches(n, s.toks) || matches(n, s.heading) })
+	every := plansAlike && forEveryPlan(s.toks)
+	return slices.ContainsFunc(names, func(n string) bool {
+		if every && slices.Contains(nameWords, n) && !ownNames[n] {
+			return true // "Every plan starts with a 14-day free trial" holds for Starter
+		}
+		for w := range strings.FieldsSeq(n) {
+			if !matches(w, s.toks) && !matches(w, s.heading) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
-// holdsOwnMoney reports whether a sentence names the kind of amount a
-// question asks (ownMoneyWords in qtoks): "revenue" of "what is Acme's
-// annual revenue?". A question that asks a plain price is held by any
-// sentence.
+// holdsOwnMoney reports whether a sentence or its heading names the kind
+// of amount a question asks (ownMoneyWords in qtoks): "revenue" of "what
+// is Acme's annual revenue?", "funding" of a passage headed "Funding"
+// that says "raised $60 million". A question that asks a plain price is
+// held by any sentence.
 func holdsOwnMoney(qtoks []string, s sentence) bool {
 	for _, w := range qtoks {
-		if inGroup(w, ownMoneyWords) && !matches(w, s.toks) {
+		if isMoneyWord(w, ownMoneyWords) && !matches(w, s.toks) && !matches(w, s.heading) {
 			return false
 		}
 	}
@@ -250,12 +370,16 @@ func answersAsked(q string, rs []result) bool {
 		}
 		if k == valueCount {
 			syn = expandWords(q, words, resultWords(rs))
+			// The thing named is held by namesAny; the focus is what
+			// is counted of it: the name alone near a number ("Forecast
+			// ... 5 minutes") counts no customers of it.
+			focus = slices.DeleteFunc(slices.Clone(focus), func(w string) bool { return inNames(w, names) })
 		}
 	}
 	answered := func(name []string) bool {
 		for _, r := range rs {
 			for _, s := range sentencesOf(r.text) {
-				if k == valueNone && namesAny(s, name) || k != valueNone && answersIn(s, k, name, focus, noun, qtoks, things, syn) {
+				if k == valueNone && namesAny(s, name, true) || k != valueNone && answersIn(s, k, name, focus, noun, qtoks, things, syn) {
 					return true
 				}
 			}
@@ -282,7 +406,7 @@ func answersAsked(q string, rs []result) bool {
 // an amount of money of a kind of its own, names that kind
 // (holdsOwnMoney).
 func answersIn(s sentence, k valueKind, names, focus []string, noun string, qtoks []string, things map[string]bool, syn expanded) bool {
-	return namesAny(s, names) && givesValue(k, s, focus, noun, things) &&
+	return namesAny(s, names, k != valueMoney) && givesValue(k, s, focus, noun, things) &&
 		(k != valueMoney || holdsOwnMoney(qtoks, s)) &&
 		(k != valueCount || coversFocus(focus, syn, s.toks, s.heading))
 }
@@ -294,24 +418,29 @@ var valueTerms = map[valueKind]string{
 	valueDuration: "time", valuePlace: "located",
 }
 
-// narrowQuery returns a second query for the knowledge base when a
-// question asks a kind of value of the things it names and no result
-// gives one (see answersAsked): the names and the words of that kind of
-// value ("business price costs" for "how much do I pay for a Business
-// seat each month?"), whose passages the question's other words ("seat",
-// "month") may have ranked below others. ok is false when the question
-// names nothing, asks no value, or the query was searched already (a
-// result says "passages for" it).
-func narrowQuery(q string, rs []result) (query string, ok bool) {
+// narrowQuery returns a second query for the knowledge base (the tool
+// named internal) when a question asks a kind of value of the things it
+// names and no usable result gives one (answersAsked is false): the names
+// and the words of that kind of value ("business price costs" for "how
+// much do I pay for a Business seat each month?"), whose passages the
+// question's other words ("seat", "month") may have ranked below others.
+// ok is false when the question names nothing, asks no value, a result
+// gives the value, or the knowledge base has been called more than once
+// already: the narrow search runs once, whether it answered, failed or
+// timed out, and the web is tried next.
+func narrowQuery(q string, rs []result, internal string) (query string, ok bool) {
 	k, names := valueAsked(q), namedThings(q)
 	if k == valueNone || len(names) == 0 {
 		return "", false
 	}
-	query = strings.Join(names, " ") + " " + valueTerms[k]
+	calls := 0
 	for _, r := range rs {
-		if strings.Contains(r.text, "passages for \""+query+"\"") || strings.Contains(r.text, "match \""+query+"\"") {
-			return "", false
+		if r.source == internal {
+			calls++
 		}
 	}
-	return query, true
+	if calls != 1 || answersAsked(q, usableResults(rs)) {
+		return "", false
+	}
+	return strings.Join(names, " ") + " " + valueTerms[k], true
 }

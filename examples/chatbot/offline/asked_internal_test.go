@@ -2,6 +2,7 @@ package offline
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -115,6 +116,11 @@ func TestNamedThings(t *testing.T) {
 		{"what does northwind's pro plan cost?", []string{"northwind"}},
 		{"How much is Acme Analytics' Team plan?", []string{"team"}},
 		{"Hi. Where is Acme based?", nil},
+		{"How much is the Business Plus plan?", []string{"business plus"}},
+		{"what is the price of acme chat?", []string{"chat"}},
+		{"how much is the business plan?", []string{"business"}},
+		{"When did Acme begin?", nil},
+		{"How long does an Acme deployment usually take?", nil},
 	} {
 		got := namedThings(tt.q)
 		if len(got) != len(tt.want) {
@@ -223,5 +229,175 @@ Business and Enterprise support single sign-on with SAML 2.0 and OpenID Connect.
 	d = decideWithResults(p, q, false)
 	if d.Tool != "web_search" {
 		t.Fatalf("decision after the narrow search = %+v, want web_search", d)
+	}
+	// The narrow search failed (an error, a timeout): it is not repeated,
+	// the web is tried next.
+	p.results = append(slices.Clone(seatResults), result{source: "search_knowledge", err: "context deadline exceeded"})
+	d = decideWithResults(p, q, false)
+	if d.Tool != "web_search" {
+		t.Fatalf("decision after a failed narrow search = %+v, want web_search", d)
+	}
+	// A result gives the value asked of the thing named: no narrow search,
+	// whatever else keeps the results from answering.
+	if query, ok := narrowQuery("How much does the Team plan cost?", askedResults, "search_knowledge"); ok {
+		t.Errorf("narrowQuery(Team plan cost) = %q, want none: a result gives the Team price", query)
+	}
+}
+
+// moneyResults are passages whose words hold money words only inside
+// other words ("non-profits", "Salesforce") or beside the thing asked
+// ("revenue" among Forecast's metrics), and an amount whose kind only its
+// heading names ("Funding").
+var moneyResults = []result{{source: "search_knowledge", text: `4 passages for "money", best first:
+
+[1] pricing § Discounts and trials (score 3.00)
+Non-profits and schools get 40% off Team and Business. Annual contracts of 100 or more editors receive volume discounts; contact sales.
+
+[2] products § Acme Pipelines (score 2.00)
+Acme Pipelines copies data from more than 120 sources (PostgreSQL, MySQL, Salesforce, HubSpot, Stripe) into the Acme warehouse.
+
+[3] products § Acme Forecast (score 1.50)
+Acme Forecast predicts time series such as revenue, demand and churn.
+
+[4] company-overview § Funding (score 1.00)
+Acme raised $60 million from two investors.
+`}}
+
+// TestMoneyThingAsked checks that a question asks an amount of money only
+// when money is the thing asked, by whole words: "non-profits" holds no
+// profit, "Salesforce" no sales, and "revenue" beside the metrics asked
+// does not ask an amount; and that the kind of amount may be named by
+// the passage's heading.
+func TestMoneyThingAsked(t *testing.T) {
+	for _, tt := range []struct {
+		q, want string
+	}{
+		{"What discount do non-profits get?", "40%"},
+		{"What data can Pipelines pull from Salesforce?", "120 sources"},
+		{"What time series does Forecast predict besides revenue?", "demand"},
+		{"How much funding did Acme raise?", "$60 million"},
+	} {
+		checkAnswer(t, tt.q, moneyResults, tt.want)
+	}
+	for _, tt := range []struct {
+		q    string
+		want valueKind
+	}{
+		{"What discount do non-profits get?", valueNone},
+		{"What data can Pipelines pull from Salesforce?", valueNone},
+		{"What metrics can Forecast predict besides revenue?", valueNone},
+		{"Which feedback channels are there?", valueNone},
+		{"What is Acme's annual revenue?", valueMoney},
+		{"What is the price of Acme Chat?", valueMoney},
+		{"What does Salesforce charge per month?", valueMoney},
+		{"Which fees apply to exports?", valueMoney},
+		{"How much funding did Acme raise?", valueMoney},
+	} {
+		if got := valueAsked(tt.q); got != tt.want {
+			t.Errorf("valueAsked(%q) = %d, want %d", tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestPartAskedValue checks that each part of a multi-part message is
+// held to what it asks in its own words, which its search query (its
+// content words, in lower case) loses: passages about Globex BI with no
+// year do not answer "When was Globex BI founded?".
+func TestPartAskedValue(t *testing.T) {
+	team := result{source: "search_knowledge", text: `1 passages for "team cost", best first:
+
+[1] pricing § Team (score 2.00)
+Team costs $49 per editor per month with no editor limit.
+`}
+	globex := result{source: "search_knowledge", text: `1 passages for "globex bi founded", best first:
+
+[1] competitor-comparison § Globex BI (score 3.00)
+Globex BI targets large enterprises. Globex BI was founded by former consultants and is strong in governance features.
+`}
+	q := "How much does the Team plan cost? When was Globex BI founded?"
+	text, ok := multiPartAnswer(q, []result{team, globex}, []tool{{name: "search_knowledge"}}, about{})
+	if !ok {
+		t.Fatalf("multiPartAnswer(%q) did not answer", q)
+	}
+	if !strings.Contains(text, "$49") {
+		t.Errorf("multiPartAnswer(%q) lacks the Team price:\n%s", q, text)
+	}
+	if strings.Contains(text, "former consultants") || !strings.Contains(text, "could not find") {
+		t.Errorf("multiPartAnswer(%q) answers the founding year from a passage that gives none:\n%s", q, text)
+	}
+}
+
+// TestWholeNameAsked checks that a name of several words is named only by
+// a sentence holding each of them ("Business costs $89" names no
+// "Business Plus plan"), and that the documents' names and a product
+// after the company's own name are names however written.
+func TestWholeNameAsked(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `2 passages for "price", best first:
+
+[1] pricing § Business (score 2.00)
+Business costs $89 per editor per month.
+
+[2] pricing § Starter (score 1.00)
+Starter costs $19 per editor per month for up to 5 editors.
+`}}
+	checkAnswer(t, "How much does the Business Plus plan cost?", rs, "")
+	checkAnswer(t, "What is the price of acme chat?", rs, "")
+	checkAnswer(t, "How much does the Business plan cost?", rs, "$89")
+	checkAnswer(t, "how much does the business plan cost?", rs, "$89")
+}
+
+// TestNamedThingsLinear checks that a long message of many names is read
+// to at most maxNames of them.
+func TestNamedThingsLinear(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		b.WriteString("and Name")
+		b.WriteByte(byte('a' + i%26))
+		b.WriteByte(byte('a' + i/26%26))
+		b.WriteString(", ")
+	}
+	q := "What is the price of " + b.String() + "?"
+	if got := namedThings(q); len(got) > maxNames {
+		t.Errorf("namedThings(3000 names) returns %d names, want at most %d", len(got), maxNames)
+	}
+	toks := tokens(strings.Repeat("how much ", 4000) + "cost")
+	if !asksMoney(toks) {
+		t.Errorf("asksMoney(how much ... cost) = false, want true")
+	}
+	if got := testing.AllocsPerRun(1, func() { asksMoney(toks) }); got != 0 {
+		t.Errorf("asksMoney allocates %v times", got)
+	}
+}
+
+// TestCountNotOfName checks that a count asked of a named thing is not
+// answered by a number beside the name: the name is no part of what is
+// counted.
+func TestCountNotOfName(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `2 passages for "forecast customers", best first:
+
+[1] pricing § Business (score 2.00)
+Acme Forecast picks between 3 seasonal models automatically.
+
+[2] company-overview § Who we are (score 1.00)
+Acme Analytics serves about 2,300 customers in 40 countries.
+`}}
+	checkAnswer(t, "How many customers use Forecast?", rs, "")
+	if q := "How many customers use Forecast?"; answersAsked(q, rs) {
+		t.Errorf("answersAsked(%q) = true, want false: \"3 seasonal models\" beside Forecast counts no customers", q)
+	}
+	checkAnswer(t, "How many seasonal models does Forecast pick between?", rs, "3 seasonal models")
+}
+
+// TestEveryPlanNamesEach checks that a fact stated for every plan answers
+// a question that names one plan.
+func TestEveryPlanNamesEach(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `1 passages for "trial", best first:
+
+[1] pricing § Discounts and trials (score 2.00)
+Every plan starts with a 14-day free trial with no credit card.
+`}}
+	checkAnswer(t, "How long is the free trial on the Starter plan?", rs, "14-day")
+	if q := "How long is the free trial on the Starter plan?"; !answersAsked(q, rs) {
+		t.Errorf("answersAsked(%q) = false, want true: the trial is stated for every plan", q)
 	}
 }

@@ -479,7 +479,7 @@ func withOtherParts(q, text string, rs []result, tools []tool) string {
 		fmt.Fprintf(&b, "\n\nYou also asked %q. ", upperFirst(strings.TrimPrefix(strings.TrimPrefix(part, "and "), "And ")))
 		pq := partQuery([]string{part}, 0)
 		own := usableResults(found[i : i+1])
-		if len(own) == 0 || !relevant(pq, own) {
+		if len(own) == 0 || !partAnswered(pq, part, own) {
 			fmt.Fprintf(&b, "I could not find an answer to it in %s, so I won't guess.", sourceName(found[i].source))
 			continue
 		}

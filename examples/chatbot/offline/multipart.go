@@ -165,6 +165,15 @@ func partsPending(p prompt) bool {
 	return parts != nil && len(searchResults(p.results)) < len(parts)
 }
 
+// partAnswered reports whether results answer one part of a multi-part
+// message: they are relevant to its search query (pq, its content words)
+// and answer what the part asks in its own words (answersAsked), which
+// the query has lost: "globex bi founded" names no thing and asks no year,
+// "When was Globex BI founded?" does both.
+func partAnswered(pq, part string, rs []result) bool {
+	return relevant(pq, rs) && answersAsked(part, rs)
+}
+
 // multiPartAnswer answers each part of a multi-part message from its own
 // search, and names the parts the sources did not answer. It returns
 // false unless every part has been searched.
@@ -190,11 +199,11 @@ func multiPartAnswer(q string, rs []result, tools []tool, u about) (string, bool
 			part += "?"
 		}
 		b.WriteString(strconv.Itoa(i+1) + ". " + upperFirst(strings.TrimPrefix(strings.TrimPrefix(part, "And "), "and ")) + "\n")
-		if !own[0].usable() || !relevant(pq, own) {
+		if !own[0].usable() || !partAnswered(pq, part, own) {
 			// Another part's search may have found it.
 			own = usableResults(found)
 		}
-		if len(own) == 0 || !relevant(pq, own) {
+		if len(own) == 0 || !partAnswered(pq, part, own) {
 			b.WriteString("I could not find an answer to this in " + sourceName(found[i].source) + ".")
 			missed = append(missed, `"`+strings.TrimRight(part, "?.! ")+`"`)
 			continue

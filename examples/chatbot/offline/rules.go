@@ -261,7 +261,7 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 		// A value asked of a named thing that no result gives: search
 		// the knowledge base for the thing and the kind of value first.
 		if internal := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag"); internal != "" && len(usable) > 0 {
-			if query, ok := narrowQuery(q, p.results); ok {
+			if query, ok := narrowQuery(q, p.results, internal); ok {
 				return call("The results name no value of the kind asked of "+strings.Join(namedThings(q), ", ")+"; searching for it.", internal, map[string]any{"query": query})
 			}
 		}
