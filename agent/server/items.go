@@ -128,14 +128,25 @@ func itemError(err error, hidden int) error {
 // already, so that one principal cannot fill the store for the others,
 // and a Put that would take the principal's items past
 // Config.MaxItemBytes. It returns how many bytes the Put adds (less
-// than zero for a smaller replacement). The caller holds the
+// than zero for a smaller replacement), counting the value as the store
+// keeps it (memory.CheckRecord's form, not the request's text, whose
+// spaces the store drops), as a recount reads it back. A replacement of
+// an item that expired after it was counted adds its whole size (the
+// expired one is not found to take off): the count errs high, and the
+// recount a put past the bound makes sets it right. The caller holds the
 // principal's items lock of this instance.
 func (s *Server) checkItems(r *http.Request, it memory.Items, rec memory.Record) (int64, error) {
 	if s.cfg.MaxItems < 0 && s.cfg.MaxItemBytes < 0 {
 		return 0, nil
 	}
 	ctx := r.Context()
-	grow := recordBytes(rec)
+	val, err := memory.CheckRecord(rec)
+	if err != nil {
+		return 0, itemError(err, len(s.scope(r)))
+	}
+	stored := rec
+	stored.Value = val
+	grow := recordBytes(stored)
 	old, err := it.Get(ctx, rec.Namespace, rec.Key, false)
 	switch {
 	case err == nil:
