@@ -135,8 +135,12 @@ func (s *InMemoryItems) Put(ctx context.Context, r Record) error {
 	}
 	if grow > 0 && s.size+grow > s.maxSize {
 		s.sweep(now)
+		// The sweep may have dropped the old record (an expired one at
+		// this key) and taken its size off s.size: count the new
+		// record whole then.
+		grow = it.size(id)
 		if old = s.recs[id]; old != nil {
-			grow = it.size(id) - old.size(id)
+			grow -= old.size(id)
 		}
 		if s.size+grow > s.maxSize {
 			return fmt.Errorf("memory: the item store holds %d bytes of records, and this one would take it past its InMemoryItemsConfig.MaxBytes (%d): %w", s.size, s.maxSize, ErrFull)

@@ -924,7 +924,11 @@ func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
 // checkCopyBytes refuses with 422 the copy of thread tid whose checkpoint
 // threads (plan) store more than Config.MaxCopyBytes, as a checkpointer
 // that is a checkpoint.UsageReporter reports them; other checkpointers
-// are not bounded.
+// are not bounded. The check is approximate: it counts the channel blobs
+// and pending writes the reporter counts (checkpoint.Usage), not the
+// checkpoints' own inline payloads (their metadata and small channel
+// values), and checkpoints written between the check and the copy are
+// copied uncounted.
 func (s *Server) checkCopyBytes(ctx context.Context, tid string, plan []string) error {
 	u, ok := s.saver.(checkpoint.UsageReporter)
 	if !ok || s.cfg.MaxCopyBytes < 0 {

@@ -12,6 +12,14 @@ import (
 // pages on from its last item (offset, or before for a history) to get
 // the rest. A list answered without it holds fewer items than its limit
 // only when there are no more.
+//
+// A client that pages until an answer holds fewer items than its limit,
+// and does not read this header (a loop over the official LangGraph
+// SDK's search calls, which answer the items and not the headers, is
+// one), takes a cut answer for the last and stops paging early: for
+// such clients raise Config.MaxResponseBytes above the largest page they
+// ask for (their limit times their largest item), or set it negative
+// for no bound.
 const TruncatedHeader = "X-Pagination-Truncated"
 
 // responseBudget is the bytes a list answer may hold: Config.MaxResponseBytes,

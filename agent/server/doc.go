@@ -247,9 +247,19 @@
 // a thread search also sets X-Pagination-Next), and the client pages on
 // from its last item (offset, or before for a history); an answer holds
 // at least one item, however large. Without the header, an answer with
-// fewer items than its limit has no more. A history and a store search
-// are read in pages sized to what is left of the bound, and a store may
-// stop a thread search there (ThreadQuery.MaxBytes). A principal has at
+// fewer items than its limit has no more. A history is read in pages
+// sized to what is left of the bound, and a store may stop a thread
+// search there (ThreadQuery.MaxBytes); a store search is one read of the
+// store for its page (so that a put or a delete between reads cannot
+// repeat or skip an item in one answer), cut to the bound. A client that
+// pages until an answer holds fewer items than its limit and does not
+// read the header (a loop over the official LangGraph SDK's search
+// calls, which answer the items and not the headers, is one) takes a cut
+// answer for the last, and stops paging early. For such clients
+// raise Config.MaxResponseBytes above the largest page they ask for (at
+// most their limit times their largest item), or set it negative for no
+// bound (MaxReads then bounds how many such answers a principal has
+// served at once). A principal has at
 // most Config.MaxReads such reads served at once (429 past it). A copy
 // (POST /threads/{id}/copy) is refused (422) past Config.MaxCopyBytes of
 // stored checkpoints, with a checkpointer that reports them

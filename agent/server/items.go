@@ -128,14 +128,25 @@ func itemError(err error, hidden int) error {
 // already, so that one principal cannot fill the store for the others,
 // and a Put that would take the principal's items past
 // Config.MaxItemBytes. It returns how many bytes the Put adds (less
-// than zero for a smaller replacement). The caller holds the
+// than zero for a smaller replacement), counting the value as the store
+// keeps it (memory.CheckRecord's form, not the request's text, whose
+// spaces the store drops), as a recount reads it back. A replacement of
+// an item that expired after it was counted adds its whole size (the
+// expired one is not found to take off): the count errs high, and the
+// recount a put past the bound makes sets it right. The caller holds the
 // principal's items lock of this instance.
 func (s *Server) checkItems(r *http.Request, it memory.Items, rec memory.Record) (int64, error) {
 	if s.cfg.MaxItems < 0 && s.cfg.MaxItemBytes < 0 {
 		return 0, nil
 	}
 	ctx := r.Context()
-	grow := recordBytes(rec)
+	val, err := memory.CheckRecord(rec)
+	if err != nil {
+		return 0, itemError(err, len(s.scope(r)))
+	}
+	stored := rec
+	stored.Value = val
+	grow := recordBytes(stored)
 	old, err := it.Get(ctx, rec.Namespace, rec.Key, false)
 	switch {
 	case err == nil:
@@ -383,7 +394,7 @@ func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
-	recs, cut, err := s.searchPages(r, it, memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: map[string]any(body.Filter), Query: body.Query,
+	recs, cut, err := s.searchPage(r, it, memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: map[string]any(body.Filter), Query: body.Query,
 		Limit: body.Limit, Offset: body.Offset, RefreshTTL: body.RefreshTTL})
 	if err != nil {
 		s.writeItemError(w, r, err)
@@ -402,45 +413,23 @@ func itemSize(rec memory.Record) int {
 	return 120 + len(rec.Value) + len(rec.Key) + jsonSize(rec.Namespace)
 }
 
-// searchPages is it.Search(q), read in pages sized to what is left of
-// Config.MaxResponseBytes (estimated from the records read so far; 10
-// before any is read), so that a search of large records holds at most
-// that many bytes and a page: it stops before the record that would pass
-// it (returning the first whatever its size), and cut reports that it
-// did.
-func (s *Server) searchPages(r *http.Request, it memory.Items, q memory.ItemQuery) (recs []memory.Record, cut bool, err error) {
-	limit := q.Limit
-	if limit == 0 {
-		limit = memory.DefaultSearchLimit
-	}
-	if limit < 0 || limit > memory.MaxSearchLimit {
-		// The store's own refusal, naming the field.
-		_, err := it.Search(r.Context(), q)
+// searchPage is it.Search(q), one call for the whole page, cut at
+// Config.MaxResponseBytes: it stops before the record that would pass
+// it (keeping the first whatever its size), and cut reports that it did.
+// One call, not several offset pages, so that an insert, delete or
+// expiry between calls cannot repeat or skip a record within one answer.
+// The page is held whole while it is cut: at most q.Limit records of at
+// most memory.MaxValueBytes each (and, with Authenticate, no more than
+// the principal's Config.MaxItemBytes). With q.RefreshTTL the store
+// refreshes every record of the page, those cut off too; the client's
+// next page reads them again.
+func (s *Server) searchPage(r *http.Request, it memory.Items, q memory.ItemQuery) (recs []memory.Record, cut bool, err error) {
+	got, err := it.Search(r.Context(), q)
+	if err != nil {
 		return nil, false, err
 	}
-	budget, total := s.responseBudget(), 0
-	for len(recs) < limit {
-		pg := min(limit-len(recs), 10)
-		if len(recs) > 0 {
-			pg = min(limit-len(recs), max(1, (budget-total)/max(total/len(recs), 1)+1))
-		}
-		page := q
-		page.Limit, page.Offset = pg, q.Offset+len(recs)
-		got, err := it.Search(r.Context(), page)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, rec := range got {
-			if total += itemSize(rec); len(recs) > 0 && total > budget {
-				return recs, true, nil
-			}
-			recs = append(recs, rec)
-		}
-		if len(got) < pg {
-			break
-		}
-	}
-	return recs, false, nil
+	recs, cut = cutBytes(got, s.responseBudget(), itemSize)
+	return recs, cut, nil
 }
 
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {

@@ -282,3 +282,33 @@ func TestStoreItemBytesPerPrincipal(t *testing.T) {
 		t.Fatalf("alice's item once she deleted one: %d %q; want 204", code, d)
 	}
 }
+
+// TestStoreItemBytesCountStoredValue: Config.MaxItemBytes counts a value
+// as the store keeps it, not the request's text: a value sent with many
+// spaces, which the store drops, leaves room for the principal's next
+// items.
+func TestStoreItemBytesCountStoredValue(t *testing.T) {
+	cfg, alice, _ := aliceBob()
+	cfg.Items = memory.NewInMemoryItems(memory.InMemoryItemsConfig{})
+	cfg.MaxItemBytes = 3000
+	ts := newTestServer(t, cfg)
+	body := `{"namespace": ["a"], "key": "spaced", "value": {"pad": "p"` + strings.Repeat(" ", 2500) + `}}`
+	req, err := http.NewRequest("PUT", ts.URL+"/store/items", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = alice.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("put of a spaced value: %d", resp.StatusCode)
+	}
+	var e struct{ Detail string }
+	if code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"a"}, "key": "k", "value": map[string]string{"pad": strings.Repeat("p", 2000)}}, alice, &e); code != http.StatusNoContent {
+		t.Fatalf("put of 2000 bytes beside a value stored in ~13: %d %q; want 204 (the spaces counted?)", code, e.Detail)
+	}
+}

@@ -263,7 +263,11 @@ type Config struct {
 	// checkpoint.UsageReporter, as the memory, SQLite and PostgreSQL
 	// savers are; others are not bounded): a thread with more is refused
 	// with 422, so that copies do not multiply a thread's storage
-	// unbounded. Zero means DefaultMaxCopyBytes; negative means no bound.
+	// unbounded. The bound is approximate: it counts the channel blobs
+	// and pending writes the checkpointer reports (checkpoint.Usage), not
+	// the checkpoints' own inline payloads, and a checkpoint written
+	// while the copy is being made is copied uncounted. Zero means
+	// DefaultMaxCopyBytes; negative means no bound.
 	MaxCopyBytes int64
 	// MaxResponseBytes bounds the bytes of a list answer (POST
 	// /threads/search, the history, GET /threads/{id}/runs, POST
@@ -277,7 +281,9 @@ type Config struct {
 	// MaxReads bounds the list reads of one principal served at once
 	// (POST /threads/search, the history, GET /threads/{id}/runs, POST
 	// /store/items/search), each of which may hold up to
-	// MaxResponseBytes: one more is answered 429 with Retry-After, so
+	// MaxResponseBytes (a store search holds its whole page, up to its
+	// limit of items, while it is cut to MaxResponseBytes): one more is
+	// answered 429 with Retry-After, so
 	// that parallel requests do not multiply the bytes one principal
 	// makes the server hold. Zero means DefaultMaxReads.
 	MaxReads int
