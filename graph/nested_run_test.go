@@ -254,3 +254,74 @@ func TestInterruptInAnInvokeInsideADurableNodePausesTheEnclosingRun(t *testing.T
 		t.Errorf("log = %q, want %q", out.Log, want)
 	}
 }
+
+// A graph run on a thread of its own with Thread.Invoke inside a node of a
+// streamed graph streams nothing into the enclosing run either.
+func TestThreadInvokeInsideANodeDoesNotStreamIntoTheParent(t *testing.T) {
+	leaf := graph.New[nestInner]()
+	leaf.AddNode("leaf", func(ctx context.Context, s nestInner) (graph.Update[nestInner], error) {
+		if err := graph.Emit(ctx, "leaf"); err != nil {
+			return graph.Update[nestInner]{}, err
+		}
+		return nestInnerN.Set(s.N + 10), nil
+	})
+	leaf.AddEdge(graph.START, "leaf").AddEdge("leaf", graph.END)
+	saver := checkpoint.NewMemory()
+	lc, err := leaf.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig := graph.New[nestInner]()
+	ig.AddNode("one", func(ctx context.Context, s nestInner) (graph.Update[nestInner], error) {
+		if err := graph.Emit(ctx, "one"); err != nil {
+			return graph.Update[nestInner]{}, err
+		}
+		return nestInnerN.Set(s.N + 1), nil
+	})
+	graph.AddSubgraph(ig, "sub", lc, func(s nestInner) nestInner { return s },
+		func(s nestInner) graph.Update[nestInner] { return nestInnerN.Set(s.N) })
+	ig.AddEdge(graph.START, "one").AddEdge("one", "sub").AddEdge("sub", graph.END)
+	inner, err := ig.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[nestOuter]()
+	g.AddNode("call", func(ctx context.Context, s nestOuter) (graph.Update[nestOuter], error) {
+		out, err := inner.Thread("inner").Invoke(ctx, nestInner{})
+		if err != nil {
+			return graph.Update[nestOuter]{}, err
+		}
+		if out.N != 11 {
+			t.Errorf("inner N = %d, want 11", out.N)
+		}
+		return nestOuterLog.Set([]string{"called"}), nil
+	})
+	g.AddEdge(graph.START, "call").AddEdge("call", graph.END)
+	outer, err := g.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := []graph.StreamMode{graph.StreamValues, graph.StreamUpdates, graph.StreamCustom, graph.StreamDebug}
+	var got []string
+	for ev, err := range outer.Thread("outer").Stream(context.Background(), nestOuter{}, graph.WithModes(modes...)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Mode {
+		case graph.StreamValues:
+			if len(ev.Namespace) == 0 && len(ev.State.Log) > 0 && !slices.Equal(ev.State.Log, []string{"called"}) {
+				t.Errorf("values event of the outer run with state %+v, want the outer run's state", ev.State)
+			}
+			if len(ev.Namespace) > 0 {
+				t.Errorf("values event of the subgraph %v reached the outer stream", ev.Namespace)
+			}
+		case graph.StreamCustom:
+			t.Errorf("custom event %v from %q %v reached the outer stream", ev.Payload, ev.Node, ev.Namespace)
+		}
+		got = append(got, ev.Mode.String()+" "+ev.Node)
+	}
+	want := []string{"debug call", "debug call", "updates call", "values "}
+	if !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+}
