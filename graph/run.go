@@ -1199,7 +1199,13 @@ func intersects(a, b []uint64) bool {
 // with [AddSubgraph]) runs on its own: its nodes' events ([Emit],
 // [EmitMessage], [Generate]'s chunks) and its subgraphs' events do not go
 // to the enclosing run's stream. A node that wants them there forwards
-// them itself, or streams the graph with [Compiled.Stream].
+// them itself, or streams the graph with [Compiled.Stream]. Inside a node
+// of a durable run, such a graph (run without a thread) is part of that
+// node: [Interrupt] in its nodes, or in its subgraphs', pauses the
+// enclosing run, and resuming it runs the node, and so the graph, again;
+// its subgraph nodes run as they do in a graph without a checkpointer,
+// even those compiled with one. A graph run on a thread of its own
+// ([Thread.Invoke]) pauses on that thread instead.
 func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	ctx = detached(ctx)
 	if len(opts) == 0 {
@@ -1260,27 +1266,53 @@ func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error
 	return c.exec(ctx, in, set, out, nil, ns)
 }
 
-// detached returns ctx without the task scope of an enclosing run, if it
-// carries one: a graph run with Invoke inside a node of another run (not
-// added as its subgraph node) is a run of its own, and neither its nodes'
-// events nor its subgraphs' stream into the enclosing run, whose stream
-// would otherwise take them for its own node's events or, for values
-// events, for states of its own type. A context without a scope is
-// returned as it is.
+// detached returns ctx for a graph run with Invoke inside a node of another
+// run (not added as its subgraph node), which is a run of its own:
+//
+//   - without the task scope of the enclosing run, if ctx carries one, so
+//     that neither its nodes' events nor its subgraphs' stream into the
+//     enclosing run, whose stream would otherwise take them for its own
+//     node's events or, for values events, for states of its own type;
+//   - with the enclosing durable run's task (itaskKey), if ctx carries one,
+//     marked as nested (nestedKey), so that the run's subgraph nodes
+//     compiled with a checkpointer run inside it as a graph without one
+//     runs them, not as durable children of the enclosing run's node, all
+//     on the one thread that node names. [Interrupt] in its nodes still
+//     pauses the enclosing run's node.
+//
+// A context with neither is returned as it is.
 func detached(ctx context.Context) context.Context {
-	if sc, _ := ctx.Value(scopeKey{}).(*scope); sc == nil {
+	sc, _ := ctx.Value(scopeKey{}).(*scope)
+	it, _ := ctx.Value(itaskKey{}).(*itask)
+	if it != nil && ctx.Value(nestedKey{}) == it {
+		it = nil // marked already
+	}
+	if sc == nil && it == nil {
 		return ctx
 	}
-	return noScopeContext{ctx}
+	return detachedContext{ctx, it, sc != nil}
 }
 
-// noScopeContext hides the task scope of its parent (see detached).
-type noScopeContext struct{ context.Context }
+// detachedContext hides the task scope of its parent and marks its durable
+// task as nested (see detached).
+type detachedContext struct {
+	context.Context
+	nested *itask // the enclosing run's task, or nil
+	hide   bool   // hide the parent's scope
+}
 
-// Value returns nil for scopeKey and asks the parent otherwise.
-func (c noScopeContext) Value(key any) any {
-	if _, ok := key.(scopeKey); ok {
-		return nil
+// Value returns nil for scopeKey when the scope is hidden, the enclosing
+// task for nestedKey when it marks one, and asks the parent otherwise.
+func (c detachedContext) Value(key any) any {
+	switch key.(type) {
+	case scopeKey:
+		if c.hide {
+			return nil
+		}
+	case nestedKey:
+		if c.nested != nil {
+			return c.nested
+		}
 	}
 	return c.Context.Value(key)
 }

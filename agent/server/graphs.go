@@ -300,16 +300,37 @@ func encodeUpdate(fields []string, full json.RawMessage, keys map[string]string)
 		// A Codec's Values may name a field other than its JSON tag
 		// does (a field without a tag, "Messages", written as
 		// "messages"): the key that matches regardless of case, as
-		// encoding/json and a state update (adapter.update) match them.
-		for key, v := range obj {
-			if strings.EqualFold(key, k) {
-				out[key] = v
-				break
-			}
+		// encoding/json and a state update (adapter.update) match them,
+		// when it is the only one and not another field's own key;
+		// otherwise which field it holds is unknown, and the update
+		// leaves it out.
+		if key, ok := foldedKey(obj, f, k, keys); ok {
+			out[key] = obj[key]
 		}
 	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// foldedKey returns the one key of obj equal to k, the JSON key of the
+// field f, regardless of case, if there is exactly one and it is not the
+// JSON key of another field in keys (Go field name -> JSON key).
+func foldedKey(obj map[string]json.RawMessage, f, k string, keys map[string]string) (string, bool) {
+	found, n := "", 0
+	for key := range obj {
+		if strings.EqualFold(key, k) {
+			found, n = key, n+1
+		}
+	}
+	if n != 1 {
+		return "", false
+	}
+	for g, jk := range keys {
+		if g != f && jk == found {
+			return "", false
+		}
+	}
+	return found, true
 }
 
 func (a *adapter[S]) checkInput(input json.RawMessage) (any, error) {
