@@ -8,7 +8,7 @@
 //
 //   - [Telemetry.Model] wraps a [model.Model]: a span per call named
 //     "chat {model}" with the OpenTelemetry GenAI semantic conventions
-//     (provider, requested and response model, input/output/reasoning/cached
+//     (provider, requested and response model, response id, input/output/reasoning/cached
 //     tokens, finish reasons, time to first chunk when streaming), and the
 //     gen_ai.client.token.usage and gen_ai.client.operation.duration
 //     metrics.
