@@ -157,12 +157,13 @@ const mergeScan = 16
 // positions would have forgotten.
 func positions(m Messages, extra int) map[string]int {
 	pos := make(map[string]int, len(m)+extra)
+	n := 0 // the messages with an id
 	for i := range m {
 		if id := m[i].ID; id != "" {
-			if _, ok := pos[id]; ok {
-				return nil
-			}
 			pos[id] = i
+			if n++; len(pos) != n {
+				return nil // id repeated
+			}
 		}
 	}
 	return pos
