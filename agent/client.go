@@ -165,6 +165,11 @@ type Response struct {
 	Model string
 	// Provider and ModelID say which provider model answered.
 	Provider, ModelID string
+	// ResponseID is the provider's id of the reply (model.Response.ID),
+	// such as Anthropic's "msg_…" or OpenAI's "chatcmpl-…", for logs and
+	// support requests; empty when the provider gives none. It is not
+	// unique: a server or proxy may repeat it.
+	ResponseID string
 	// Message is the complete reply: thinking (with its provider
 	// signature), text and tool calls, in the provider's order.
 	Message model.Message
@@ -375,5 +380,5 @@ func streamTo(ctx context.Context, m model.Model, req *model.Request, sink func(
 func responseOf(spec ModelSpec, r *model.Response) *Response {
 	return &Response{Text: r.Text(), Thinking: r.Message.Thinking(), ToolCalls: r.ToolCalls(),
 		StopReason: string(r.FinishReason), Usage: r.Usage, Model: spec.Name, Provider: spec.Provider,
-		ModelID: spec.ID, Message: r.Message}
+		ModelID: spec.ID, ResponseID: r.ID, Message: r.Message}
 }

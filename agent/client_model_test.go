@@ -194,3 +194,43 @@ func BenchmarkClientModelGenerate(b *testing.B) {
 		}
 	}
 }
+
+// TestResponseIDReachesResponse checks that the provider's id of a reply
+// (Anthropic's "msg_…", here over llmtest's Anthropic server with
+// AnthropicDirect) reaches Response.ResponseID on every path: Complete and
+// Call[T] on a *Client, Call[T] on the provider model itself, streamed or
+// not.
+func TestResponseIDReachesResponse(t *testing.T) {
+	const answer = `{"action":"ANSWER","reasoning":"simple","response":"4"}`
+	m := llmtest.New().Default(llmtest.Text(answer))
+	srv := llmtest.NewAnthropicServer(m)
+	defer srv.Close()
+	pm, err := provider.AnthropicDirect(provider.AnthropicConfig{APIKey: "sk-ant-test", BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, agent.Config{Model: pm, Resilience: wirePolicy()})
+	ctx := context.Background()
+	for _, stream := range []bool{false, true} {
+		var opts []agent.Option
+		if stream {
+			opts = append(opts, agent.WithStreaming(func(context.Context, agent.Chunk) error { return nil }))
+		}
+		resp, err := agent.Complete(ctx, c, "2+2?", opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ResponseID != "msg_llmtest" {
+			t.Errorf("stream=%v: Complete: ResponseID = %q, want msg_llmtest", stream, resp.ResponseID)
+		}
+		for name, mm := range map[string]model.Model{"client": c, "provider": pm} {
+			res, err := agent.Call[SupervisorDecision](ctx, mm, "2+2?", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Response == nil || res.Response.ResponseID != "msg_llmtest" {
+				t.Errorf("stream=%v: Call on the %s: Response = %+v, want ResponseID msg_llmtest", stream, name, res.Response)
+			}
+		}
+	}
+}

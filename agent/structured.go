@@ -315,7 +315,7 @@ func generateOnce(ctx context.Context, m model.Model, req *model.Request, o *opt
 // responseFromModel describes a reply of the model vocabulary as a Response.
 func responseFromModel(name string, r *model.Response) *Response {
 	resp := &Response{Text: r.Text(), Thinking: r.Message.Thinking(), ToolCalls: r.ToolCalls(),
-		StopReason: string(r.FinishReason), Usage: r.Usage, Model: name, ModelID: r.Model, Message: r.Message}
+		StopReason: string(r.FinishReason), Usage: r.Usage, Model: name, ModelID: r.Model, ResponseID: r.ID, Message: r.Message}
 	if resp.Model == "" {
 		resp.Model = r.Model
 	}

@@ -5,13 +5,19 @@ import (
 	"unicode/utf8"
 )
 
-// clipUTF8 returns s cut to at most n bytes, not within a UTF-8 sequence.
+// clipUTF8 returns s cut to at most n bytes, not within a UTF-8 sequence:
+// it backs up over at most utf8.UTFMax-1 continuation bytes, the most a
+// valid sequence has. Bytes that are not valid UTF-8 (a longer run of
+// continuation bytes) are cut at n: such a run never shrinks the result
+// further, to nothing.
 func clipUTF8(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
 	}
 	return s[:n]
 }

@@ -233,6 +233,12 @@ func TestToolsetUnknownNameClipped(t *testing.T) {
 	if res.Name != name[:operator.MaxToolNameLen-1] {
 		t.Errorf("result name of %d bytes, want the first %d", len(res.Name), operator.MaxToolNameLen-1)
 	}
+	// Bytes that are not UTF-8 (continuation bytes only) are cut at
+	// MaxToolNameLen, not backed over to nothing.
+	bad := strings.Repeat("\x80", 100)
+	if res, _ := s.Call(context.Background(), model.ToolCall{ID: "c", Name: bad}); res.Name != bad[:operator.MaxToolNameLen] {
+		t.Errorf("result name of a name of continuation bytes: %q, want its first %d bytes", res.Name, operator.MaxToolNameLen)
+	}
 	var empty operator.Toolset
 	if res, _ := empty.Call(context.Background(), model.ToolCall{ID: "c", Name: name}); len(res.Text()) > 1024 {
 		t.Errorf("unknown tool text of an empty toolset: %d bytes", len(res.Text()))

@@ -149,14 +149,21 @@ const minGrow = 8
 // A longer update builds the set, so that the merge stays linear.
 const mergeScan = 16
 
-// positions returns the set of the ids of m, each with the position of the
-// last message holding it (as [Messages.Index] finds), with room for extra
-// more ids.
+// positions returns the set of the ids of m, each with its position, with
+// room for extra more ids; or nil when m holds an id twice. A conversation
+// with a repeated id (which Merge never makes, but a caller's slice may
+// hold) is merged by scanning, as [Messages.Index] does: once the message
+// found last is removed the scan finds the one before it, which a set of
+// positions would have forgotten.
 func positions(m Messages, extra int) map[string]int {
 	pos := make(map[string]int, len(m)+extra)
+	n := 0 // the messages with an id
 	for i := range m {
 		if id := m[i].ID; id != "" {
 			pos[id] = i
+			if n++; len(pos) != n {
+				return nil // id repeated
+			}
 		}
 	}
 	return pos

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,14 +176,29 @@ func TestMessagesMergeReservesRemoveAll(t *testing.T) {
 // A long update (merged through a set of ids) gives the result a short
 // one (scanned) would, message by message: the same update merged whole
 // and merged in short pieces agree, on appends, edits, removals, repeated
-// ids and RemoveAll in any order.
+// ids and RemoveAll in any order, also on a conversation that already
+// holds an id twice.
 func TestMessagesMergeLongUpdates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for round := range 200 {
+	for round := range 300 {
 		conv := conversation("c", rng.IntN(40))
+		var dups []string
+		if round%3 == 0 && len(conv) > 0 {
+			// Repeated ids, which Merge never makes but a caller's
+			// slice may hold; the update often names them.
+			for k := range 1 + rng.IntN(4) {
+				i := rng.IntN(len(conv) + 1)
+				dup := withID(model.User(fmt.Sprint("dup", k)), conv[rng.IntN(len(conv))].ID)
+				conv = append(conv[:i:i], append(model.Messages{dup}, conv[i:]...)...)
+				dups = append(dups, dup.ID)
+			}
+		}
 		var update model.Messages
 		for range 17 + rng.IntN(60) {
 			id := fmt.Sprintf("%c%d", "cu"[rng.IntN(2)], rng.IntN(50))
+			if len(dups) > 0 && rng.IntN(4) == 0 {
+				id = dups[rng.IntN(len(dups))]
+			}
 			switch r := rng.IntN(20); {
 			case r == 0:
 				update = append(update, model.Remove(model.RemoveAll))
@@ -203,6 +219,34 @@ func TestMessagesMergeLongUpdates(t *testing.T) {
 		}
 		if got, want := shape(whole), shape(pieces); got != want {
 			t.Fatalf("round %d: merged whole %s, in pieces %s", round, got, want)
+		}
+	}
+}
+
+// A conversation holding an id twice merges alike whatever the update's
+// length: removing the id twice removes both messages, and removing it
+// then writing it again replaces the first one, as a scan finds them.
+func TestMessagesMergeRepeatedIDs(t *testing.T) {
+	conv := model.Messages{withID(model.User("1"), "x"), withID(model.User("2"), "x")}
+	var padding model.Messages
+	for i := range 15 {
+		padding = append(padding, withID(model.User("p"), fmt.Sprint("p", i)))
+	}
+	for _, tc := range []struct {
+		name   string
+		update model.Messages
+		want   string
+	}{
+		{"remove twice", model.Messages{model.Remove("x"), model.Remove("x")}, ""},
+		{"remove then write", model.Messages{model.Remove("x"), withID(model.User("3"), "x")}, "x:user:3"},
+	} {
+		short := conv.Merge(tc.update)
+		long := conv.Merge(append(slices.Clone(tc.update), padding...))
+		if got := shape(short); got != tc.want {
+			t.Errorf("%s, short update: %s, want %s", tc.name, got, tc.want)
+		}
+		if got, want := shape(long[:len(long)-len(padding)]), tc.want; got != want {
+			t.Errorf("%s, long update: %s, want %s", tc.name, got, want)
 		}
 	}
 }

@@ -93,6 +93,7 @@ func firstByte(r *bufio.Reader) (byte, error) {
 // read.
 type (
 	oEvent struct {
+		ID      string          `json:"id"`
 		Choices []oChoice       `json:"choices"`
 		Usage   *oUsage         `json:"usage"`
 		Error   json.RawMessage `json:"error"`
@@ -104,6 +105,7 @@ type (
 	}
 	// oWhole is a reply that is not a stream (a chat.completion).
 	oWhole struct {
+		ID      string `json:"id"`
 		Choices []struct {
 			Index        *int     `json:"index"`
 			Message      oMessage `json:"message"`
@@ -187,6 +189,7 @@ func decodeEvent(data []byte, ev *oEvent) (bool, error) {
 // reply assembles a response from the pieces of a reply.
 type reply struct {
 	st             *openAIStream
+	id             string // the provider's id of the reply
 	text, thinking strings.Builder
 	calls          toolCallSet
 	usage          *oUsage
@@ -227,7 +230,7 @@ func (r *reply) add(m *oMessage) error {
 
 // response returns the response of the reply.
 func (r *reply) response() *model.Response {
-	resp := &model.Response{Message: model.Message{Role: model.RoleAssistant}, Model: r.st.id}
+	resp := &model.Response{Message: model.Message{Role: model.RoleAssistant}, ID: r.id, Model: r.st.id}
 	if r.thinking.Len() > 0 {
 		resp.Message.Parts = append(resp.Message.Parts, model.ThinkingPart(r.thinking.String(), ""))
 	}
@@ -263,7 +266,7 @@ func (st *openAIStream) readWhole(body io.Reader) (*model.Response, error) {
 	if err := streamError(ev.Error); err != nil {
 		return nil, err
 	}
-	r := &reply{st: st, usage: ev.Usage}
+	r := &reply{st: st, id: ev.ID, usage: ev.Usage}
 	for _, c := range ev.Choices {
 		if c.Index != nil && *c.Index != 0 {
 			continue // another choice (n > 1): only the first is read
@@ -309,6 +312,9 @@ func (st *openAIStream) readEvents(body io.Reader) (*model.Response, error) {
 		}
 		if ev.Usage != nil {
 			r.usage = ev.Usage
+		}
+		if r.id == "" {
+			r.id = ev.ID // every chunk carries the reply's id
 		}
 		for i := range ev.Choices {
 			c := &ev.Choices[i]

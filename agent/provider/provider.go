@@ -110,7 +110,10 @@ type Model struct {
 var _ model.Model = (*Model)(nil)
 
 // OpenAI returns a model of OpenAI's chat completions API, or of any
-// OpenAI-compatible server, or an error naming the field to fix.
+// OpenAI-compatible server, or an error naming the field to fix. The id of
+// a streamed reply (OpenAI's "chatcmpl-…") is the response's ID
+// (model.Response.ID); a reply that is not streamed is read by langchaingo,
+// which keeps no id, and its ID is empty.
 func OpenAI(cfg OpenAIConfig) (*Model, error) { return openAI(cfg, "OpenAIConfig") }
 
 // openAI builds an OpenAI model; config names the configuration type in

@@ -33,14 +33,15 @@ func chunkText(chunks []model.Chunk, k model.ChunkKind) string {
 
 // TestOpenAIStreamBodyDecides: a streamed request answered with a whole
 // chat.completion or with events is read by its body, whatever its
-// Content-Type says; the parts of either arrive as chunks.
+// Content-Type says; the parts of either arrive as chunks, and the reply's
+// "id" is the response's ID (the first chunk of the events has none).
 func TestOpenAIStreamBodyDecides(t *testing.T) {
-	whole := ` {"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant",` +
+	whole := ` {"id":"chatcmpl-7","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant",` +
 		`"content":"hello","reasoning_content":"hmm","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},` +
 		`"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`
 	events := "data: " + `{"choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]}` + "\n\n" +
-		"data: " + `{"choices":[{"index":0,"delta":{"content":"hel"}}]}` + "\n\n" +
-		"data: " + `{"choices":[{"index":0,"delta":{"content":"lo"}}]}` + "\n\n" +
+		"data: " + `{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"content":"hel"}}]}` + "\n\n" +
+		"data: " + `{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"content":"lo"}}]}` + "\n\n" +
 		"data: " + `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}]}` + "\n\n" +
 		"data: " + `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}` + "\n\ndata: [DONE]\n\n"
 	for _, body := range []struct{ name, body string }{{"whole", whole}, {"events", events}} {
@@ -58,6 +59,9 @@ func TestOpenAIStreamBodyDecides(t *testing.T) {
 				if resp.Text() != "hello" || len(calls) != 1 || calls[0].Name != "f" || string(calls[0].Arguments) != `{"a":1}` ||
 					resp.FinishReason != model.FinishToolCalls || resp.Usage != (model.Usage{InputTokens: 5, OutputTokens: 2}) {
 					t.Errorf("response %+v, want the text, the call, tool_calls and the usage", resp)
+				}
+				if resp.ID != "chatcmpl-7" || resp.Message.ID != "" {
+					t.Errorf("response ID %q, message ID %q: want chatcmpl-7 and empty", resp.ID, resp.Message.ID)
 				}
 			})
 		}

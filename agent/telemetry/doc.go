@@ -8,10 +8,10 @@
 //
 //   - [Telemetry.Model] wraps a [model.Model]: a span per call named
 //     "chat {model}" with the OpenTelemetry GenAI semantic conventions
-//     (provider, requested and response model, input/output/reasoning/cached
-//     tokens, finish reasons, time to first chunk when streaming), and the
-//     gen_ai.client.token.usage and gen_ai.client.operation.duration
-//     metrics.
+//     (provider, requested and response model, response id,
+//     input/output/reasoning/cached tokens, finish reasons, time to first
+//     chunk when streaming), and the gen_ai.client.token.usage and
+//     gen_ai.client.operation.duration metrics.
 //   - [Telemetry.Tool] wraps an [operator.Tool]: a span per call named
 //     "execute_tool {name}" (tool name, call id, whether the result is an
 //     error, result size), and counters of tool calls and tool errors by

@@ -96,6 +96,9 @@ func (m *tracedModel) finish(ctx context.Context, span trace.Span, req *model.Re
 				semconv.GenAIUsageCacheReadInputTokens(u.CacheReadTokens),
 				semconv.GenAIUsageCacheCreationInputTokens(u.CacheWriteTokens),
 			)
+			if resp.ID != "" {
+				span.SetAttributes(semconv.GenAIResponseID(resp.ID))
+			}
 			if resp.FinishReason != "" {
 				span.SetAttributes(semconv.GenAIResponseFinishReasons(string(resp.FinishReason)))
 			}

@@ -102,6 +102,7 @@ func reply() model.Response {
 		Message:      model.Assistant("42"),
 		FinishReason: model.FinishStop,
 		Model:        "gpt-test-2026",
+		ID:           "chatcmpl-42",
 		Usage:        model.Usage{InputTokens: 10, CacheReadTokens: 5, OutputTokens: 7, ThinkingTokens: 3},
 	}
 }
@@ -131,6 +132,7 @@ func TestModelSpanFollowsGenAIConventions(t *testing.T) {
 		for key, want := range map[string]string{
 			"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
 			"gen_ai.request.model": "gpt-test", "gen_ai.response.model": "gpt-test-2026",
+			"gen_ai.response.id": "chatcmpl-42",
 		} {
 			if v, _ := attr(s, key); v.AsString() != want {
 				t.Errorf("%s = %q, want %q", key, v.AsString(), want)
