@@ -73,17 +73,7 @@ type run[S any] struct {
 	tickets atomic.Uint64 // the step's generation (high half) and the helpers that may still join it (low half)
 	ntasks  atomic.Int64  // the step's number of tasks
 	left    atomic.Int64  // the step's tasks not finished
-	waiting atomic.Int64  // helpers started (go) or woken that have not yet run
-	// parked counts the helpers parked on wake, waiting for the run's
-	// next parallel step (see park); wake hands one of them a step.
-	parked atomic.Int32
-	wake   chan bool // true: a step to join; false: return (see reap)
-	// The reaper (a stopped timer until a helper parks) tells parked
-	// helpers to return when no step woke one since its last run
-	// (woken); reaping says it is armed.
-	reaper  *time.Timer
-	reaping atomic.Bool
-	woken   atomic.Bool
+	waiting atomic.Int64  // helpers started (go) that have not yet run
 	// stepDone takes the signal of a helper that finished a step's last
 	// task; made at the first parallel step.
 	stepDone chan struct{}
@@ -99,13 +89,9 @@ func (c *Compiled[S]) newRun() *run[S] {
 		trig: make([]bool, n),
 		ran:  make([]bool, n),
 		cand: make([]uint64, (n+63)/64),
-		wake: make(chan bool),
 	}
 	r.help = r.helper
 	r.start = r.startServed
-	// Made stopped, and armed by the first helper that parks.
-	r.reaper = time.AfterFunc(time.Hour, r.reap)
-	r.reaper.Stop()
 	return r
 }
 
@@ -477,46 +463,27 @@ func (r *run[S]) startServed() {
 }
 
 // startHelpers makes n helpers available to the current step: those
-// already started that have not run yet, then helpers parked after an
-// earlier parallel step of this run (or of an earlier run of this pooled
-// run), and new ones for the rest.
+// already started that have not run yet, and new ones for the rest.
 func (r *run[S]) startHelpers(n int) {
 	for k := n - int(r.waiting.Load()); k > 0; k-- {
 		r.waiting.Add(1)
-		select {
-		case r.wake <- true:
-			r.woken.Store(true)
-		default:
-			go r.help()
-		}
+		go r.help()
 	}
 }
 
 // helper joins the current parallel step if a ticket of it is left, and
 // works on its tasks; the one that finishes the step's last task signals
-// the goroutine running the step. Then it parks (see park), and joins the
-// step it is woken for.
+// the goroutine running the step.
 func (r *run[S]) helper() {
-	for {
-		r.waiting.Add(-1)
-		r.join()
-		if !r.park() {
-			return
-		}
-	}
-}
-
-// join takes a ticket of the current parallel step, if one is left, and
-// works on the step's tasks.
-func (r *run[S]) join() {
+	r.waiting.Add(-1)
 	for {
 		v := r.tickets.Load()
 		if uint32(v) == 0 {
 			return // a helper of an earlier step, or one too many
 		}
 		if r.tickets.CompareAndSwap(v, v-1) {
-			// Room made here, with only the helper's frames on the
-			// stack, costs the least to copy (see work).
+			// Room made here, with only this frame on the stack, costs
+			// the least to copy (see work).
 			grown := r.c.deep.Load()
 			if grown {
 				reserveStack()
@@ -525,64 +492,6 @@ func (r *run[S]) join() {
 			return
 		}
 	}
-}
-
-// The bounds of the helpers a run keeps parked between its parallel
-// steps: at most maxParked of them, which return once no step has woken
-// one for helperIdle to twice that.
-const (
-	maxParked  = 4
-	helperIdle = 50 * time.Millisecond
-)
-
-// park waits until startHelpers wakes the helper for a parallel step of
-// the run, reporting true, or the run's reaper tells it to return,
-// reporting false. A helper kept so has its stack grown already (a task of
-// a parallel step often needs more than a fresh goroutine's), and waking
-// it costs less than starting a goroutine. At most maxParked helpers park;
-// the others return at once.
-func (r *run[S]) park() bool {
-	if r.parked.Add(1) > maxParked {
-		r.parked.Add(-1)
-		return false
-	}
-	if r.reaping.CompareAndSwap(false, true) {
-		r.armReaper()
-	}
-	work := <-r.wake
-	r.parked.Add(-1)
-	return work
-}
-
-// armReaper makes the reaper run helperIdle from now.
-func (r *run[S]) armReaper() {
-	r.reaper.Reset(helperIdle)
-}
-
-// reap runs helperIdle after the reaper was armed, while helpers are
-// parked (r.reaping): when no step has woken one since its last run, it
-// tells each parked helper to return, so that a run idle in its pool
-// keeps no goroutine. It runs again while helpers are still parked (one
-// about to receive when it sent, or one parked since).
-func (r *run[S]) reap() {
-	if !r.woken.Swap(false) {
-		for r.parked.Load() > 0 {
-			select {
-			case r.wake <- false:
-				continue
-			default:
-			}
-			break
-		}
-	}
-	if r.parked.Load() == 0 {
-		r.reaping.Store(false)
-		// A helper that parked meanwhile saw the reaper still armed.
-		if r.parked.Load() == 0 || !r.reaping.CompareAndSwap(false, true) {
-			return
-		}
-	}
-	r.reaper.Reset(helperIdle)
 }
 
 // helpStep works on the tasks of the step of generation gen. A task that

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 type stepState struct {
@@ -313,69 +312,4 @@ func goroutineID() int64 {
 	f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
 	id, _ := strconv.ParseInt(f[1], 10, 64)
 	return id
-}
-
-// The helpers of a parallel step park once it ends, and the next parallel
-// step of the run (or of a later run that the pool hands the same run)
-// wakes them instead of starting goroutines: their stacks have grown
-// already. Here every run streams one parallel step of two tasks, which
-// run on helpers only; a helper is started for a step only when none is
-// parked yet (the first, or one that had not parked when the next step
-// began), so far fewer are started than there are steps.
-func TestParkedHelpersJoinLaterSteps(t *testing.T) {
-	g := New[stepState]()
-	for _, name := range []string{"a", "b"} {
-		g.AddNode(name, func(context.Context, stepState) (Update[stepState], error) {
-			return stepDone.Set([]string{name}), nil
-		})
-		g.AddEdge(START, name)
-		g.AddEdge(name, END)
-	}
-	c, err := g.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var started atomic.Int32
-	c.pool.New = func() any {
-		r := c.newRun()
-		help := r.help
-		r.help = func() {
-			started.Add(1)
-			help()
-		}
-		return r
-	}
-	const runs = 40
-	for range runs {
-		var last stepState
-		for ev, err := range c.Stream(context.Background(), stepState{}, WithModes(StreamValues)) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			last = ev.State
-		}
-		if len(last.Done) != 2 {
-			t.Fatalf("done %q, want [a b]", last.Done)
-		}
-	}
-	// Under the race detector sync.Pool drops runs at random, and a
-	// fresh run has no parked helper.
-	if n := started.Load(); n >= runs/2 && !raceEnabled {
-		t.Fatalf("%d helpers started for %d parallel steps, want parked helpers to take most steps", n, runs)
-	}
-	// Once no step wants them, the parked helpers return: a run idle in
-	// its pool keeps no goroutine.
-	deadline := time.Now().Add(10 * time.Second)
-	for parkedHelpers() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d helpers still parked 10 s after the last step (helperIdle %v)", parkedHelpers(), helperIdle)
-		}
-		time.Sleep(helperIdle)
-	}
-}
-
-// parkedHelpers counts the goroutines parked in a run's park.
-func parkedHelpers() int {
-	buf := make([]byte, 1<<20)
-	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "graph.(*run[...]).park(")
 }

@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/internal/toolcall"
 )
 
 // MaxToolNameLen is the longest tool name providers accept.
@@ -60,15 +59,12 @@ func WithSchema(schema json.RawMessage) FuncOption {
 	return func(c *funcConfig) { c.schema = schema }
 }
 
-// funcTool is a Tool made from a typed function. It writes its result
-// into its caller's storage for callers that have some (toolcall.Into).
+// funcTool is a Tool made from a typed function.
 type funcTool[In, Out any] struct {
 	def  model.ToolDef
 	args *argSchema
 	fn   func(ctx context.Context, in In) (Out, error)
 }
-
-var _ toolcall.Into = (*funcTool[struct{}, int])(nil)
 
 // FuncTool makes a [Tool] of a typed Go function. In is the type of the
 // arguments, a struct (or a pointer to one), or a map with string keys for
@@ -157,44 +153,6 @@ func (t *funcTool[In, Out]) Definition() model.ToolDef {
 
 // Call checks args, decodes them into In and runs the function.
 func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (*model.ToolResult, error) {
-	out, bad, err := t.run(ctx, args)
-	if err != nil || bad != "" {
-		return badResult(bad), err
-	}
-	res, err := resultOf(out)
-	if err != nil {
-		return nil, fmt.Errorf("operator: tool %s: %w", t.def.Name, err)
-	}
-	return res, nil
-}
-
-// CallInto runs the tool as Call does, writing the result to *res and a
-// result of a predeclared integer type or bool to room (see
-// [toolcall.Into]), where Call allocates it.
-func (t *funcTool[In, Out]) CallInto(ctx context.Context, args json.RawMessage, res *model.ToolResult, room *toolcall.Room) error {
-	out, bad, err := t.run(ctx, args)
-	switch {
-	case err != nil:
-		return err
-	case bad != "":
-		*res = *badResult(bad)
-		return nil
-	}
-	if plainInto(out, res, room) {
-		return nil
-	}
-	r, err := resultOf(out)
-	if err != nil {
-		return fmt.Errorf("operator: tool %s: %w", t.def.Name, err)
-	}
-	*res = *r
-	return nil
-}
-
-// run decodes and checks args and calls the function, returning its
-// result, or the text of the error result telling the model its arguments
-// are not valid, or the function's error (or the context's).
-func (t *funcTool[In, Out]) run(ctx context.Context, args json.RawMessage) (out any, bad string, err error) {
 	// The arguments are decoded in place when the flat fill takes them
 	// (in then stays on the stack); the other ways need a pointer that
 	// escapes.
@@ -202,26 +160,22 @@ func (t *funcTool[In, Out]) run(ctx context.Context, args json.RawMessage) (out 
 	if !t.args.fillPlain(args, unsafe.Pointer(&in)) {
 		p := new(In)
 		if msg := t.args.decode(args, p); msg != "" {
-			return nil, fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg), nil
+			return ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg)), nil
 		}
 		in = *p
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	v, err := t.fn(ctx, in)
+	out, err := t.fn(ctx, in)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return v, "", nil
-}
-
-// badResult returns the error result saying msg, nil when msg is empty.
-func badResult(msg string) *model.ToolResult {
-	if msg == "" {
-		return nil
+	res, err := resultOf(out)
+	if err != nil {
+		return nil, fmt.Errorf("operator: tool %s: %w", t.def.Name, err)
 	}
-	return ErrorResult(msg)
+	return res, nil
 }
 
 // ErrorResult returns a failed tool result whose text, msg, tells the model
@@ -301,21 +255,6 @@ func plainResultOf(out any) *model.ToolResult {
 	p.res.Structured = p.raw[:n:n]
 	p.res.Content = p.parts[:]
 	return &p.res
-}
-
-// plainInto writes to *res the result of out when it is a value of a
-// predeclared integer type or bool (see plainResultOf), its content in
-// room, and reports whether it was.
-func plainInto(out any, res *model.ToolResult, room *toolcall.Room) bool {
-	raw := appendPlain(room.Raw[:0], out)
-	if raw == nil || len(raw) > toolcall.TextLen {
-		return false
-	}
-	n := copy(room.Text[:], raw)
-	// room.Text is written only here: the string's bytes never change.
-	room.Parts[0] = model.TextPart(unsafe.String(&room.Text[0], n))
-	*res = model.ToolResult{Content: room.Parts[:], Structured: room.Raw[:n:n]}
-	return true
 }
 
 // appendPlain appends to b the JSON of out when it is a value of a

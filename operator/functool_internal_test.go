@@ -3,15 +3,12 @@ package operator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"math/big"
 	"reflect"
-	"strconv"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/internal/toolcall"
 )
 
 type namedInt int
@@ -109,48 +106,6 @@ func TestNumText(t *testing.T) {
 		}
 		if got := numText(r); got != want {
 			t.Errorf("numText(%s) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// CallInto gives what Call gives, for every kind of result (a plain
-// value, in the caller's room or not, a string, a struct, a tool result),
-// for arguments that are not valid and for the function's error.
-func TestCallIntoAsCall(t *testing.T) {
-	type args struct {
-		N int `json:"n"`
-	}
-	failed := errors.New("failed")
-	tools := map[string]Tool{
-		"int":    MustFuncTool("int", "A test tool.", func(_ context.Context, in args) (int, error) { return in.N * 1000, nil }),
-		"min":    MustFuncTool("min", "A test tool.", func(_ context.Context, in args) (int64, error) { return math.MinInt64 + int64(in.N), nil }),
-		"bool":   MustFuncTool("bool", "A test tool.", func(_ context.Context, in args) (bool, error) { return in.N > 0, nil }),
-		"named":  MustFuncTool("named", "A test tool.", func(_ context.Context, in args) (namedInt, error) { return namedInt(in.N), nil }),
-		"string": MustFuncTool("string", "A test tool.", func(_ context.Context, in args) (string, error) { return "got " + strconv.Itoa(in.N), nil }),
-		"struct": MustFuncTool("struct", "A test tool.", func(_ context.Context, in args) (args, error) { return in, nil }),
-		"result": MustFuncTool("result", "A test tool.", func(_ context.Context, in args) (*model.ToolResult, error) {
-			return &model.ToolResult{Content: []model.Part{model.TextPart("r")}, IsError: in.N < 0}, nil
-		}),
-		"fail": MustFuncTool("fail", "A test tool.", func(context.Context, args) (int, error) { return 0, failed }),
-	}
-	for name, tool := range tools {
-		for _, raw := range []string{`{"n":3}`, `{"n":-2}`, `{"n":"x"}`, `{}`} {
-			want, wantErr := tool.Call(t.Context(), json.RawMessage(raw))
-			var got model.ToolResult
-			var room toolcall.Room
-			err := tool.(toolcall.Into).CallInto(t.Context(), json.RawMessage(raw), &got, &room)
-			if !errors.Is(err, wantErr) || (err == nil) != (wantErr == nil) {
-				t.Fatalf("%s(%s): error %v, Call's %v", name, raw, err, wantErr)
-			}
-			if want == nil {
-				if !reflect.DeepEqual(got, model.ToolResult{}) {
-					t.Errorf("%s(%s): result %+v after an error", name, raw, got)
-				}
-				continue
-			}
-			if !reflect.DeepEqual(&got, want) {
-				t.Errorf("%s(%s): result %+v, Call's %+v", name, raw, got, *want)
-			}
 		}
 	}
 }

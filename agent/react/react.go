@@ -13,7 +13,6 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	"github.com/agentgraph/agentgraph/internal/toolcall"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -225,14 +224,6 @@ type toolMessage struct {
 	msgs  [1]model.Message
 	parts [1]model.Part
 	res   model.ToolResult
-}
-
-// roomyMessage is the tool message of the result of a tool that writes its
-// result into it (toolcall.Into), such as an operator.FuncTool, with room
-// for a small result's content (an integer's text, say), allocated at once.
-type roomyMessage struct {
-	toolMessage
-	room toolcall.Room
 }
 
 type agent struct {
@@ -734,18 +725,8 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	if c == nil {
 		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
 	}
-	var m *toolMessage
-	var room *toolcall.Room
-	if t, ok := a.tool(c.Call.Name); ok && c.Rejected == "" {
-		if _, into := t.(toolcall.Into); into {
-			rm := new(roomyMessage)
-			m, room = &rm.toolMessage, &rm.room
-		}
-	}
-	if m == nil {
-		m = new(toolMessage)
-	}
-	if err := a.execute(ctx, c, &m.res, room); err != nil {
+	m := new(toolMessage)
+	if err := a.execute(ctx, c, &m.res); err != nil {
 		return nil, err
 	}
 	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
@@ -756,9 +737,8 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	return m, nil
 }
 
-// execute runs the call c and leaves its result in *res, and a small
-// result's content in room when it is not nil.
-func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult, room *toolcall.Room) error {
+// execute runs the call c and leaves its result in *res.
+func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult) error {
 	if c.Rejected != "" {
 		setError(res, &c.Call, c.Rejected)
 		return nil
@@ -768,7 +748,7 @@ func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult, roo
 		a.unknownTool(res, &c.Call)
 		return nil
 	}
-	out, err := callTool(ctx, t, c, res, room)
+	out, err := callTool(ctx, t, c, res)
 	switch {
 	case err == errResult:
 		return nil
@@ -803,23 +783,17 @@ func (a *agent) tool(name string) (operator.Tool, bool) {
 // errResult is callTool's error for a call whose result it left in *res.
 var errResult = errors.New("react: the call's result is set")
 
-// callTool calls t with c's arguments. Given room, a tool that writes its
-// result into its caller's storage (toolcall.Into) writes it to *res and
-// room, and callTool returns no result. A panic in the tool and a failure other than
-// the run's cancellation or a pause (graph.Interrupt) are the call's
-// result: callTool leaves it in *res and returns errResult.
-func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult, room *toolcall.Room) (out *model.ToolResult, err error) {
+// callTool calls t with c's arguments. A panic in the tool and a failure
+// other than the run's cancellation or a pause (graph.Interrupt) are the
+// call's result: callTool leaves it in *res and returns errResult.
+func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult) (out *model.ToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicResult(res, &c.Call, v)
 			out, err = nil, errResult
 		}
 	}()
-	if ti, ok := t.(toolcall.Into); ok && room != nil {
-		err = ti.CallInto(ctx, c.Call.Arguments, res, room)
-	} else {
-		out, err = t.Call(ctx, c.Call.Arguments)
-	}
+	out, err = t.Call(ctx, c.Call.Arguments)
 	if err != nil && ctx.Err() == nil && !graph.IsInterrupt(err) {
 		// Any failure but these two is the model's to read.
 		failedResult(res, &c.Call, err)
