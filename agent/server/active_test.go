@@ -450,10 +450,10 @@ func (s *claimingMemory) ClaimThreadLocked(ctx context.Context, threadID, worker
 	return s.ClaimThread(ctx, threadID, worker, lease)
 }
 
-func (s *claimingMemory) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
+func (s *claimingMemory) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, error) {
 	unlock, err := s.tryLock(e.ThreadID)
 	if err != nil {
-		return 0, server.Event{}, nil, err
+		return 0, server.Event{}, err
 	}
 	defer unlock()
 	if e.Worker != "" {
@@ -462,13 +462,13 @@ func (s *claimingMemory) FinishRunLocked(ctx context.Context, e server.RunEnd) (
 			err = server.ErrLeaseLost
 		}
 		if err != nil && !errors.Is(err, server.ErrNotFound) {
-			return 0, server.Event{}, nil, err
+			return 0, server.Event{}, err
 		}
 	}
 	active, err := s.RefreshThread(ctx, e.ThreadID, e.Refresh)
 	if err != nil {
-		return 0, server.Event{}, nil, err
+		return 0, server.Event{}, err
 	}
-	ended, ev, err := s.EndRunEvent(ctx, e)
-	return active, ev, ended, err
+	_, ev, err := s.EndRunEvent(ctx, e)
+	return active, ev, err
 }

@@ -82,7 +82,7 @@ func TestLockedRecorderRefusesHeldLock(t *testing.T) {
 	if r, th, err := stores[1].ClaimThreadLocked(t.Context(), "t1", "w2", time.Minute); !errors.Is(err, server.ErrThreadLocked) || r != nil || th != nil {
 		t.Fatalf("ClaimThreadLocked under another Store's lock: %v, %v, %v; want ErrThreadLocked", r, th, err)
 	}
-	if _, _, _, err := stores[1].FinishRunLocked(t.Context(), end); !errors.Is(err, server.ErrThreadLocked) {
+	if _, _, err := stores[1].FinishRunLocked(t.Context(), end); !errors.Is(err, server.ErrThreadLocked) {
 		t.Fatalf("FinishRunLocked under another Store's lock: %v; want ErrThreadLocked", err)
 	}
 	if _, err := stores[1].Run(t.Context(), "t1-new"); !errors.Is(err, server.ErrNotFound) {
@@ -112,8 +112,9 @@ func TestLockedRecorderRefusesHeldLock(t *testing.T) {
 	if created, err := stores[1].CreateRunLocked(t.Context(), "t1", plan); !created || err != nil {
 		t.Fatalf("CreateRunLocked on a free lock: %v, %v", created, err)
 	}
-	active, ev, ended, err := stores[1].FinishRunLocked(t.Context(), end)
-	if err != nil || ended.Status != server.RunSuccess || ended.Worker != "" || !ended.LeaseUntil.IsZero() || ev.ID != 0 || ev.Name != "end" || active != 2 {
+	active, ev, err := stores[1].FinishRunLocked(t.Context(), end)
+	ended, _ := stores[0].Run(t.Context(), end.RunID)
+	if err != nil || ended == nil || ended.Status != server.RunSuccess || ended.Worker != "" || !ended.LeaseUntil.IsZero() || ev.ID != 0 || ev.Name != "end" || active != 2 {
 		t.Fatalf("FinishRunLocked on a free lock: active %d, event %+v, run %+v, %v; want 2 active, event 0, the run ended", active, ev, ended, err)
 	}
 	r, th, err := stores[1].ClaimThreadLocked(t.Context(), "t1", "w2", time.Minute)
@@ -148,10 +149,11 @@ func TestFinishRunLocked(t *testing.T) {
 		}
 	}
 	at := time.Date(2026, 3, 4, 6, 0, 0, 0, time.UTC)
-	active, ev, ended, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: running.ID, ThreadID: "t2",
+	active, ev, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: running.ID, ThreadID: "t2",
 		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{"v":2}`), Next: true, Exclude: []string{running.ID}, At: at},
 		EventName: "end", EventData: json.RawMessage(`{"status":"success"}`), MaxEvents: 2, Status: server.RunError, Error: "boom", At: at})
-	if err != nil || active != 1 || ev.ID != 2 || ended.Status != server.RunError || ended.Error != "boom" || !ended.UpdatedAt.Equal(at) {
+	ended, _ := st.Run(t.Context(), running.ID)
+	if err != nil || active != 1 || ev.ID != 2 || ended == nil || ended.Status != server.RunError || ended.Error != "boom" || !ended.UpdatedAt.Equal(at) {
 		t.Fatalf("FinishRunLocked: active %d, event %+v, run %+v, %v; want 1 active, event 2, the run ended in error", active, ev, ended, err)
 	}
 	evs, first, err := st.Events(t.Context(), running.ID, -1, 0)
@@ -162,7 +164,7 @@ func TestFinishRunLocked(t *testing.T) {
 	if err != nil || th.Status != server.ThreadInterrupted || string(th.Values) != `{"v":2}` || !th.UpdatedAt.Equal(at) {
 		t.Fatalf("thread after FinishRunLocked: %+v, %v; want interrupted with the new values", th, err)
 	}
-	if _, _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "nope", ThreadID: "t2", EventName: "end",
+	if _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "nope", ThreadID: "t2", EventName: "end",
 		EventData: json.RawMessage(`{}`), Status: server.RunSuccess, At: at}); !errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("FinishRunLocked of a missing run: %v; want ErrNotFound", err)
 	}
@@ -445,10 +447,10 @@ type failingFinish struct {
 	fails, calls atomic.Int32
 }
 
-func (f *failingFinish) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
+func (f *failingFinish) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, error) {
 	f.calls.Add(1)
 	if f.fails.Add(-1) >= 0 {
-		return 0, server.Event{}, nil, errors.New("connection reset by peer")
+		return 0, server.Event{}, errors.New("connection reset by peer")
 	}
 	return f.Store.FinishRunLocked(ctx, e)
 }
@@ -564,7 +566,7 @@ func TestLockedRecorderWritesNoLockRow(t *testing.T) {
 	if r, _, err := st.ClaimThreadLocked(t.Context(), "t9", "w", time.Minute); err != nil || r == nil || r.ID != "t9-r" {
 		t.Fatalf("ClaimThreadLocked: %+v, %v; want t9-r", r, err)
 	}
-	if _, _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "t9-r", ThreadID: "t9", Refresh: server.ThreadRefresh{Exclude: []string{"t9-r"}, At: at},
+	if _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "t9-r", ThreadID: "t9", Refresh: server.ThreadRefresh{Exclude: []string{"t9-r"}, At: at},
 		EventName: "end", EventData: json.RawMessage(`{}`), Status: server.RunSuccess, At: at}); err != nil {
 		t.Fatal(err)
 	}
@@ -597,7 +599,10 @@ func TestLockedCallDropsExpiredLease(t *testing.T) {
 	}
 	end := server.RunEnd{RunID: running.ID, ThreadID: "t1", Refresh: server.ThreadRefresh{Exclude: []string{running.ID}, At: time.Now().UTC()},
 		EventName: "end", EventData: json.RawMessage(`{"status":"success"}`), Status: server.RunSuccess, At: time.Now().UTC()}
-	if _, _, ended, err := stores[1].FinishRunLocked(t.Context(), end); err != nil || ended == nil || ended.Status != server.RunSuccess {
+	if _, _, err := stores[1].FinishRunLocked(t.Context(), end); err != nil {
+		t.Fatalf("FinishRunLocked past an expired lease: %v; want the run ended", err)
+	}
+	if ended, err := stores[1].Run(t.Context(), end.RunID); err != nil || ended.Status != server.RunSuccess {
 		t.Fatalf("FinishRunLocked past an expired lease: %+v, %v; want the run ended", ended, err)
 	}
 	var n int

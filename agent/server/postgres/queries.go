@@ -273,8 +273,8 @@ func newQueries(schema string) queries {
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
 			"{dropLogs}", dropLogs, "{freeExpired}", freeExpired, "{freeDrop}", freeDrop, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
-			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsNZ}", zeroCols("n", runCols, runZero),
-			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
+			"{runColsNZ}", zeroCols("n", runCols, runZero),
+			"{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
@@ -372,7 +372,10 @@ func newQueries(schema string) queries {
 	// startRunEvent is startRun and the run's event log's one-record
 	// write ($1 the run, $3 the writer, $4 and $5 the event, $6 the log's
 	// cap, $7 and $8 the log's NOTIFY) at one commit, and returns the
-	// run's record, the event's position, whether the log was trimmed
+	// run's cancel column (of the run's record, the one the server reads
+	// at a start: the whole record's 17 columns cost about 47k more
+	// PostgreSQL instructions per start, callgrind), the event's
+	// position, whether the log was trimmed
 	// (trimLog) and the NOTIFY's result; no row when the run is
 	// missing. The log's row is written first, then the run's, the order
 	// finishRun locks them in: the run's UPDATE, the statement itself,
@@ -403,7 +406,7 @@ func newQueries(schema string) queries {
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h)
 		UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true FROM h
-		WHERE id = $1 RETURNING {runCols}, h.next - 1, ` + trimLog("$1", "$6") + `, pg_notify($7, $8)`)
+		WHERE id = $1 RETURNING cancel, h.next - 1, ` + trimLog("$1", "$6") + `, pg_notify($7, $8)`)
 	// startRunEventAsync is startRunEvent whose commit does not wait for
 	// its WAL flush (Config.SharedCheckpoints): set_config with is_local
 	// sets synchronous_commit for the statement's own transaction, which
@@ -511,8 +514,10 @@ func newQueries(schema string) queries {
 	// event. The thread's row is updated first, then the log's, then the
 	// run's (each CTE waits for the one before), the order claims lock
 	// them in. It returns whether the lock is held, whether the run was
-	// ended, the ended run's record (zero values when it was not), the
-	// active runs counted, the event's position (NULL without the
+	// ended (not the ended run's record, which the server does not use:
+	// its 17 columns, carried through the WITH query and the outer
+	// join, cost about 100k PostgreSQL instructions per end, callgrind),
+	// the active runs counted, the event's position (NULL without the
 	// event), whether the run was lost to another worker, and whether
 	// the log was trimmed (trimLog; NULL when not). A log the
 	// event creates (a crash lost the run's) starts at the epoch $20
@@ -544,8 +549,8 @@ func newQueries(schema string) queries {
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $10, h.next - 1, 0, $12, $13 FROM h),
 		r AS (UPDATE {runs} SET status = $15, error = $16, updated = $17, worker = '', lease_until = NULL
 			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0
-				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING {runCols})
-		SELECT f.free, r.id IS NOT NULL, {runColsR}, a.n, h.next - 1, o.lost, ` + trimLog("$10", "$14") + `
+				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING 1 AS ended)
+		SELECT f.free, r.ended IS NOT NULL, a.n, h.next - 1, o.lost, ` + trimLog("$10", "$14") + `
 		FROM f CROSS JOIN a CROSS JOIN o LEFT JOIN h ON true LEFT JOIN r ON true`)
 	// finishedBy tells, after finishRun's reply was lost, whether its
 	// transaction committed, and what it returned: the run $1 ended with
@@ -568,7 +573,7 @@ func newQueries(schema string) queries {
 				AND n.thread_id = e.thread_id AND n.status = 'running' AND n.worker = $2
 				AND n.id <> e.id AND n.xmin = e.xmin AND n.lease_until > clock_timestamp()
 			RETURNING n.*)
-		SELECT {runColsE}, (SELECT count(*) FROM {runs} a WHERE a.thread_id = e.thread_id
+		SELECT (SELECT count(*) FROM {runs} a WHERE a.thread_id = e.thread_id
 				AND a.status IN ('running', 'pending') AND a.id <> ALL ($5::text[])),
 			(SELECT k.next - 1 FROM {logkeys} k WHERE k.key = e.id),
 			n.id IS NOT NULL, {runColsNZ}, {threadColsTZ}
