@@ -425,6 +425,15 @@ func (s *claimingMemory) create(ctx context.Context, threadID string, owner *str
 	if err != nil {
 		return false, err
 	}
+	// plan is passed only what CreateRunLocked promises it, as the
+	// PostgreSQL store reads it: a field the server came to need beyond
+	// it fails the tests on this store.
+	if t != nil {
+		t = &server.Thread{ID: t.ID, Owner: t.Owner, Metadata: t.Metadata, GraphID: t.GraphID, Head: t.Head, Rolled: t.Rolled}
+	}
+	for i, r := range active {
+		active[i] = &server.Run{ID: r.ID, ThreadID: r.ThreadID, Status: r.Status}
+	}
 	n := 0
 	if owner != nil {
 		if n, err = s.CountActiveRuns(ctx, *owner); err != nil {

@@ -788,6 +788,8 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		// Idempotent, should a store call plan again: a reservation
 		// made stays with a run created claimed, or is undone.
 		if claims && len(active) == 0 && body.AfterSeconds <= 0 && (reserved || s.reserveWorker(tid)) {
+			// t holds what CreateRunLocked's plan reads of a thread
+			// (execute reads its ID, Head, Rolled and Metadata).
 			reserved, thread = true, t
 			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunRunning, s.cfg.Worker, 1, run.UpdatedAt.Add(s.cfg.Lease)
 		} else if reserved {

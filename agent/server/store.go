@@ -357,7 +357,10 @@ type LockingRecorder interface {
 	// error of plan's is returned as is. The run is created and the lock
 	// released at one commit, so what plan read still holds when the run
 	// is created. plan makes no call of the Store: it runs while the lock
-	// is held.
+	// is held. plan reads of the thread only its ID, Owner, Metadata,
+	// GraphID, Head and Rolled, and of each active run only its ID,
+	// ThreadID and Status: a store may leave the other fields zero (the
+	// PostgreSQL store reads no others).
 	CreateRunLocked(ctx context.Context, threadID string, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 	// ClaimThreadLocked is ClaimThread under the thread's lock. The
 	// thread is returned only with a claimed run.

@@ -614,11 +614,12 @@ func TestLockedCallDropsExpiredLease(t *testing.T) {
 	}
 }
 
-// TestCreateRunLockedPlanReads: CreateRunLocked's plan gets what Thread
-// and ActiveRuns return, from its one read: the thread whole (its values
-// too, however many runs are queued) and its active runs, running then
-// pending, each oldest first; a thread with no active run gets none, and
-// a missing thread is nil.
+// TestCreateRunLockedPlanReads: CreateRunLocked's plan (and
+// CreateRunClaimedCountActive's) is passed, from the one read, of the
+// thread its ID, Owner, Metadata, GraphID, Head and Rolled, and of each
+// active run its ID, ThreadID and Status, in ActiveRuns' order (running,
+// then pending, each oldest first): what the server reads there. A
+// thread with no active run gets none, and a missing thread is nil.
 func TestCreateRunLockedPlanReads(t *testing.T) {
 	stores, _, _ := twoStores(t)
 	st := stores[0]
@@ -632,7 +633,7 @@ func TestCreateRunLockedPlanReads(t *testing.T) {
 		}
 	}
 	if _, err := st.UpdateThread(ctx, "t1", func(th *server.Thread) error {
-		th.Values, th.Metadata, th.Config = json.RawMessage(`{"v":"kept"}`), map[string]any{"k": "v"}, map[string]any{"c": "d"}
+		th.Values, th.Metadata, th.Head, th.Rolled = json.RawMessage(`{"v":"kept"}`), map[string]any{"k": "v"}, "cp-head", true
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -641,31 +642,47 @@ func TestCreateRunLockedPlanReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tid := range []string{"t1", "t2", "missing"} {
-		wantThread, err := st.Thread(ctx, tid)
-		if err != nil && !errors.Is(err, server.ErrNotFound) {
+		var wantThread *server.Thread
+		if th, err := st.Thread(ctx, tid); err == nil {
+			wantThread = &server.Thread{ID: th.ID, Owner: th.Owner, Metadata: th.Metadata, GraphID: th.GraphID, Head: th.Head, Rolled: th.Rolled}
+		} else if !errors.Is(err, server.ErrNotFound) {
 			t.Fatal(err)
 		}
-		wantActive, err := st.ActiveRuns(ctx, tid)
+		runs, err := st.ActiveRuns(ctx, tid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var gotThread *server.Thread
-		var gotActive []*server.Run
+		var wantActive []*server.Run
+		for _, r := range runs {
+			wantActive = append(wantActive, &server.Run{ID: r.ID, ThreadID: r.ThreadID, Status: r.Status})
+		}
+		check := func(name string, th *server.Thread, active []*server.Run) {
+			t.Helper()
+			if diff := cmp.Diff(wantThread, th); diff != "" {
+				t.Errorf("%s: thread %s as plan got it (-want +plan):\n%s", name, tid, diff)
+			}
+			if diff := cmp.Diff(wantActive, active, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: active runs of %s as plan got them (-want +plan):\n%s", name, tid, diff)
+			}
+		}
 		created, err := st.CreateRunLocked(ctx, tid, func(th *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error) {
-			gotThread, gotActive = th, active
+			check("CreateRunLocked", th, active)
 			return nil, "", nil, nil
 		})
 		if created || err != nil {
 			t.Fatalf("CreateRunLocked(%s) with a plan that creates nothing: %v, %v; want false, nil", tid, created, err)
 		}
-		if diff := cmp.Diff(wantThread, gotThread); diff != "" {
-			t.Errorf("thread %s as plan got it (-Thread +plan):\n%s", tid, diff)
+		if _, err := st.CreateRunClaimedCountActive(ctx, tid, "o", time.Minute, func(th *server.Thread, active []*server.Run, n int) (*server.Run, string, map[string]any, error) {
+			check("CreateRunClaimedCountActive", th, active)
+			if n != 4 {
+				t.Errorf("CreateRunClaimedCountActive(%s): %d active runs of the owner; want 4", tid, n)
+			}
+			return nil, "", nil, nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		if diff := cmp.Diff(wantActive, gotActive, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("active runs of %s as plan got them (-ActiveRuns +plan):\n%s", tid, diff)
-		}
-		if tid == "t1" && len(gotActive) != 4 {
-			t.Errorf("plan got %d active runs of t1; want 4", len(gotActive))
+		if tid == "t1" && (len(wantActive) != 4 || wantThread == nil || wantThread.Head != "cp-head" || !wantThread.Rolled) {
+			t.Errorf("t1: thread %+v, %d active runs; want the fixture's head, rolled, and 4 runs", wantThread, len(wantActive))
 		}
 	}
 }

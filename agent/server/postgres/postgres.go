@@ -296,6 +296,15 @@ func (x *threadScan) thread() (*server.Thread, error) {
 	return &t, nil
 }
 
+// deref returns *p, "" for nil: a text column of an outer join's row
+// that may be NULL.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 // interruptsColumn encodes a thread's interrupts for their jsonb column.
 // Their values come from the graph, and jsonb cannot hold a string with a
 // NUL character ("\u0000"): interrupts that have one are stored as a
@@ -923,7 +932,7 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 	var counted int
 	readErr := lockErr
 	if readErr == nil {
-		free, t, active, counted, readErr = scanThreadActive(br, owner != nil)
+		free, t, active, counted, readErr = scanThreadActive(br, threadID, owner != nil)
 	}
 	closeErr := br.Close()
 	if err := errors.Join(beginErr, lockErr, readErr, closeErr); err != nil {
@@ -969,11 +978,12 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 
 // scanThreadActive reads the rows of threadFreeActive (of
 // threadFreeActiveCount with counted): whether the thread's lock is
-// free, the thread (nil when there is none) and its active runs, in
-// activeRuns' order (running before pending, each by seq), which the
-// rows do not come in, and the owner's active runs counted (0 without
-// counted).
-func scanThreadActive(br pgx.BatchResults, counted bool) (free bool, t *server.Thread, active []*server.Run, n int, err error) {
+// free, the thread (nil when there is none) with the fields a run's
+// creation reads, and its active runs, each with its ID, ThreadID and
+// Status, in activeRuns' order (running before pending, each by seq),
+// which the rows do not come in, and the owner's active runs counted (0
+// without counted).
+func scanThreadActive(br pgx.BatchResults, threadID string, counted bool) (free bool, t *server.Thread, active []*server.Run, n int, err error) {
 	rows, err := br.Query()
 	if err != nil {
 		return false, nil, nil, 0, err
@@ -985,11 +995,12 @@ func scanThreadActive(br pgx.BatchResults, counted bool) (free bool, t *server.T
 	}
 	var runs []seqRun
 	for first := true; rows.Next(); first = false {
-		var rowFree, found, hasRun bool
-		var tx threadScan
-		var rx runScan
-		var seq int64
-		dest := append(append(append(append([]any{&rowFree, &found}, tx.dest()...), &hasRun), rx.dest()...), &seq)
+		var rowFree bool
+		var tid, owner, graphID, head, rid, status *string
+		var md []byte
+		var rolled *bool
+		var seq *int64
+		dest := []any{&rowFree, &tid, &owner, &md, &graphID, &head, &rolled, &rid, &status, &seq}
 		if counted {
 			dest = append(dest, &n) // the same on every row
 		}
@@ -999,17 +1010,16 @@ func scanThreadActive(br pgx.BatchResults, counted bool) (free bool, t *server.T
 		if first {
 			free = rowFree
 		}
-		if found {
-			if t, err = tx.thread(); err != nil {
-				return false, nil, nil, 0, err
+		if tid != nil {
+			t = &server.Thread{ID: *tid, Owner: deref(owner), GraphID: deref(graphID), Head: deref(head), Rolled: rolled != nil && *rolled}
+			if md != nil {
+				if err := unmarshalNumbers(md, &t.Metadata); err != nil {
+					return false, nil, nil, 0, err
+				}
 			}
 		}
-		if hasRun {
-			r, err := rx.run()
-			if err != nil {
-				return false, nil, nil, 0, err
-			}
-			runs = append(runs, seqRun{seq, r})
+		if rid != nil && seq != nil {
+			runs = append(runs, seqRun{*seq, &server.Run{ID: *rid, ThreadID: threadID, Status: deref(status)}})
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -273,8 +273,7 @@ func newQueries(schema string) queries {
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
 			"{dropLogs}", dropLogs, "{freeExpired}", freeExpired, "{freeDrop}", freeDrop, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
-			"{runColsNZ}", zeroCols("n", runCols, runZero),
-			"{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
+			"{runColsNZ}", zeroCols("n", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
@@ -467,25 +466,27 @@ func newQueries(schema string) queries {
 	// the lock is held ({freeDrop}), the thread and its active runs, in one
 	// statement: one snapshot, and one statement per run's creation
 	// fewer than a read of each. It returns a row per active run, or one
-	// row when there is none: the lock's state, whether the row holds
-	// the thread and the thread's columns (zero values when it does
-	// not), then whether the row holds a run, the run's columns (zero
-	// values when it does not) and its seq (0 without a run). The
-	// thread's columns are on one row alone, the one of the thread's
-	// first active run by seq (or the lone row when there is none), so
-	// that a thread's values are sent once however many runs are queued
-	// on it. The rows come in no particular order: scanThreadActive
-	// orders the runs as activeRuns does. The plan has no sort and no
-	// window: each node initialised at every execution carries the
-	// thread's and the run's ~30 columns, and the sorts and the window
-	// function an order in SQL needed cost about a sixth of the
-	// statement (PostgreSQL instructions, callgrind).
+	// row when there is none: the lock's state, the thread's columns that
+	// a run's creation reads (server.LockingRecorder.CreateRunLocked: its
+	// id, owner, metadata, graph, head and rolled; NULL when the row does
+	// not hold the thread), then the run's id, status and seq (NULL when
+	// the row holds no run). The thread's columns are on one row alone,
+	// the one of the thread's first active run by seq (or the lone row
+	// when there is none), so that they are sent once however many runs
+	// are queued on it. The rows come in no particular order:
+	// scanThreadActive orders the runs as activeRuns does. The plan has
+	// no sort and no window, and the columns are those a creation reads,
+	// unwrapped: each node initialised at every execution carries the
+	// statement's columns, and the sorts and the window function an order
+	// in SQL needed cost about a sixth of the statement, the 30 columns of
+	// the whole thread and run records (each NULL one replaced by its zero
+	// value) about 40 % of it (PostgreSQL instructions, callgrind).
 	// Each statement that reads whether the lock is held also deletes
 	// the thread's lease row if it expired ({freeDrop}): the holder that let it expire then
 	// finds its lease gone when it renews or releases it, and logs that
 	// another holder may have had the lock, as when a take replaced it.
 	// The row is written only then.
-	q.threadFreeActive = r(`SELECT {freeDrop}, t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}, COALESCE(a.seq, 0)
+	q.threadFreeActive = r(`SELECT {freeDrop}, t.id, t.owner, t.metadata, t.graph_id, t.head, t.rolled, a.id, a.status, a.seq AS seq
 		FROM (SELECT 1) o
 		LEFT JOIN {runs} a ON a.thread_id = $1 AND a.status IN ('running', 'pending')
 		LEFT JOIN {threads} t ON t.id = $1 AND (a.seq IS NULL
@@ -495,8 +496,8 @@ func newQueries(schema string) queries {
 	// index; an InitPlan, computed once), in the read's snapshot: the
 	// count of a run's creation under Config.MaxActiveRuns without a
 	// statement, a round trip and a transaction of its own.
-	q.threadFreeActiveCount = strings.Replace(q.threadFreeActive, "COALESCE(a.seq, 0)",
-		"COALESCE(a.seq, 0), ("+strings.Replace(q.countActive, "$1", "$2", 1)+")", 1)
+	q.threadFreeActiveCount = strings.Replace(q.threadFreeActive, "a.seq AS seq",
+		"a.seq AS seq, ("+strings.Replace(q.countActive, "$1", "$2", 1)+")", 1)
 	// claimLocked is claimThread under the lock taken by xactLockThread:
 	// whether the lock is held, whether a run was claimed, the run's
 	// columns and its thread's (zero values when none was).
