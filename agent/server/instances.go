@@ -275,12 +275,12 @@ func (s *Server) askCancel(ctx context.Context, runID, action string) (bool, err
 // a RunStarter it appends the run's metadata event meta in the same call
 // (execute left it to takeover).
 func (s *Server) takeover(ctx context.Context, run *Run, g runner, start, own string, meta metadataEvent, rl *runLog) (resume bool, st *threadState, cancel string, err error) {
-	var cur *Run
+	var asked string // the run's Cancel, as its start read it
 	if rs, ok := s.store.(RunStarter); ok {
 		var data json.RawMessage
 		if data, err = encodeEvent("metadata", meta); err == nil {
 			var ev Event
-			if cur, ev, err = rs.StartRunEvent(ctx, run.ID, start, "metadata", data, s.cfg.MaxRunEvents); err == nil {
+			if asked, ev, err = rs.StartRunEvent(ctx, run.ID, start, "metadata", data, s.cfg.MaxRunEvents); err == nil {
 				rl.given(ev.ID)
 				s.hub.publish(run.ID, ev)
 			}
@@ -290,27 +290,33 @@ func (s *Server) takeover(ctx context.Context, run *Run, g runner, start, own st
 			// begins with the metadata event, as without a RunStarter.
 			_ = rl.emit(ctx, "metadata", meta)
 		}
-	} else if rr, ok := s.store.(RunRecorder); ok {
-		cur, err = rr.StartRun(ctx, run.ID, start)
 	} else {
-		cur, err = s.store.UpdateRun(ctx, run.ID, func(r *Run) error {
-			if !r.Started {
-				r.Started, r.Start = true, start
-			}
-			return nil
-		})
+		var cur *Run
+		if rr, ok := s.store.(RunRecorder); ok {
+			cur, err = rr.StartRun(ctx, run.ID, start)
+		} else {
+			cur, err = s.store.UpdateRun(ctx, run.ID, func(r *Run) error {
+				if !r.Started {
+					r.Started, r.Start = true, start
+				}
+				return nil
+			})
+		}
+		if err == nil {
+			asked = cur.Cancel
+		}
 	}
 	if err != nil {
 		return false, nil, "", err
 	}
 	if !run.Started {
-		return false, nil, cur.Cancel, nil
+		return false, nil, asked, nil
 	}
 	resume, st, err = progress(ctx, g, run.ThreadID, run.Start, own)
 	if err != nil {
 		return false, nil, "", fmt.Errorf("reading the state of a run taken over: %w", err)
 	}
-	return resume, st, cur.Cancel, nil
+	return resume, st, asked, nil
 }
 
 // progress reads the latest checkpoint st of thread threadID and reports

@@ -226,9 +226,9 @@ var (
 	_         LockingRecorder = (*lostReplyStore)(nil)
 )
 
-func (l *lostReplyStore) FinishRunLocked(_ context.Context, e RunEnd) (int, Event, *Run, error) {
+func (l *lostReplyStore) FinishRunLocked(_ context.Context, e RunEnd) (int, Event, error) {
 	l.commit(e)
-	return 0, Event{}, nil, errors.New("reply lost")
+	return 0, Event{}, errors.New("reply lost")
 }
 func (l *lostReplyStore) LockThread(context.Context, string) (func(), error) { return func() {}, nil }
 func (l *lostReplyStore) ThreadActive(context.Context, string) (*Thread, []*Run, error) {

@@ -788,6 +788,8 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		// Idempotent, should a store call plan again: a reservation
 		// made stays with a run created claimed, or is undone.
 		if claims && len(active) == 0 && body.AfterSeconds <= 0 && (reserved || s.reserveWorker(tid)) {
+			// t holds what CreateRunLocked's plan reads of a thread
+			// (execute reads its ID, Head, Rolled and Metadata).
 			reserved, thread = true, t
 			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunRunning, s.cfg.Worker, 1, run.UpdatedAt.Add(s.cfg.Lease)
 		} else if reserved {
@@ -2041,7 +2043,10 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 // the store is no LockingRecorder, the thread's state could not be read,
 // the lock is held elsewhere, or the store's transaction failed and the
 // run's record shows it did not commit. With next and a NextClaimer, it
-// claims the thread's next run into next (see finishWith).
+// claims the thread's next run into next (see finishWith). ended is the
+// run's record as ended only when it read it back (a failed transaction
+// that committed after all); otherwise nil, and finishWith's webhook
+// reads it.
 func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun, at time.Time, rl *runLog) (folded bool, ended *Run, idle bool, err error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
@@ -2075,7 +2080,7 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	if claims {
 		var nr *Run
 		var nt *Thread
-		active, ev, ended, nr, nt, err = nc.FinishClaimNextLocked(ctx, e, s.cfg.Worker, s.cfg.Lease)
+		active, ev, nr, nt, err = nc.FinishClaimNextLocked(ctx, e, s.cfg.Worker, s.cfg.Lease)
 		if nr != nil {
 			s.claimedNext(nr, nt, next)
 			if active <= 1 {
@@ -2090,7 +2095,7 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 			}
 		}
 	} else {
-		active, ev, ended, err = lr.FinishRunLocked(ctx, e)
+		active, ev, err = lr.FinishRunLocked(ctx, e)
 	}
 	switch {
 	case errors.Is(err, ErrThreadLocked):
@@ -2124,7 +2129,9 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	if err == nil && ev.Name != "" {
 		s.hub.publish(run.ID, ev)
 	}
-	return true, ended, err == nil && active == 0, err
+	// The ended record is not returned by the store: sendWebhook reads
+	// it when the run has a webhook.
+	return true, nil, err == nil && active == 0, err
 }
 
 // A runCancel is the registration in Server.cancel of one execution of a

@@ -357,7 +357,10 @@ type LockingRecorder interface {
 	// error of plan's is returned as is. The run is created and the lock
 	// released at one commit, so what plan read still holds when the run
 	// is created. plan makes no call of the Store: it runs while the lock
-	// is held.
+	// is held. plan reads of the thread only its ID, Owner, Metadata,
+	// GraphID, Head and Rolled, and of each active run only its ID,
+	// ThreadID and Status: a store may leave the other fields zero (the
+	// PostgreSQL store reads no others).
 	CreateRunLocked(ctx context.Context, threadID string, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 	// ClaimThreadLocked is ClaimThread under the thread's lock. The
 	// thread is returned only with a claimed run.
@@ -366,10 +369,11 @@ type LockingRecorder interface {
 	// commit: the thread's refresh (RefreshThread with e.Refresh), the
 	// run's last event (AppendEvent with e.EventName, e.EventData and
 	// e.MaxEvents) and the run's end (EndRun with e.Status, e.Error and
-	// e.At). It returns the active runs counted by the refresh, the
-	// event, and the run's record as ended; ErrNotFound if the run is
-	// missing (the thread, if any, is refreshed all the same).
-	FinishRunLocked(ctx context.Context, e RunEnd) (active int, ev Event, ended *Run, err error)
+	// e.At). It returns the active runs counted by the refresh and the
+	// event, not the run's record (the server reads it with Run when it
+	// needs it: for a run's webhook); ErrNotFound if the run is missing
+	// (the thread, if any, is refreshed all the same).
+	FinishRunLocked(ctx context.Context, e RunEnd) (active int, ev Event, err error)
 }
 
 // An EventEnder is a [Store] that records a run's end and appends the
@@ -525,10 +529,12 @@ type CountingClaimer interface {
 type RunStarter interface {
 	RunRecorder
 	// StartRunEvent is StartRun(ctx, runID, start) and AppendEvent(ctx,
-	// runID, name, data, max) at one commit: it returns the run's record
+	// runID, name, data, max) at one commit: it returns, of the run's
+	// record, its Cancel alone (a cancellation asked of the run before
+	// its start: the one field of the record the server reads there),
 	// and the event; ErrNotFound, with nothing written, if there is no
 	// run.
-	StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*Run, Event, error)
+	StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (cancel string, ev Event, err error)
 }
 
 // A NextClaimer is a [LockingRecorder] that claims a thread's next run
@@ -556,7 +562,7 @@ type NextClaimer interface {
 	// held elsewhere nothing is recorded (ErrThreadLocked), and a run is
 	// claimed only if that lock expired in between: it is returned with
 	// the error, for the caller to execute.
-	FinishClaimNextLocked(ctx context.Context, e RunEnd, worker string, lease time.Duration) (active int, ev Event, ended, next *Run, t *Thread, err error)
+	FinishClaimNextLocked(ctx context.Context, e RunEnd, worker string, lease time.Duration) (active int, ev Event, next *Run, t *Thread, err error)
 }
 
 // RunEnd is what [LockingRecorder.FinishRunLocked] records.

@@ -88,12 +88,12 @@ type claimCounter struct {
 	claims, nexts atomic.Int32
 }
 
-func (c *claimCounter) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
-	active, ev, ended, next, t, err := c.Store.FinishClaimNextLocked(ctx, e, worker, lease)
+func (c *claimCounter) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Thread, error) {
+	active, ev, next, t, err := c.Store.FinishClaimNextLocked(ctx, e, worker, lease)
 	if next != nil {
 		c.nexts.Add(1)
 	}
-	return active, ev, ended, next, t, err
+	return active, ev, next, t, err
 }
 
 func (c *claimCounter) ClaimThreadLocked(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {

@@ -356,7 +356,7 @@ func TestFinishClaimNextLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, next, _, err := st.FinishClaimNextLocked(ctx, end("r1"), "w", time.Minute); !errors.Is(err, server.ErrThreadLocked) || next != nil {
+	if _, _, next, _, err := st.FinishClaimNextLocked(ctx, end("r1"), "w", time.Minute); !errors.Is(err, server.ErrThreadLocked) || next != nil {
 		t.Fatalf("FinishClaimNextLocked under another Store's lock: next %+v, %v; want ErrThreadLocked, nothing claimed", next, err)
 	}
 	if r, err := st.Run(ctx, "r2"); err != nil || r.Status != server.RunPending {
@@ -368,8 +368,9 @@ func TestFinishClaimNextLocked(t *testing.T) {
 	unlock()
 
 	before := count.Snapshot()
-	active, ev, ended, next, th, err := st.FinishClaimNextLocked(ctx, end("r1"), "w", time.Minute)
+	active, ev, next, th, err := st.FinishClaimNextLocked(ctx, end("r1"), "w", time.Minute)
 	after := count.Snapshot()
+	ended, _ := other.Run(ctx, "r1")
 	if err != nil || active != 1 || ev.Name != "end" || ended == nil || ended.Status != server.RunSuccess ||
 		next == nil || next.ID != "r2" || next.Status != server.RunRunning || next.Worker != "w" || next.Attempt != 1 ||
 		th == nil || th.ID != "t1" || string(th.Values) != `{"v":"r1"}` {
@@ -382,11 +383,12 @@ func TestFinishClaimNextLocked(t *testing.T) {
 	if r, err := other.Run(ctx, "r2"); err != nil || r.Status != server.RunRunning || r.Worker != "w" || r.LeaseUntil.IsZero() {
 		t.Fatalf("r2 as stored: %+v, %v; want running under w's lease", r, err)
 	}
-	active, _, ended, next, th, err = st.FinishClaimNextLocked(ctx, end("r2"), "w", time.Minute)
-	if err != nil || active != 0 || ended == nil || ended.ID != "r2" || next != nil || th != nil {
+	active, _, next, th, err = st.FinishClaimNextLocked(ctx, end("r2"), "w", time.Minute)
+	ended, _ = other.Run(ctx, "r2")
+	if err != nil || active != 0 || ended == nil || ended.Status != server.RunSuccess || next != nil || th != nil {
 		t.Fatalf("FinishClaimNextLocked of the last run: active %d, ended %+v, next %+v, thread %+v, %v; want r2 ended, nothing claimed", active, ended, next, th, err)
 	}
-	if _, _, _, _, _, err := st.FinishClaimNextLocked(ctx, end("r2"), "w", 0); err == nil || !strings.Contains(err.Error(), "lease") {
+	if _, _, _, _, err := st.FinishClaimNextLocked(ctx, end("r2"), "w", 0); err == nil || !strings.Contains(err.Error(), "lease") {
 		t.Errorf("FinishClaimNextLocked with no lease: %v; want an error naming the lease", err)
 	}
 }

@@ -82,7 +82,7 @@ func TestLockedRecorderRefusesHeldLock(t *testing.T) {
 	if r, th, err := stores[1].ClaimThreadLocked(t.Context(), "t1", "w2", time.Minute); !errors.Is(err, server.ErrThreadLocked) || r != nil || th != nil {
 		t.Fatalf("ClaimThreadLocked under another Store's lock: %v, %v, %v; want ErrThreadLocked", r, th, err)
 	}
-	if _, _, _, err := stores[1].FinishRunLocked(t.Context(), end); !errors.Is(err, server.ErrThreadLocked) {
+	if _, _, err := stores[1].FinishRunLocked(t.Context(), end); !errors.Is(err, server.ErrThreadLocked) {
 		t.Fatalf("FinishRunLocked under another Store's lock: %v; want ErrThreadLocked", err)
 	}
 	if _, err := stores[1].Run(t.Context(), "t1-new"); !errors.Is(err, server.ErrNotFound) {
@@ -112,8 +112,9 @@ func TestLockedRecorderRefusesHeldLock(t *testing.T) {
 	if created, err := stores[1].CreateRunLocked(t.Context(), "t1", plan); !created || err != nil {
 		t.Fatalf("CreateRunLocked on a free lock: %v, %v", created, err)
 	}
-	active, ev, ended, err := stores[1].FinishRunLocked(t.Context(), end)
-	if err != nil || ended.Status != server.RunSuccess || ended.Worker != "" || !ended.LeaseUntil.IsZero() || ev.ID != 0 || ev.Name != "end" || active != 2 {
+	active, ev, err := stores[1].FinishRunLocked(t.Context(), end)
+	ended, _ := stores[0].Run(t.Context(), end.RunID)
+	if err != nil || ended == nil || ended.Status != server.RunSuccess || ended.Worker != "" || !ended.LeaseUntil.IsZero() || ev.ID != 0 || ev.Name != "end" || active != 2 {
 		t.Fatalf("FinishRunLocked on a free lock: active %d, event %+v, run %+v, %v; want 2 active, event 0, the run ended", active, ev, ended, err)
 	}
 	r, th, err := stores[1].ClaimThreadLocked(t.Context(), "t1", "w2", time.Minute)
@@ -148,10 +149,11 @@ func TestFinishRunLocked(t *testing.T) {
 		}
 	}
 	at := time.Date(2026, 3, 4, 6, 0, 0, 0, time.UTC)
-	active, ev, ended, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: running.ID, ThreadID: "t2",
+	active, ev, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: running.ID, ThreadID: "t2",
 		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{"v":2}`), Next: true, Exclude: []string{running.ID}, At: at},
 		EventName: "end", EventData: json.RawMessage(`{"status":"success"}`), MaxEvents: 2, Status: server.RunError, Error: "boom", At: at})
-	if err != nil || active != 1 || ev.ID != 2 || ended.Status != server.RunError || ended.Error != "boom" || !ended.UpdatedAt.Equal(at) {
+	ended, _ := st.Run(t.Context(), running.ID)
+	if err != nil || active != 1 || ev.ID != 2 || ended == nil || ended.Status != server.RunError || ended.Error != "boom" || !ended.UpdatedAt.Equal(at) {
 		t.Fatalf("FinishRunLocked: active %d, event %+v, run %+v, %v; want 1 active, event 2, the run ended in error", active, ev, ended, err)
 	}
 	evs, first, err := st.Events(t.Context(), running.ID, -1, 0)
@@ -162,7 +164,7 @@ func TestFinishRunLocked(t *testing.T) {
 	if err != nil || th.Status != server.ThreadInterrupted || string(th.Values) != `{"v":2}` || !th.UpdatedAt.Equal(at) {
 		t.Fatalf("thread after FinishRunLocked: %+v, %v; want interrupted with the new values", th, err)
 	}
-	if _, _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "nope", ThreadID: "t2", EventName: "end",
+	if _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "nope", ThreadID: "t2", EventName: "end",
 		EventData: json.RawMessage(`{}`), Status: server.RunSuccess, At: at}); !errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("FinishRunLocked of a missing run: %v; want ErrNotFound", err)
 	}
@@ -445,10 +447,10 @@ type failingFinish struct {
 	fails, calls atomic.Int32
 }
 
-func (f *failingFinish) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
+func (f *failingFinish) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, error) {
 	f.calls.Add(1)
 	if f.fails.Add(-1) >= 0 {
-		return 0, server.Event{}, nil, errors.New("connection reset by peer")
+		return 0, server.Event{}, errors.New("connection reset by peer")
 	}
 	return f.Store.FinishRunLocked(ctx, e)
 }
@@ -564,7 +566,7 @@ func TestLockedRecorderWritesNoLockRow(t *testing.T) {
 	if r, _, err := st.ClaimThreadLocked(t.Context(), "t9", "w", time.Minute); err != nil || r == nil || r.ID != "t9-r" {
 		t.Fatalf("ClaimThreadLocked: %+v, %v; want t9-r", r, err)
 	}
-	if _, _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "t9-r", ThreadID: "t9", Refresh: server.ThreadRefresh{Exclude: []string{"t9-r"}, At: at},
+	if _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "t9-r", ThreadID: "t9", Refresh: server.ThreadRefresh{Exclude: []string{"t9-r"}, At: at},
 		EventName: "end", EventData: json.RawMessage(`{}`), Status: server.RunSuccess, At: at}); err != nil {
 		t.Fatal(err)
 	}
@@ -597,7 +599,10 @@ func TestLockedCallDropsExpiredLease(t *testing.T) {
 	}
 	end := server.RunEnd{RunID: running.ID, ThreadID: "t1", Refresh: server.ThreadRefresh{Exclude: []string{running.ID}, At: time.Now().UTC()},
 		EventName: "end", EventData: json.RawMessage(`{"status":"success"}`), Status: server.RunSuccess, At: time.Now().UTC()}
-	if _, _, ended, err := stores[1].FinishRunLocked(t.Context(), end); err != nil || ended == nil || ended.Status != server.RunSuccess {
+	if _, _, err := stores[1].FinishRunLocked(t.Context(), end); err != nil {
+		t.Fatalf("FinishRunLocked past an expired lease: %v; want the run ended", err)
+	}
+	if ended, err := stores[1].Run(t.Context(), end.RunID); err != nil || ended.Status != server.RunSuccess {
 		t.Fatalf("FinishRunLocked past an expired lease: %+v, %v; want the run ended", ended, err)
 	}
 	var n int
@@ -609,11 +614,12 @@ func TestLockedCallDropsExpiredLease(t *testing.T) {
 	}
 }
 
-// TestCreateRunLockedPlanReads: CreateRunLocked's plan gets what Thread
-// and ActiveRuns return, from its one read: the thread whole (its values
-// too, however many runs are queued) and its active runs, running then
-// pending, each oldest first; a thread with no active run gets none, and
-// a missing thread is nil.
+// TestCreateRunLockedPlanReads: CreateRunLocked's plan (and
+// CreateRunClaimedCountActive's) is passed, from the one read, of the
+// thread its ID, Owner, Metadata, GraphID, Head and Rolled, and of each
+// active run its ID, ThreadID and Status, in ActiveRuns' order (running,
+// then pending, each oldest first): what the server reads there. A
+// thread with no active run gets none, and a missing thread is nil.
 func TestCreateRunLockedPlanReads(t *testing.T) {
 	stores, _, _ := twoStores(t)
 	st := stores[0]
@@ -627,7 +633,7 @@ func TestCreateRunLockedPlanReads(t *testing.T) {
 		}
 	}
 	if _, err := st.UpdateThread(ctx, "t1", func(th *server.Thread) error {
-		th.Values, th.Metadata, th.Config = json.RawMessage(`{"v":"kept"}`), map[string]any{"k": "v"}, map[string]any{"c": "d"}
+		th.Values, th.Metadata, th.Head, th.Rolled = json.RawMessage(`{"v":"kept"}`), map[string]any{"k": "v"}, "cp-head", true
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -636,31 +642,47 @@ func TestCreateRunLockedPlanReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tid := range []string{"t1", "t2", "missing"} {
-		wantThread, err := st.Thread(ctx, tid)
-		if err != nil && !errors.Is(err, server.ErrNotFound) {
+		var wantThread *server.Thread
+		if th, err := st.Thread(ctx, tid); err == nil {
+			wantThread = &server.Thread{ID: th.ID, Owner: th.Owner, Metadata: th.Metadata, GraphID: th.GraphID, Head: th.Head, Rolled: th.Rolled}
+		} else if !errors.Is(err, server.ErrNotFound) {
 			t.Fatal(err)
 		}
-		wantActive, err := st.ActiveRuns(ctx, tid)
+		runs, err := st.ActiveRuns(ctx, tid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var gotThread *server.Thread
-		var gotActive []*server.Run
+		var wantActive []*server.Run
+		for _, r := range runs {
+			wantActive = append(wantActive, &server.Run{ID: r.ID, ThreadID: r.ThreadID, Status: r.Status})
+		}
+		check := func(name string, th *server.Thread, active []*server.Run) {
+			t.Helper()
+			if diff := cmp.Diff(wantThread, th); diff != "" {
+				t.Errorf("%s: thread %s as plan got it (-want +plan):\n%s", name, tid, diff)
+			}
+			if diff := cmp.Diff(wantActive, active, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: active runs of %s as plan got them (-want +plan):\n%s", name, tid, diff)
+			}
+		}
 		created, err := st.CreateRunLocked(ctx, tid, func(th *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error) {
-			gotThread, gotActive = th, active
+			check("CreateRunLocked", th, active)
 			return nil, "", nil, nil
 		})
 		if created || err != nil {
 			t.Fatalf("CreateRunLocked(%s) with a plan that creates nothing: %v, %v; want false, nil", tid, created, err)
 		}
-		if diff := cmp.Diff(wantThread, gotThread); diff != "" {
-			t.Errorf("thread %s as plan got it (-Thread +plan):\n%s", tid, diff)
+		if _, err := st.CreateRunClaimedCountActive(ctx, tid, "o", time.Minute, func(th *server.Thread, active []*server.Run, n int) (*server.Run, string, map[string]any, error) {
+			check("CreateRunClaimedCountActive", th, active)
+			if n != 4 {
+				t.Errorf("CreateRunClaimedCountActive(%s): %d active runs of the owner; want 4", tid, n)
+			}
+			return nil, "", nil, nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		if diff := cmp.Diff(wantActive, gotActive, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("active runs of %s as plan got them (-ActiveRuns +plan):\n%s", tid, diff)
-		}
-		if tid == "t1" && len(gotActive) != 4 {
-			t.Errorf("plan got %d active runs of t1; want 4", len(gotActive))
+		if tid == "t1" && (len(wantActive) != 4 || wantThread == nil || wantThread.Head != "cp-head" || !wantThread.Rolled) {
+			t.Errorf("t1: thread %+v, %d active runs; want the fixture's head, rolled, and 4 runs", wantThread, len(wantActive))
 		}
 	}
 }

@@ -66,11 +66,11 @@ func TestFinishRunLeaseLost(t *testing.T) {
 		attempt int
 	}{{"w1", 1}, {"w2", 1}} {
 		e := leaseEnd(r, stale.worker, stale.attempt, `{"v":"stale"}`)
-		if _, _, ended, err := stores[0].FinishRunLocked(t.Context(), e); !errors.Is(err, server.ErrLeaseLost) || ended != nil {
-			t.Errorf("FinishRunLocked by %s attempt %d after the takeover: %+v, %v; want ErrLeaseLost", stale.worker, stale.attempt, ended, err)
+		if _, _, err := stores[0].FinishRunLocked(t.Context(), e); !errors.Is(err, server.ErrLeaseLost) {
+			t.Errorf("FinishRunLocked by %s attempt %d after the takeover: %v; want ErrLeaseLost", stale.worker, stale.attempt, err)
 		}
-		if _, _, ended, _, _, err := stores[0].FinishClaimNextLocked(t.Context(), e, stale.worker, time.Hour); !errors.Is(err, server.ErrLeaseLost) || ended != nil {
-			t.Errorf("FinishClaimNextLocked by %s attempt %d after the takeover: %+v, %v; want ErrLeaseLost", stale.worker, stale.attempt, ended, err)
+		if _, _, _, _, err := stores[0].FinishClaimNextLocked(t.Context(), e, stale.worker, time.Hour); !errors.Is(err, server.ErrLeaseLost) {
+			t.Errorf("FinishClaimNextLocked by %s attempt %d after the takeover: %v; want ErrLeaseLost", stale.worker, stale.attempt, err)
 		}
 	}
 	got, err := stores[0].Run(t.Context(), r.ID)
@@ -84,7 +84,8 @@ func TestFinishRunLeaseLost(t *testing.T) {
 	if evs, _, err := stores[0].Events(t.Context(), r.ID, -1, 0); err != nil || len(evs) != 0 {
 		t.Fatalf("events after the stale ends: %+v, %v; want none", evs, err)
 	}
-	_, ev, ended, err := stores[1].FinishRunLocked(t.Context(), leaseEnd(r, "w2", 2, `{"v":2}`))
+	_, ev, err := stores[1].FinishRunLocked(t.Context(), leaseEnd(r, "w2", 2, `{"v":2}`))
+	ended, _ := stores[0].Run(t.Context(), r.ID)
 	if err != nil || ended == nil || ended.Status != server.RunSuccess || ev.Name != "end" {
 		t.Fatalf("FinishRunLocked by the new owner: %+v, %+v, %v; want the run ended", ended, ev, err)
 	}
@@ -94,8 +95,8 @@ func TestFinishRunLeaseLost(t *testing.T) {
 	}
 	// An end that names no worker is recorded as before (the run ended
 	// is ended again: no ownership is asked for).
-	if _, _, ended, err := stores[0].FinishRunLocked(t.Context(), leaseEnd(r, "", 0, `{"v":3}`)); err != nil || ended == nil {
-		t.Fatalf("FinishRunLocked without a worker: %+v, %v; want it recorded", ended, err)
+	if _, _, err := stores[0].FinishRunLocked(t.Context(), leaseEnd(r, "", 0, `{"v":3}`)); err != nil {
+		t.Fatalf("FinishRunLocked without a worker: %v; want it recorded", err)
 	}
 }
 
@@ -214,13 +215,14 @@ func TestFinishLostReplyClaimsNext(t *testing.T) {
 	pending, running := foldFixture(t, direct, "t1")
 	cutter.armed.Store(true)
 	e := leaseEnd(running, "w", 1, `{"v":1}`)
-	active, ev, ended, next, th, err := st.FinishClaimNextLocked(t.Context(), e, "w", time.Hour)
+	active, ev, next, th, err := st.FinishClaimNextLocked(t.Context(), e, "w", time.Hour)
 	if n := cutter.cuts.Load(); n != 1 {
 		t.Fatalf("the proxy cut %d replies; want 1", n)
 	}
 	if err != nil {
 		t.Fatalf("FinishClaimNextLocked with its reply lost: %v; want what it committed", err)
 	}
+	ended, _ := direct.Run(t.Context(), running.ID)
 	if ended == nil || ended.ID != running.ID || ended.Status != server.RunSuccess {
 		t.Errorf("run ended: %+v; want %s, success", ended, running.ID)
 	}
@@ -233,10 +235,11 @@ func TestFinishLostReplyClaimsNext(t *testing.T) {
 	// Without a claim: the run's end, read back.
 	r2 := leaseFixture(t, direct, "t2")
 	cutter.armed.Store(true)
-	_, ev, ended, err = st.FinishRunLocked(t.Context(), leaseEnd(r2, "w1", 1, `{"v":1}`))
+	_, ev, err = st.FinishRunLocked(t.Context(), leaseEnd(r2, "w1", 1, `{"v":1}`))
 	if n := cutter.cuts.Load(); n != 2 {
 		t.Fatalf("the proxy cut %d replies; want 2", n)
 	}
+	ended, _ = direct.Run(t.Context(), r2.ID)
 	if err != nil || ended == nil || ended.ID != r2.ID || ended.Status != server.RunSuccess || ev.Name != "end" {
 		t.Fatalf("FinishRunLocked with its reply lost: %+v, %+v, %v; want the run ended", ended, ev, err)
 	}
@@ -293,8 +296,9 @@ func TestSharedCheckpointsStartAsync(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := tr.asyncCommits()
-		got, ev, err := st.StartRunEvent(t.Context(), r.ID, "cp1", "metadata", json.RawMessage(`{}`), 10)
-		if err != nil || !got.Started || got.Start != "cp1" || ev.ID != 0 || ev.Name != "metadata" {
+		_, ev, err := st.StartRunEvent(t.Context(), r.ID, "cp1", "metadata", json.RawMessage(`{}`), 10)
+		got, _ := st.Run(t.Context(), r.ID)
+		if err != nil || got == nil || !got.Started || got.Start != "cp1" || ev.ID != 0 || ev.Name != "metadata" {
 			t.Fatalf("SharedCheckpoints %v: StartRunEvent: %+v, %+v, %v; want the run started at cp1, event 0", shared, got, ev, err)
 		}
 		want := 0
@@ -324,17 +328,17 @@ func TestFinishClaimNextLeaseLostReturnsClaim(t *testing.T) {
 	if err != nil || taken == nil || taken.ID != r.ID || taken.Attempt != 2 {
 		t.Fatalf("ClaimDue of the expired run: %+v, %v; want %s, attempt 2", taken, err, r.ID)
 	}
-	if _, _, ended, err := stores[1].FinishRunLocked(t.Context(), leaseEnd(r, "w2", 2, `{"v":2}`)); err != nil || ended == nil {
-		t.Fatalf("FinishRunLocked by the new owner: %+v, %v; want the run ended", ended, err)
+	if _, _, err := stores[1].FinishRunLocked(t.Context(), leaseEnd(r, "w2", 2, `{"v":2}`)); err != nil {
+		t.Fatalf("FinishRunLocked by the new owner: %v; want the run ended", err)
 	}
 	at := time.Now().UTC().Add(-time.Minute)
 	pending := &server.Run{ID: "t1-p", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunPending, Owner: "o"}
 	if err := stores[0].CreateRun(t.Context(), pending); err != nil {
 		t.Fatal(err)
 	}
-	_, _, ended, next, th, err := stores[0].FinishClaimNextLocked(t.Context(), leaseEnd(r, "w1", 1, `{"v":"stale"}`), "w1", time.Hour)
-	if !errors.Is(err, server.ErrLeaseLost) || ended != nil {
-		t.Fatalf("FinishClaimNextLocked by the stale worker: %+v, %v; want ErrLeaseLost", ended, err)
+	_, _, next, th, err := stores[0].FinishClaimNextLocked(t.Context(), leaseEnd(r, "w1", 1, `{"v":"stale"}`), "w1", time.Hour)
+	if !errors.Is(err, server.ErrLeaseLost) {
+		t.Fatalf("FinishClaimNextLocked by the stale worker: %v; want ErrLeaseLost", err)
 	}
 	got, gerr := stores[0].Run(t.Context(), pending.ID)
 	if gerr != nil {
@@ -361,10 +365,11 @@ func TestFinishLostReplyLateReadBack(t *testing.T) {
 
 	pending, running := foldFixture(t, direct, "t1")
 	cutter.armed.Store(true)
-	_, _, ended, next, _, err := st.FinishClaimNextLocked(t.Context(), leaseEnd(running, "w", 1, `{"v":1}`), "w", time.Microsecond)
+	_, _, next, _, err := st.FinishClaimNextLocked(t.Context(), leaseEnd(running, "w", 1, `{"v":1}`), "w", time.Microsecond)
 	if n := cutter.cuts.Load(); n != 1 {
 		t.Fatalf("the proxy cut %d replies; want 1", n)
 	}
+	ended, _ := direct.Run(t.Context(), running.ID)
 	if err != nil || ended == nil || ended.ID != running.ID || ended.Status != server.RunSuccess {
 		t.Fatalf("FinishClaimNextLocked with its reply lost: %+v, %v; want the run ended", ended, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
@@ -178,8 +179,12 @@ func (s *Store) EndRunEvent(ctx context.Context, e server.RunEnd) (*server.Run, 
 // worker), or nil with the read's error (nil when the run is not ended
 // so).
 func (s *Store) endedBy(ctx context.Context, e server.RunEnd) (*server.Run, error) {
-	_, _, r, _, _, ok, err := s.finishedBy(ctx, e, "", 0)
-	if err != nil || !ok || r.Error != e.Error || e.Worker != "" && r.Attempt != e.Attempt {
+	r, err := s.Run(ctx, e.RunID)
+	if errors.Is(err, server.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil || r.Status != e.Status || !r.UpdatedAt.Equal(e.At.Truncate(time.Microsecond)) || r.Worker != "" ||
+		r.Error != e.Error || e.Worker != "" && r.Attempt != e.Attempt {
 		return nil, err
 	}
 	return r, nil

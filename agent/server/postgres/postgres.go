@@ -296,6 +296,15 @@ func (x *threadScan) thread() (*server.Thread, error) {
 	return &t, nil
 }
 
+// deref returns *p, "" for nil: a text column of an outer join's row
+// that may be NULL.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 // interruptsColumn encodes a thread's interrupts for their jsonb column.
 // Their values come from the graph, and jsonb cannot hold a string with a
 // NUL character ("\u0000"): interrupts that have one are stored as a
@@ -923,7 +932,7 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 	var counted int
 	readErr := lockErr
 	if readErr == nil {
-		free, t, active, counted, readErr = scanThreadActive(br, owner != nil)
+		free, t, active, counted, readErr = scanThreadActive(br, threadID, owner != nil)
 	}
 	closeErr := br.Close()
 	if err := errors.Join(beginErr, lockErr, readErr, closeErr); err != nil {
@@ -969,11 +978,12 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 
 // scanThreadActive reads the rows of threadFreeActive (of
 // threadFreeActiveCount with counted): whether the thread's lock is
-// free, the thread (nil when there is none) and its active runs, in
-// activeRuns' order (running before pending, each by seq), which the
-// rows do not come in, and the owner's active runs counted (0 without
-// counted).
-func scanThreadActive(br pgx.BatchResults, counted bool) (free bool, t *server.Thread, active []*server.Run, n int, err error) {
+// free, the thread (nil when there is none) with the fields a run's
+// creation reads, and its active runs, each with its ID, ThreadID and
+// Status, in activeRuns' order (running before pending, each by seq),
+// which the rows do not come in, and the owner's active runs counted (0
+// without counted).
+func scanThreadActive(br pgx.BatchResults, threadID string, counted bool) (free bool, t *server.Thread, active []*server.Run, n int, err error) {
 	rows, err := br.Query()
 	if err != nil {
 		return false, nil, nil, 0, err
@@ -985,11 +995,12 @@ func scanThreadActive(br pgx.BatchResults, counted bool) (free bool, t *server.T
 	}
 	var runs []seqRun
 	for first := true; rows.Next(); first = false {
-		var rowFree, found, hasRun bool
-		var tx threadScan
-		var rx runScan
-		var seq int64
-		dest := append(append(append(append([]any{&rowFree, &found}, tx.dest()...), &hasRun), rx.dest()...), &seq)
+		var rowFree bool
+		var tid, owner, graphID, head, rid, status *string
+		var md []byte
+		var rolled *bool
+		var seq *int64
+		dest := []any{&rowFree, &tid, &owner, &md, &graphID, &head, &rolled, &rid, &status, &seq}
 		if counted {
 			dest = append(dest, &n) // the same on every row
 		}
@@ -999,17 +1010,16 @@ func scanThreadActive(br pgx.BatchResults, counted bool) (free bool, t *server.T
 		if first {
 			free = rowFree
 		}
-		if found {
-			if t, err = tx.thread(); err != nil {
-				return false, nil, nil, 0, err
+		if tid != nil {
+			t = &server.Thread{ID: *tid, Owner: deref(owner), GraphID: deref(graphID), Head: deref(head), Rolled: rolled != nil && *rolled}
+			if md != nil {
+				if err := unmarshalNumbers(md, &t.Metadata); err != nil {
+					return false, nil, nil, 0, err
+				}
 			}
 		}
-		if hasRun {
-			r, err := rx.run()
-			if err != nil {
-				return false, nil, nil, 0, err
-			}
-			runs = append(runs, seqRun{seq, r})
+		if rid != nil && seq != nil {
+			runs = append(runs, seqRun{*seq, &server.Run{ID: *rid, ThreadID: threadID, Status: deref(status)}})
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -1072,9 +1082,9 @@ func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, 
 // the thread, appends the run's last event and ends the run. Like EndRun
 // it notifies the other instances once committed; that notification
 // wakes their streams for the last event too.
-func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
-	active, ev, ended, _, _, err := s.finishRun(ctx, e, "", 0)
-	return active, ev, ended, err
+func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, error) {
+	active, ev, _, _, err := s.finishRun(ctx, e, "", 0)
+	return active, ev, err
 }
 
 // FinishClaimNextLocked implements [server.NextClaimer]: FinishRunLocked's
@@ -1082,9 +1092,9 @@ func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, serv
 // round trip (an implicit transaction, one commit). The claim, a
 // statement of its own, takes its snapshot after the run's end, which it
 // sees.
-func (s *Store) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
+func (s *Store) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Thread, error) {
 	if lease <= 0 {
-		return 0, server.Event{}, nil, nil, nil, errors.New("postgres: finish run and claim the next: lease must be positive; pass the server's Config.Lease")
+		return 0, server.Event{}, nil, nil, errors.New("postgres: finish run and claim the next: lease must be positive; pass the server's Config.Lease")
 	}
 	return s.finishRun(ctx, e, worker, lease)
 }
@@ -1092,9 +1102,9 @@ func (s *Store) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, work
 // finishRun is FinishRunLocked; with a lease > 0 it also claims the
 // thread's next run for worker in the same batch, and returns it with
 // its thread.
-func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
-	fail := func(err error) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
-		return 0, server.Event{}, nil, nil, nil, err
+func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Thread, error) {
+	fail := func(err error) (int, server.Event, *server.Run, *server.Thread, error) {
+		return 0, server.Event{}, nil, nil, err
 	}
 	f := e.Refresh
 	ins, err := interruptsColumn(f.Interrupts)
@@ -1123,11 +1133,10 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 	br := s.pool.SendBatch(ctx, b)
 	_, lockErr := br.Exec()
 	var free, found, lost bool
-	var rx runScan
 	var active int
 	var pos *int64
 	var trimmed any
-	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos, &lost, &trimmed)...)
+	endErr := br.QueryRow().Scan(&free, &found, &active, &pos, &lost, &trimmed)
 	var claimed bool
 	var nx runScan
 	var tx threadScan
@@ -1145,7 +1154,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		// cut after the commit): if it did, what it did is returned as
 		// its reply would have, the run it claimed included, rather than
 		// left to wait for its lease.
-		active, ev, ended, next, t, ok, ferr := s.finishedBy(ctx, e, worker, lease)
+		active, ev, next, t, ok, ferr := s.finishedBy(ctx, e, worker, lease)
 		if ferr != nil || !ok {
 			if ferr != nil {
 				s.log.Warn("postgres: reading whether a run's end committed after its reply was lost", zap.String("run", e.RunID), zap.Error(ferr))
@@ -1154,7 +1163,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		}
 		s.log.Info("postgres: a run's end committed but its reply was lost; read it back", zap.String("run", e.RunID), zap.Error(err))
 		s.changed(e.RunID)
-		return active, ev, ended, next, t, nil
+		return active, ev, next, t, nil
 	}
 	var next *server.Run
 	var t *server.Thread
@@ -1172,7 +1181,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		// lost was ended by its new owner): it is returned with the
 		// error, for the caller to execute now rather than leave to its
 		// lease.
-		return 0, server.Event{}, nil, next, t, fmt.Errorf("postgres: finish run %s: the run is no longer running under worker %q attempt %d; its end is its new owner's to record: %w",
+		return 0, server.Event{}, next, t, fmt.Errorf("postgres: finish run %s: the run is no longer running under worker %q attempt %d; its end is its new owner's to record: %w",
 			e.RunID, e.Worker, e.Attempt, server.ErrLeaseLost)
 	}
 	if !free {
@@ -1181,21 +1190,17 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		// in between (it deletes an expired lease): the run it claimed
 		// is returned with the error, for the caller to execute rather
 		// than leave to its lease.
-		return 0, server.Event{}, nil, next, t, fmt.Errorf("thread %s: %w", e.ThreadID, server.ErrThreadLocked)
+		return 0, server.Event{}, next, t, fmt.Errorf("thread %s: %w", e.ThreadID, server.ErrThreadLocked)
 	}
 	if !found {
-		return active, server.Event{}, nil, next, t, fmt.Errorf("run %s: %w", e.RunID, server.ErrNotFound)
-	}
-	r, err := rx.run()
-	if err != nil {
-		return fail(wrap("finish run", err))
+		return active, server.Event{}, next, t, fmt.Errorf("run %s: %w", e.RunID, server.ErrNotFound)
 	}
 	s.changed(e.RunID)
 	var ev server.Event
 	if pos != nil {
 		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
 	}
-	return active, ev, r, next, t, nil
+	return active, ev, next, t, nil
 }
 
 // outcomeUnknown reports whether err leaves unknown whether the
@@ -1208,8 +1213,7 @@ func outcomeUnknown(err error) bool {
 
 // finishedBy reads whether finishRun's batch for e committed although
 // its reply was lost, and if it did (ok), what it returned: the active
-// runs and the event (read now, as the batch left them), the run as
-// ended, and, for a worker, the run its claim took with its thread (the
+// runs and the event (read now, as the batch left them) and, for a worker, the run its claim took with its thread (the
 // run under that worker written by the same transaction). The run's end
 // is told apart from another's by its status and time, and by its
 // worker when e names one (an end under another worker would have been
@@ -1217,38 +1221,35 @@ func outcomeUnknown(err error) bool {
 // as it is read, and the read renews the lease (lease from now): a lease
 // that expired meanwhile may have been claimed by a sweeper too, and
 // the run is left to it.
-func (s *Store) finishedBy(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (active int, ev server.Event, ended, next *server.Run, t *server.Thread, ok bool, err error) {
+func (s *Store) finishedBy(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (active int, ev server.Event, next *server.Run, t *server.Thread, ok bool, err error) {
 	exclude := e.Refresh.Exclude
 	if exclude == nil {
 		exclude = []string{}
 	}
-	var ex, nx runScan
+	var nx runScan
 	var tx threadScan
 	var pos *int64
 	var claimed bool
 	err = s.pool.QueryRow(ctx, s.q.finishedBy, e.RunID, worker, e.Status, e.At, exclude, lease.Microseconds()).Scan(
-		append(append(append(ex.dest(), &active, &pos, &claimed), nx.dest()...), tx.dest()...)...)
+		append(append([]any{&active, &pos, &claimed}, nx.dest()...), tx.dest()...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, server.Event{}, nil, nil, nil, false, nil
+		return 0, server.Event{}, nil, nil, false, nil
 	}
 	if err != nil {
-		return 0, server.Event{}, nil, nil, nil, false, err
-	}
-	if ended, err = ex.run(); err != nil {
-		return 0, server.Event{}, nil, nil, nil, false, err
+		return 0, server.Event{}, nil, nil, false, err
 	}
 	if claimed {
 		if next, err = nx.run(); err == nil {
 			t, err = tx.thread()
 		}
 		if err != nil {
-			return 0, server.Event{}, nil, nil, nil, false, err
+			return 0, server.Event{}, nil, nil, false, err
 		}
 	}
 	if pos != nil && e.EventName != "" {
 		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
 	}
-	return active, ev, ended, next, t, true, nil
+	return active, ev, next, t, true, nil
 }
 
 // CreateRunBusy implements [server.RunRecorder] in one statement, that
@@ -1282,25 +1283,25 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 // With Config.SharedCheckpoints the commit does not wait for its WAL
 // flush.
 // max ≤ 0 keeps every event.
-func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error) {
+func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (string, server.Event, error) {
 	if max <= 0 {
 		max = math.MaxInt32
 	}
+	var cancel string
 	var pos int64
 	var trimmed, sent, setting any
-	query, extra := s.q.startRunEvent, []any{&pos, &trimmed, &sent}
+	query, dest := s.q.startRunEvent, []any{&cancel, &pos, &trimmed, &sent}
 	if s.shared {
-		query, extra = s.q.startRunEventAsync, append(extra, &setting)
+		query, dest = s.q.startRunEventAsync, append(dest, &setting)
 	}
-	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, query, runID, start, s.origin, name, raw(data), max,
-		s.channel, s.origin+":"+runID), extra})
+	err := s.pool.QueryRow(ctx, query, runID, start, s.origin, name, raw(data), max, s.channel, s.origin+":"+runID).Scan(dest...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+		return "", server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
 	}
 	if err != nil {
-		return nil, server.Event{}, wrap("start run", err)
+		return "", server.Event{}, wrap("start run", err)
 	}
-	return r, server.Event{ID: pos, Name: name, Data: data}, nil
+	return cancel, server.Event{ID: pos, Name: name, Data: data}, nil
 }
 
 // EndRun implements [server.RunRecorder] in one statement, and notifies

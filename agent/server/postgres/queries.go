@@ -273,8 +273,7 @@ func newQueries(schema string) queries {
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
 			"{dropLogs}", dropLogs, "{freeExpired}", freeExpired, "{freeDrop}", freeDrop, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
-			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsNZ}", zeroCols("n", runCols, runZero),
-			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
+			"{runColsNZ}", zeroCols("n", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
@@ -372,7 +371,10 @@ func newQueries(schema string) queries {
 	// startRunEvent is startRun and the run's event log's one-record
 	// write ($1 the run, $3 the writer, $4 and $5 the event, $6 the log's
 	// cap, $7 and $8 the log's NOTIFY) at one commit, and returns the
-	// run's record, the event's position, whether the log was trimmed
+	// run's cancel column (of the run's record, the one the server reads
+	// at a start: the whole record's 17 columns cost about 47k more
+	// PostgreSQL instructions per start, callgrind), the event's
+	// position, whether the log was trimmed
 	// (trimLog) and the NOTIFY's result; no row when the run is
 	// missing. The log's row is written first, then the run's, the order
 	// finishRun locks them in: the run's UPDATE, the statement itself,
@@ -403,7 +405,7 @@ func newQueries(schema string) queries {
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h)
 		UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true FROM h
-		WHERE id = $1 RETURNING {runCols}, h.next - 1, ` + trimLog("$1", "$6") + `, pg_notify($7, $8)`)
+		WHERE id = $1 RETURNING cancel, h.next - 1, ` + trimLog("$1", "$6") + `, pg_notify($7, $8)`)
 	// startRunEventAsync is startRunEvent whose commit does not wait for
 	// its WAL flush (Config.SharedCheckpoints): set_config with is_local
 	// sets synchronous_commit for the statement's own transaction, which
@@ -464,25 +466,27 @@ func newQueries(schema string) queries {
 	// the lock is held ({freeDrop}), the thread and its active runs, in one
 	// statement: one snapshot, and one statement per run's creation
 	// fewer than a read of each. It returns a row per active run, or one
-	// row when there is none: the lock's state, whether the row holds
-	// the thread and the thread's columns (zero values when it does
-	// not), then whether the row holds a run, the run's columns (zero
-	// values when it does not) and its seq (0 without a run). The
-	// thread's columns are on one row alone, the one of the thread's
-	// first active run by seq (or the lone row when there is none), so
-	// that a thread's values are sent once however many runs are queued
-	// on it. The rows come in no particular order: scanThreadActive
-	// orders the runs as activeRuns does. The plan has no sort and no
-	// window: each node initialised at every execution carries the
-	// thread's and the run's ~30 columns, and the sorts and the window
-	// function an order in SQL needed cost about a sixth of the
-	// statement (PostgreSQL instructions, callgrind).
+	// row when there is none: the lock's state, the thread's columns that
+	// a run's creation reads (server.LockingRecorder.CreateRunLocked: its
+	// id, owner, metadata, graph, head and rolled; NULL when the row does
+	// not hold the thread), then the run's id, status and seq (NULL when
+	// the row holds no run). The thread's columns are on one row alone,
+	// the one of the thread's first active run by seq (or the lone row
+	// when there is none), so that they are sent once however many runs
+	// are queued on it. The rows come in no particular order:
+	// scanThreadActive orders the runs as activeRuns does. The plan has
+	// no sort and no window, and the columns are those a creation reads,
+	// unwrapped: each node initialised at every execution carries the
+	// statement's columns, and the sorts and the window function an order
+	// in SQL needed cost about a sixth of the statement, the 30 columns of
+	// the whole thread and run records (each NULL one replaced by its zero
+	// value) about 40 % of it (PostgreSQL instructions, callgrind).
 	// Each statement that reads whether the lock is held also deletes
 	// the thread's lease row if it expired ({freeDrop}): the holder that let it expire then
 	// finds its lease gone when it renews or releases it, and logs that
 	// another holder may have had the lock, as when a take replaced it.
 	// The row is written only then.
-	q.threadFreeActive = r(`SELECT {freeDrop}, t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}, COALESCE(a.seq, 0)
+	q.threadFreeActive = r(`SELECT {freeDrop}, t.id, t.owner, t.metadata, t.graph_id, t.head, t.rolled, a.id, a.status, a.seq AS seq
 		FROM (SELECT 1) o
 		LEFT JOIN {runs} a ON a.thread_id = $1 AND a.status IN ('running', 'pending')
 		LEFT JOIN {threads} t ON t.id = $1 AND (a.seq IS NULL
@@ -492,8 +496,8 @@ func newQueries(schema string) queries {
 	// index; an InitPlan, computed once), in the read's snapshot: the
 	// count of a run's creation under Config.MaxActiveRuns without a
 	// statement, a round trip and a transaction of its own.
-	q.threadFreeActiveCount = strings.Replace(q.threadFreeActive, "COALESCE(a.seq, 0)",
-		"COALESCE(a.seq, 0), ("+strings.Replace(q.countActive, "$1", "$2", 1)+")", 1)
+	q.threadFreeActiveCount = strings.Replace(q.threadFreeActive, "a.seq AS seq",
+		"a.seq AS seq, ("+strings.Replace(q.countActive, "$1", "$2", 1)+")", 1)
 	// claimLocked is claimThread under the lock taken by xactLockThread:
 	// whether the lock is held, whether a run was claimed, the run's
 	// columns and its thread's (zero values when none was).
@@ -511,8 +515,10 @@ func newQueries(schema string) queries {
 	// event. The thread's row is updated first, then the log's, then the
 	// run's (each CTE waits for the one before), the order claims lock
 	// them in. It returns whether the lock is held, whether the run was
-	// ended, the ended run's record (zero values when it was not), the
-	// active runs counted, the event's position (NULL without the
+	// ended (not the ended run's record, which the server does not use:
+	// its 17 columns, carried through the WITH query and the outer
+	// join, cost about 100k PostgreSQL instructions per end, callgrind),
+	// the active runs counted, the event's position (NULL without the
 	// event), whether the run was lost to another worker, and whether
 	// the log was trimmed (trimLog; NULL when not). A log the
 	// event creates (a crash lost the run's) starts at the epoch $20
@@ -544,8 +550,8 @@ func newQueries(schema string) queries {
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $10, h.next - 1, 0, $12, $13 FROM h),
 		r AS (UPDATE {runs} SET status = $15, error = $16, updated = $17, worker = '', lease_until = NULL
 			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0
-				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING {runCols})
-		SELECT f.free, r.id IS NOT NULL, {runColsR}, a.n, h.next - 1, o.lost, ` + trimLog("$10", "$14") + `
+				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING 1 AS ended)
+		SELECT f.free, r.ended IS NOT NULL, a.n, h.next - 1, o.lost, ` + trimLog("$10", "$14") + `
 		FROM f CROSS JOIN a CROSS JOIN o LEFT JOIN h ON true LEFT JOIN r ON true`)
 	// finishedBy tells, after finishRun's reply was lost, whether its
 	// transaction committed, and what it returned: the run $1 ended with
@@ -568,7 +574,7 @@ func newQueries(schema string) queries {
 				AND n.thread_id = e.thread_id AND n.status = 'running' AND n.worker = $2
 				AND n.id <> e.id AND n.xmin = e.xmin AND n.lease_until > clock_timestamp()
 			RETURNING n.*)
-		SELECT {runColsE}, (SELECT count(*) FROM {runs} a WHERE a.thread_id = e.thread_id
+		SELECT (SELECT count(*) FROM {runs} a WHERE a.thread_id = e.thread_id
 				AND a.status IN ('running', 'pending') AND a.id <> ALL ($5::text[])),
 			(SELECT k.next - 1 FROM {logkeys} k WHERE k.key = e.id),
 			n.id IS NOT NULL, {runColsNZ}, {threadColsTZ}

@@ -27,14 +27,14 @@ type takenOverFinish struct {
 	*postgres.Store
 }
 
-func (f *takenOverFinish) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
+func (f *takenOverFinish) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, error) {
 	if _, err := f.Store.UpdateRun(ctx, e.RunID, func(r *server.Run) error {
 		r.Worker, r.Attempt, r.LeaseUntil = "w2", r.Attempt+1, time.Now().Add(time.Hour)
 		return nil
 	}); err != nil {
-		return 0, server.Event{}, nil, err
+		return 0, server.Event{}, err
 	}
-	return 0, server.Event{}, nil, errors.New("connection reset by peer")
+	return 0, server.Event{}, errors.New("connection reset by peer")
 }
 
 // TestStaleFinishStepByStepLeaseLost: when a run's one-transaction end
@@ -140,20 +140,20 @@ type takenOverClaim struct {
 	done atomic.Bool
 }
 
-func (f *takenOverClaim) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
+func (f *takenOverClaim) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Thread, error) {
 	if !f.done.Swap(true) {
 		r, err := f.Store.UpdateRun(ctx, e.RunID, func(r *server.Run) error {
 			r.Worker, r.Attempt = "w2", r.Attempt+1
 			return nil
 		})
 		if err != nil {
-			return 0, server.Event{}, nil, nil, nil, err
+			return 0, server.Event{}, nil, nil, err
 		}
 		b := e
 		b.Worker, b.Attempt, b.EventData = "w2", r.Attempt, json.RawMessage(`{"by":"w2"}`)
 		b.Refresh.Exclude = append([]string{}, e.RunID)
-		if _, _, _, err := f.Store.FinishRunLocked(ctx, b); err != nil {
-			return 0, server.Event{}, nil, nil, nil, err
+		if _, _, err := f.Store.FinishRunLocked(ctx, b); err != nil {
+			return 0, server.Event{}, nil, nil, err
 		}
 	}
 	return f.Store.FinishClaimNextLocked(ctx, e, worker, lease)

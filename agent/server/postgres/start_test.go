@@ -120,8 +120,8 @@ func open2(t *testing.T, schema string) *postgres.Store {
 // can (the database gone for a moment).
 type failingStarter struct{ *postgres.Store }
 
-func (failingStarter) StartRunEvent(context.Context, string, string, string, json.RawMessage, int) (*server.Run, server.Event, error) {
-	return nil, server.Event{}, errors.New("start failed")
+func (failingStarter) StartRunEvent(context.Context, string, string, string, json.RawMessage, int) (string, server.Event, error) {
+	return "", server.Event{}, errors.New("start failed")
 }
 
 // TestFailedStartKeepsMetadata: when StartRunEvent fails, the run ends

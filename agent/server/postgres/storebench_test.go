@@ -15,7 +15,7 @@ import (
 
 // runStarter is server.RunStarter's method, asserted by its signature.
 type runStarter interface {
-	StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error)
+	StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (string, server.Event, error)
 }
 
 // runClaimer is server.RunClaimer's method, asserted by its signature.
@@ -126,7 +126,7 @@ func BenchmarkStoreRunPath(b *testing.B) {
 							b.Error(err)
 							return
 						}
-						if _, _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: rid, ThreadID: tid,
+						if _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: rid, ThreadID: tid,
 							Refresh:   server.ThreadRefresh{State: true, Values: vals, Exclude: []string{rid}, At: time.Now().UTC()},
 							EventName: "end", EventData: json.RawMessage(`{"run_id":"r","status":"success"}`), MaxEvents: 100,
 							Status: server.RunSuccess, At: time.Now().UTC(), Worker: "w", Attempt: 1}); err != nil {

@@ -90,7 +90,7 @@ func TestStartAndEndTrimLogByFunction(t *testing.T) {
 	if got, want := strings.Join(names(), " "), `values:{"i":2} metadata:{}`; got != want {
 		t.Errorf("after a start capped at 2: the log holds %s; want %s", got, want)
 	}
-	if _, _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: "r", ThreadID: "t",
+	if _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: "r", ThreadID: "t",
 		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{}`), Exclude: []string{"r"}, At: now},
 		EventName: "end", EventData: json.RawMessage(`{}`), MaxEvents: 2, Status: server.RunSuccess, At: now}); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestEpochLogTrimsOnlyWhenFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	trims("the start (2 events)", 0)
-	if _, _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: "r", ThreadID: "t",
+	if _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: "r", ThreadID: "t",
 		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{}`), Exclude: []string{"r"}, At: now},
 		EventName: "end", EventData: json.RawMessage(`{}`), MaxEvents: 2, Status: server.RunSuccess, At: now}); err != nil {
 		t.Fatal(err)

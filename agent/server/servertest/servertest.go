@@ -770,9 +770,10 @@ func testActiveRuns(t *testing.T, st server.Store) {
 	check("b deleted, c ended", []string{}, []string{"a", "d"}, []string{"a", "d"})
 }
 
-// testRunStarter checks a [server.RunStarter]'s StartRunEvent: the run marked started with its start, the
-// event appended after the run's others, capped as AppendEvent caps; a
-// second start keeps the first's start; a missing run is ErrNotFound.
+// testRunStarter checks a [server.RunStarter]'s StartRunEvent: the run
+// marked started with its start, the run's Cancel returned, the event
+// appended after the run's others, capped as AppendEvent caps; a second
+// start keeps the first's start; a missing run is ErrNotFound.
 func testRunStarter(t *testing.T, st server.Store) {
 	rs, ok := st.(server.RunStarter)
 	if !ok {
@@ -788,9 +789,14 @@ func testRunStarter(t *testing.T, st server.Store) {
 			t.Fatal(err)
 		}
 	}
-	r, ev, err := rs.StartRunEvent(ctx, "r1", "cp1", "metadata", json.RawMessage(`{"run_id":"r1"}`), 2)
-	if err != nil || !r.Started || r.Start != "cp1" || r.ID != "r1" || r.ThreadID != "t1" {
-		t.Fatalf("StartRunEvent: %+v, %v; want r1 started at cp1", r, err)
+	// A cancellation asked of the run before its start (another
+	// instance's askCancel) is what the start returns.
+	if _, err := st.UpdateRun(ctx, "r1", func(r *server.Run) error { r.Cancel = "interrupt"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	cancel, ev, err := rs.StartRunEvent(ctx, "r1", "cp1", "metadata", json.RawMessage(`{"run_id":"r1"}`), 2)
+	if err != nil || cancel != "interrupt" {
+		t.Fatalf("StartRunEvent: cancel %q, %v; want the run's Cancel %q", cancel, err, "interrupt")
 	}
 	if ev.ID != 2 || ev.Name != "metadata" || string(ev.Data) != `{"run_id":"r1"}` {
 		t.Fatalf("StartRunEvent's event: %+v; want metadata at 2", ev)
@@ -802,9 +808,15 @@ func testRunStarter(t *testing.T, st server.Store) {
 	if got, err := st.Run(ctx, "r1"); err != nil || !got.Started || got.Start != "cp1" {
 		t.Fatalf("Run after StartRunEvent: %+v, %v; want started at cp1", got, err)
 	}
-	r, ev, err = rs.StartRunEvent(ctx, "r1", "cp2", "metadata", json.RawMessage(`{}`), 0)
-	if err != nil || !r.Started || r.Start != "cp1" || ev.ID != 3 {
-		t.Fatalf("a second StartRunEvent: %+v %+v, %v; want the start cp1 kept and the event at 3", r, ev, err)
+	if _, err := st.UpdateRun(ctx, "r1", func(r *server.Run) error { r.Cancel = ""; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	cancel, ev, err = rs.StartRunEvent(ctx, "r1", "cp2", "metadata", json.RawMessage(`{}`), 0)
+	if err != nil || cancel != "" || ev.ID != 3 {
+		t.Fatalf("a second StartRunEvent: cancel %q, %+v, %v; want no cancellation and the event at 3", cancel, ev, err)
+	}
+	if got, err := st.Run(ctx, "r1"); err != nil || !got.Started || got.Start != "cp1" {
+		t.Fatalf("Run after a second StartRunEvent: %+v, %v; want the start cp1 kept", got, err)
 	}
 	if _, _, err := rs.StartRunEvent(ctx, "nope", "cp1", "metadata", json.RawMessage(`{}`), 0); !errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("StartRunEvent of a missing run: %v; want ErrNotFound", err)
