@@ -232,4 +232,3 @@ func TestJournalSigningKeyTooShort(t *testing.T) {
 		t.Fatalf("NewJournal with a 5-byte key = %v, want an error naming JournalConfig.SigningKey", err)
 	}
 }
-
