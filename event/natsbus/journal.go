@@ -345,15 +345,17 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 
 		// Heartbeats of the writer, from now on: with a SigningKey, each
 		// signed and numbered above the last one heeded, so that a
-		// heartbeat replayed is refused.
+		// heartbeat replayed is refused. Without one, any message on the
+		// writer's subject is a heartbeat (as those of journals that sent
+		// them without headers): only subject permissions guard it.
 		alive := make(chan struct{}, 1)
 		var lastBeat uint64 // the subscription's handler runs one at a time
 		hb, err := j.nc.Subscribe(j.aliveSubject(writer), func(m *nats.Msg) {
-			if !j.accepted(m.Subject, m.Header, m.Data, writer) {
-				j.refuse(key, m.Subject, "heartbeat not from the key's writer, or not signed")
-				return
-			}
 			if j.cfg.SigningKey != nil {
+				if !j.accepted(m.Subject, m.Header, m.Data, writer) {
+					j.refuse(key, m.Subject, "heartbeat not signed")
+					return
+				}
 				beat, err := strconv.ParseUint(m.Header.Get(hdrBeat), 10, 64)
 				if err != nil || beat <= lastBeat {
 					j.refuse(key, m.Subject, "heartbeat replayed")
