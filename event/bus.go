@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/event/internal/ratelog"
 )
 
 // Handler receives the events of one subscription, one at a time, in the
@@ -55,8 +57,9 @@ type BusConfig struct {
 	// is counted, logged and reported as an error wrapping ErrDropped.
 	// Zero means 50ms; negative means do not wait.
 	PublishWait time.Duration
-	// Logger receives handler panics and dropped events. Nil means no
-	// logging.
+	// Logger receives handler panics and dropped events: drops at most one
+	// line a second, with the number not logged since the last one
+	// (BusStats counts them all). Nil means no logging.
 	Logger *zap.Logger
 }
 
@@ -92,6 +95,7 @@ type MemoryBus struct {
 	wg     sync.WaitGroup
 
 	published, delivered, dropped, panics atomic.Uint64
+	dropLog                               ratelog.Limiter
 }
 
 var _ Bus = (*MemoryBus)(nil)
@@ -226,8 +230,11 @@ func (b *MemoryBus) Publish(ctx context.Context, ev Event) error {
 		return nil
 	}
 	b.dropped.Add(uint64(len(lost)))
-	b.log.Warn("event: subscriber queue full, event dropped", zap.String("type", string(ev.Type)),
-		zap.String("request_id", ev.RequestID), zap.Uint64("seq", ev.Seq), zap.Strings("subscriptions", lost))
+	if ok, skipped := b.dropLog.Allow(); ok {
+		b.log.Warn("event: subscriber queue full, event dropped", zap.String("type", string(ev.Type)),
+			zap.String("request_id", ev.RequestID), zap.Uint64("seq", ev.Seq), zap.Strings("subscriptions", lost),
+			zap.Uint64("unlogged_since_last", skipped))
+	}
 	return fmt.Errorf("%w: %s #%d not delivered to %s (queue of %d full); make the handler faster or raise BusConfig.QueueSize",
 		ErrDropped, ev.Type, ev.Seq, strings.Join(lost, ", "), b.cfg.QueueSize)
 }

@@ -33,7 +33,10 @@ var (
 // writer numbers from 1. A journal keeps a bounded number of each key's
 // latest events for a bounded time; a reader that asks for events already
 // dropped gets an [Error] event with code "events_lost" first, then the
-// events that are still kept.
+// events that are still kept. A reader skips only the events at or below
+// the Seq it resumes after: it is told by an events_lost event of any
+// other that it misses (a Seq that jumps, a stored event that does not
+// decode) and of a Seq that goes back, which it then gets too.
 //
 // Implementations are safe for concurrent use.
 type Journal interface {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/ratelog"
 )
 
 // Config configures a [Bus].
@@ -32,7 +33,13 @@ type Config struct {
 	// when the bus dials. Empty means "agentgraph".
 	Name string
 	// Local configures the in-process delivery to each subscription's handler
-	// (queue size, publish wait, logger); see event.BusConfig.
+	// (queue size, publish wait, logger); see event.BusConfig. A zero
+	// PublishWait means, here, do not wait: an event for a handler whose
+	// queue is full is dropped at once, since a wait would hold up every
+	// later message of the subscription (NATS hands them over one at a
+	// time) and, past NATS's pending limits, drop them instead. Drops and
+	// messages that are not events are counted in Stats and logged at most
+	// once a second each.
 	Local event.BusConfig
 	// Decoder decodes the events received from NATS into the application's
 	// payload structs. Nil means payloads arrive as event.Raw (and
@@ -74,6 +81,7 @@ type Bus struct {
 
 	published, received, undecodable, localDropped atomic.Uint64
 	natsDropped                                    atomic.Uint64 // from subscriptions already gone
+	undecodableLog                                 ratelog.Limiter
 }
 
 var _ event.Bus = (*Bus)(nil)
@@ -89,6 +97,9 @@ type subscription struct {
 func New(ctx context.Context, cfg Config) (*Bus, error) {
 	if cfg.Local.Logger == nil {
 		cfg.Local.Logger = zap.NewNop()
+	}
+	if cfg.Local.PublishWait == 0 {
+		cfg.Local.PublishWait = -1 // do not wait; see Config.Local
 	}
 	prefix := cfg.Subject
 	if prefix == "" {
@@ -218,7 +229,10 @@ func (b *Bus) deliver(local *event.MemoryBus, m *nats.Msg) {
 	ev, err := b.cfg.Decoder.Decode(m.Data)
 	if err != nil {
 		b.undecodable.Add(1)
-		b.log.Warn("natsbus: message is not an event", zap.String("subject", m.Subject), zap.Error(err))
+		if ok, skipped := b.undecodableLog.Allow(); ok {
+			b.log.Warn("natsbus: message is not an event", zap.String("subject", m.Subject), zap.Error(err),
+				zap.Uint64("unlogged_since_last", skipped))
+		}
 		return
 	}
 	if len(m.Header) > 0 {

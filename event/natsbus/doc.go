@@ -38,4 +38,20 @@
 // client that lost its connection to one instance resumes on another from
 // the last event it saw. Readers follow a key live until its writer ends it,
 // and end with [ErrWriterLost] when the writer's heartbeats stop.
+//
+// A key's writer is the journal that wrote its first message; readers take
+// its events, its end and its heartbeats ("<Stream>.alive.<writer id>")
+// alone, and count and drop the messages of anyone else ([JournalStats]).
+// The writer's id travels in every message, so anyone who can read the
+// stream can copy it: without JournalConfig.SigningKey, NATS subject
+// permissions must keep every user but the service's instances from
+// publishing on "<Stream>.key.>" and "<Stream>.alive.>", or another client
+// can end a key early, add events to it, or keep a dead writer's readers
+// waiting. With a SigningKey, each message is signed (HMAC-SHA256 over its
+// subject, its journal headers and its body) and readers refuse those
+// unsigned or badly signed; heartbeats are numbered, so that one replayed
+// is refused too. A signature proves who wrote a message, not that it is
+// new: a copy of a key's signed event published again under the same key
+// reaches readers as an event out of order, announced by an events_lost
+// error event.
 package natsbus

@@ -2,13 +2,19 @@ package natsbus
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"iter"
 	"regexp"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -16,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/ratelog"
 	"github.com/agentgraph/agentgraph/event/internal/resume"
 )
 
@@ -73,8 +80,31 @@ type JournalConfig struct {
 	// Decoder decodes the events read into payload structs. Nil means
 	// payloads arrive as event.Raw (and event.Error).
 	Decoder *event.Decoder
-	// Logger receives publishing failures. Nil means no logging.
+	// SigningKey, when set, signs every message the journal publishes
+	// (events, ends, heartbeats) with HMAC-SHA256, and makes its readers
+	// refuse messages that are unsigned or badly signed: only holders of
+	// the key can write a key's events, end it or keep its writer alive.
+	// Every journal sharing the Stream uses the same key: 32 random
+	// bytes, at least 16. Nil means messages are not signed, and NATS
+	// subject permissions must keep other users from publishing on
+	// "<Stream>.key.>" and "<Stream>.alive.>" (see the package doc).
+	SigningKey []byte
+	// Logger receives publishing failures, and the messages readers
+	// refuse or cannot decode (at most one line a second, with the
+	// number left unlogged). Nil means no logging.
 	Logger *zap.Logger
+}
+
+// JournalStats counts the messages a [Journal]'s readers did not deliver.
+type JournalStats struct {
+	// Refused is the number of messages refused: a key's event or end
+	// not from the key's writer, a heartbeat not from the writer, or,
+	// with JournalConfig.SigningKey, one unsigned or badly signed.
+	Refused uint64
+	// Undecodable is the number of messages from a key's writer that
+	// were not events; each was told to the reader by an events_lost
+	// error event.
+	Undecodable uint64
 }
 
 // Journal is an [event.Journal] in NATS: it keeps the events of keyed
@@ -101,13 +131,23 @@ type Journal struct {
 	stop   chan struct{}
 	done   sync.WaitGroup
 	once   sync.Once
+
+	refused, undecodable atomic.Uint64
+	logRate              ratelog.Limiter
 }
 
 // Headers of journal messages.
 const (
-	hdrWriter = "Agentgraph-Writer"
-	hdrEnd    = "Agentgraph-End"
+	hdrWriter    = "Agentgraph-Writer"
+	hdrEnd       = "Agentgraph-End"
+	hdrBeat      = "Agentgraph-Beat" // a heartbeat's number, from 1
+	hdrSignature = "Agentgraph-Signature"
 )
+
+// writerScan bounds the messages Read looks at, from a key's first kept
+// one, for the first from a journal writer (with a writer header and,
+// with a SigningKey, signed).
+const writerScan = 16
 
 var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
@@ -131,6 +171,13 @@ func NewJournal(ctx context.Context, cfg JournalConfig) (*Journal, error) {
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultJournalLease
+	}
+	if n := len(cfg.SigningKey); n > 0 && n < 16 {
+		return nil, fmt.Errorf("natsbus: JournalConfig.SigningKey has %d bytes; use 32 random bytes (at least 16), the same for every journal of the stream", n)
+	}
+	cfg.SigningKey = append([]byte(nil), cfg.SigningKey...)
+	if len(cfg.SigningKey) == 0 {
+		cfg.SigningKey = nil
 	}
 	j := &Journal{cfg: cfg, log: cfg.Logger, nc: cfg.Conn, id: randomID(), stop: make(chan struct{})}
 	if j.log == nil {
@@ -187,8 +234,10 @@ func (j *Journal) heartbeat() {
 	defer j.done.Done()
 	t := time.NewTicker(j.cfg.Lease / 3)
 	defer t.Stop()
-	for {
-		if err := j.nc.Publish(j.aliveSubject(j.id), nil); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	for beat := uint64(1); ; beat++ {
+		m := &nats.Msg{Subject: j.aliveSubject(j.id), Header: nats.Header{hdrWriter: []string{j.id}, hdrBeat: []string{strconv.FormatUint(beat, 10)}}}
+		j.sign(m)
+		if err := j.nc.PublishMsg(m); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			j.log.Warn("natsbus: journal heartbeat failed", zap.Error(err))
 		}
 		select {
@@ -213,6 +262,7 @@ func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error 
 		return fmt.Errorf("natsbus: %w", err)
 	}
 	m := &nats.Msg{Subject: j.subject(key), Data: data, Header: nats.Header{hdrWriter: []string{j.id}}}
+	j.sign(m)
 	if err := j.nc.PublishMsg(m); err != nil {
 		return fmt.Errorf("natsbus: journal %s: %w", key, err)
 	}
@@ -226,6 +276,7 @@ func (j *Journal) End(ctx context.Context, key string) error {
 		return err
 	}
 	m := &nats.Msg{Subject: j.subject(key), Header: nats.Header{hdrWriter: []string{j.id}, hdrEnd: []string{"1"}}}
+	j.sign(m)
 	if _, err := j.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("natsbus: ending journal %s: %w", key, err)
 	}
@@ -257,6 +308,14 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // heartbeats for Lease ([ErrWriterLost]). A key with no events yields
 // [ErrUnknownKey] at once. When the retention dropped events after
 // "after", Read first yields an error event with code "events_lost".
+//
+// The key's writer is the journal that wrote the first message kept under
+// it: Read delivers the events and the end of that writer alone, and
+// heeds its heartbeats alone; with a SigningKey, only those signed with
+// it. It refuses other messages and counts them ([Journal.Stats]). A
+// message of the writer that is not an event, and an event whose Seq
+// does not follow the one before, are told to the reader by an
+// events_lost error event.
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		if err := event.CheckJournalKey(key); err != nil {
@@ -278,11 +337,32 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			yield(event.Event{}, fmt.Errorf("natsbus: journal %s: %w", key, err))
 			return
 		}
-		writer := last.Header.Get(hdrWriter)
+		writer, err := j.keyWriter(ctx, stream, key, subject)
+		if err != nil {
+			yield(event.Event{}, fmt.Errorf("natsbus: journal %s: %w", key, err))
+			return
+		}
 
-		// Heartbeats of the writer, from now on.
+		// Heartbeats of the writer, from now on: with a SigningKey, each
+		// signed and numbered above the last one heeded, so that a
+		// heartbeat replayed is refused. Without one, any message on the
+		// writer's subject is a heartbeat (as those of journals that sent
+		// them without headers): only subject permissions guard it.
 		alive := make(chan struct{}, 1)
-		hb, err := j.nc.Subscribe(j.aliveSubject(writer), func(*nats.Msg) {
+		var lastBeat uint64 // the subscription's handler runs one at a time
+		hb, err := j.nc.Subscribe(j.aliveSubject(writer), func(m *nats.Msg) {
+			if j.cfg.SigningKey != nil {
+				if !j.accepted(m.Subject, m.Header, m.Data, writer) {
+					j.refuse(key, m.Subject, "heartbeat not signed")
+					return
+				}
+				beat, err := strconv.ParseUint(m.Header.Get(hdrBeat), 10, 64)
+				if err != nil || beat <= lastBeat {
+					j.refuse(key, m.Subject, "heartbeat replayed")
+					return
+				}
+				lastBeat = beat
+			}
 			select {
 			case alive <- struct{}{}:
 			default:
@@ -320,7 +400,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		var leaseC <-chan time.Time
 		lease := time.NewTimer(j.cfg.Lease)
 		defer lease.Stop()
-		if last.Header.Get(hdrEnd) == "" {
+		if last.Header.Get(hdrEnd) == "" || !j.accepted(last.Subject, last.Header, last.Data, writer) {
 			leaseC = lease.C
 		}
 		cur := resume.After(after)
@@ -341,12 +421,23 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 				yield(event.Event{}, ErrWriterLost)
 				return
 			case m := <-msgs:
+				if !j.accepted(m.Subject(), m.Headers(), m.Data(), writer) {
+					j.refuse(key, m.Subject(), "message not from the key's writer, or not signed")
+					continue
+				}
 				if m.Headers().Get(hdrEnd) != "" {
 					return
 				}
 				ev, err := j.cfg.Decoder.Decode(m.Data())
 				if err != nil {
-					j.log.Warn("natsbus: journal message is not an event", zap.String("key", key), zap.Error(err))
+					j.undecodable.Add(1)
+					if ok, skipped := j.logRate.Allow(); ok {
+						j.log.Warn("natsbus: journal message is not an event; the reader is told it missed one",
+							zap.String("key", key), zap.Error(err), zap.Uint64("unlogged_since_last", skipped))
+					}
+					if !cur.Undecodable(0, err, yield) {
+						return
+					}
 					continue
 				}
 				yielded, more := cur.Pass(ev, yield)
@@ -360,6 +451,74 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			}
 		}
 	}
+}
+
+// keyWriter returns the writer of the key whose subject is subject: the
+// writer of its first kept message that is a journal's (one of the first
+// writerScan).
+func (j *Journal) keyWriter(ctx context.Context, stream jetstream.Stream, key, subject string) (string, error) {
+	seq := uint64(1)
+	for range writerScan {
+		m, err := stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if err != nil {
+			return "", fmt.Errorf("looking up the key's writer: %w", err)
+		}
+		if w := m.Header.Get(hdrWriter); w != "" && j.accepted(m.Subject, m.Header, m.Data, w) {
+			return w, nil
+		}
+		j.refuse(key, m.Subject, "message not from a journal writer, or not signed")
+		seq = m.Sequence + 1
+	}
+	return "", fmt.Errorf("none of the key's first %d messages is from a journal writer (with its writer header, signed with the JournalConfig.SigningKey if any): others publish on the journal's subjects; restrict them with NATS permissions or set JournalConfig.SigningKey", writerScan)
+}
+
+// accepted reports whether the message on subject with headers h and
+// body data is writer's: it carries writer's id and, with a SigningKey,
+// a valid signature.
+func (j *Journal) accepted(subject string, h nats.Header, data []byte, writer string) bool {
+	if h.Get(hdrWriter) != writer {
+		return false
+	}
+	if j.cfg.SigningKey == nil {
+		return true
+	}
+	got, err := base64.RawStdEncoding.DecodeString(h.Get(hdrSignature))
+	return err == nil && hmac.Equal(got, j.mac(subject, h, data))
+}
+
+// sign adds its signature to m, when the journal has a SigningKey.
+func (j *Journal) sign(m *nats.Msg) {
+	if j.cfg.SigningKey != nil {
+		m.Header.Set(hdrSignature, base64.RawStdEncoding.EncodeToString(j.mac(m.Subject, m.Header, m.Data)))
+	}
+}
+
+// mac is the HMAC-SHA256 of a message: its subject, the headers of
+// writer, end and heartbeat number, and its body, each but the body
+// prefixed by its length.
+func (j *Journal) mac(subject string, h nats.Header, data []byte) []byte {
+	mac := hmac.New(sha256.New, j.cfg.SigningKey)
+	var n [binary.MaxVarintLen64]byte
+	for _, s := range [...]string{subject, h.Get(hdrWriter), h.Get(hdrEnd), h.Get(hdrBeat)} {
+		mac.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		mac.Write([]byte(s))
+	}
+	mac.Write(data)
+	return mac.Sum(nil)
+}
+
+// refuse counts a message refused and logs it, at most once a second.
+func (j *Journal) refuse(key, subject, why string) {
+	j.refused.Add(1)
+	if ok, skipped := j.logRate.Allow(); ok {
+		j.log.Warn("natsbus: journal refused a message: "+why+"; restrict the journal's subjects with NATS permissions or set JournalConfig.SigningKey",
+			zap.String("key", key), zap.String("subject", subject), zap.Uint64("unlogged_since_last", skipped))
+	}
+}
+
+// Stats returns the journal's counters.
+func (j *Journal) Stats() JournalStats {
+	return JournalStats{Refused: j.refused.Load(), Undecodable: j.undecodable.Load()}
 }
 
 // Close stops the heartbeats (readers following this journal's keys

@@ -57,9 +57,13 @@ const (
 	DefaultJournalMaxAge    = 10 * time.Minute
 	DefaultJournalMaxEvents = 1024
 	DefaultJournalLease     = 10 * time.Second
+	// DefaultJournalMaxEventBytes is the default of
+	// JournalConfig.MaxEventBytes: 8 MiB.
+	DefaultJournalMaxEventBytes = 8 << 20
 )
 
-// readBatch bounds the events one read statement returns.
+// readBatch bounds the events one read statement returns; MaxEventBytes
+// bounds their bytes (see journalQueries.readQ).
 const readBatch = 256
 
 // JournalConfig configures [NewJournal]. Set Pool or DSN.
@@ -86,6 +90,12 @@ type JournalConfig struct {
 	// needed older ones starts with an events_lost error event. Zero
 	// means DefaultJournalMaxEvents.
 	MaxEvents int
+	// MaxEventBytes bounds the JSON form of one event: Append refuses a
+	// larger one. It also bounds the bytes a Read loads at once: the
+	// events of one read statement stop at the first that reaches it
+	// (one event at least), so a reader holds at most about twice it.
+	// Zero means DefaultJournalMaxEventBytes.
+	MaxEventBytes int
 	// Lease is how long a reader follows a key after the last renewal of
 	// its writer's lease (renewed every third of it while the writer's
 	// Journal is open) before it ends with event.ErrWriterLost. Zero
@@ -158,10 +168,17 @@ func newJournalQueries(schema, name string) journalQueries {
 			ON CONFLICT (key) DO UPDATE SET ended = true, updated = EXCLUDED.updated RETURNING key)
 		SELECT pg_notify($3, md5($1)) FROM k`)
 	q.hasQ = r(`SELECT EXISTS (SELECT 1 FROM {keys} WHERE key = $1)`)
+	// The events after pos $2, at most $3 of them and only while the
+	// bytes of those before stay under $4: a batch holds one event at
+	// least and less than $4 plus its last. length(data) reads the
+	// stored size, not the value.
 	q.readQ = r(`SELECT k.ended,
 			EXISTS (SELECT 1 FROM {writers} w WHERE w.writer = k.writer AND w.until >= clock_timestamp()),
-			e.pos, e.data
-		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
+			e.pos, e.seq, e.data
+		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, seq, data FROM (
+				SELECT pos, seq, data, sum(length(data)) OVER (ORDER BY pos) - length(data) AS before
+				FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) b
+			WHERE before < $4) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
 	// A key not ended whose writer's lease is alive is a stream still in
 	// flight (a long tool call, a person answering): it stays. No index
@@ -270,6 +287,9 @@ func NewJournal(ctx context.Context, cfg JournalConfig) (*Journal, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultJournalLease
 	}
+	if cfg.MaxEventBytes <= 0 {
+		cfg.MaxEventBytes = DefaultJournalMaxEventBytes
+	}
 	pool, owned, err := pgdb.Connect(ctx, cfg.Pool, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -351,6 +371,10 @@ func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error 
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
+	if len(data) > j.cfg.MaxEventBytes {
+		return fmt.Errorf("postgres: journal %s: event #%d is %d bytes, above JournalConfig.MaxEventBytes (%d); raise it or send less",
+			key, ev.Seq, len(data), j.cfg.MaxEventBytes)
+	}
 	if _, err := j.log2.Append(ctx, key, j.cfg.MaxEvents, Record{Seq: int64(ev.Seq), Data: data}); err != nil {
 		return fmt.Errorf("postgres: journal %s: %w", key, err)
 	}
@@ -386,6 +410,8 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // (through one LISTEN connection per Journal, open while some Read
 // waits), and reads again at least every third of the lease to see
 // whether the writer is still alive.
+// A stored row that does not decode is told to the reader by an
+// error event with code "events_lost" and the row's Seq.
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		if err := event.CheckJournalKey(key); err != nil {
@@ -399,49 +425,36 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		cur := resume.After(after)
 		backoff := time.Millisecond
 		for {
-			rows, err := j.pool.Query(ctx, j.q.readQ, key, pos, readBatch)
+			b, err := j.readBatch(ctx, key, pos)
 			if err != nil {
-				yield(event.Event{}, j.readErr(ctx, key, err))
+				yield(event.Event{}, err)
 				return
 			}
-			found, ended, alive, n := false, false, false, 0
-			var batch [][]byte
-			for rows.Next() {
-				var p *int64
-				var data []byte
-				if err := rows.Scan(&ended, &alive, &p, &data); err != nil {
-					rows.Close()
-					yield(event.Event{}, j.readErr(ctx, key, err))
-					return
-				}
-				found = true
-				if p != nil {
-					pos, n = *p, n+1
-					batch = append(batch, data)
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				yield(event.Event{}, j.readErr(ctx, key, err))
-				return
-			}
-			if !found {
+			if !b.found {
 				yield(event.Event{}, event.ErrUnknownKey)
 				return
 			}
-			for _, data := range batch {
+			for i, data := range b.data {
 				ev, err := j.cfg.Decoder.Decode(data)
 				if err != nil {
-					j.log.Warn("postgres: journal row is not an event", zap.String("key", key), zap.Error(err))
+					j.log.Warn("postgres: journal row is not an event", zap.String("key", key), zap.Int64("seq", b.seqs[i]), zap.Error(err))
+					if !cur.Undecodable(uint64(b.seqs[i]), err, yield) {
+						return
+					}
 					continue
 				}
 				if _, more := cur.Pass(ev, yield); !more {
 					return
 				}
 			}
-			if n == readBatch {
+			n := len(b.data)
+			if n > 0 {
+				pos = b.pos
+			}
+			if b.more {
 				continue // more are stored
 			}
+			ended, alive := b.ended, b.alive
 			if ended {
 				return
 			}
@@ -475,6 +488,47 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			}
 		}
 	}
+}
+
+// readRows is what one read statement returns: the key's state and its
+// next events.
+type readRows struct {
+	found, ended, alive bool
+	pos                 int64    // of the last event
+	seqs                []int64  // of the events, as stored
+	data                [][]byte // the events' JSON
+	more                bool     // whether the batch was full: more may follow
+}
+
+// readBatch reads key's state and its events after position pos, at most
+// readBatch of them and MaxEventBytes bytes (plus the last).
+func (j *Journal) readBatch(ctx context.Context, key string, pos int64) (readRows, error) {
+	var b readRows
+	rows, err := j.pool.Query(ctx, j.q.readQ, key, pos, readBatch, j.cfg.MaxEventBytes)
+	if err != nil {
+		return b, j.readErr(ctx, key, err)
+	}
+	defer rows.Close()
+	size := 0
+	for rows.Next() {
+		var p, seq *int64
+		var data []byte
+		if err := rows.Scan(&b.ended, &b.alive, &p, &seq, &data); err != nil {
+			return b, j.readErr(ctx, key, err)
+		}
+		b.found = true
+		if p != nil {
+			b.pos = *p
+			b.seqs = append(b.seqs, *seq)
+			b.data = append(b.data, data)
+			size += len(data)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return b, j.readErr(ctx, key, err)
+	}
+	b.more = len(b.data) == readBatch || size >= j.cfg.MaxEventBytes
+	return b, nil
 }
 
 func (j *Journal) readErr(ctx context.Context, key string, err error) error {

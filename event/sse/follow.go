@@ -34,7 +34,9 @@ type FollowConfig struct {
 // Follow reads the events of the SSE stream at url (a GET endpoint served by
 // [Stream]) the way a browser's EventSource does: when the connection ends
 // or breaks it reconnects with a Last-Event-ID header and continues after
-// the last event it received, skipping any event it has already yielded. It
+// the last event it received, skipping the events the new connection sends
+// again (those with a Seq at most the last one yielded). An event whose Seq
+// goes back within one connection is yielded after an error saying so. It
 // ends when the server answers 204 No Content (the stream is over and
 // everything was read) or with an error: ctx's, a 4xx status, a response
 // that is not text/event-stream, or MaxFailures failed connections in a
@@ -65,6 +67,7 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 				return
 			}
 			progressed, ended, err := func() (progressed, ended bool, err error) {
+				floor := lastSeq // the events up to it were yielded before
 				req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 				if err != nil {
 					return false, true, fmt.Errorf("sse: follow: %w", err)
@@ -108,10 +111,19 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 						}
 						continue
 					}
-					if ev.Seq != 0 && ev.Seq <= lastSeq {
+					if ev.Seq != 0 && ev.Seq <= floor {
 						continue // already yielded before a reconnect
 					}
-					lastSeq, progressed = ev.Seq, true
+					if ev.Seq != 0 && ev.Seq <= lastSeq {
+						err := fmt.Errorf("sse: follow %s: event id %d came after id %d, out of order; it follows", url, ev.Seq, lastSeq)
+						if !yield(event.Event{}, err) {
+							return progressed, true, errStop
+						}
+					}
+					if ev.Seq != 0 {
+						lastSeq = ev.Seq
+					}
+					progressed = true
 					if !yield(ev, nil) {
 						return progressed, true, errStop
 					}

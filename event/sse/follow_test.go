@@ -3,14 +3,18 @@ package sse
 import (
 	"context"
 	"errors"
-	"github.com/agentgraph/agentgraph/event/internal/eventtest"
+	"fmt"
+	"math"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 )
 
 // cutWriter fails every write after the first budget ones, like a
@@ -113,5 +117,38 @@ func TestFollowErrors(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("cancelled: %v", err)
 		}
+	}
+}
+
+// TestFollowSeqBackwards: an event whose Seq goes back within one
+// connection hides none of the events after it: Follow yields an error
+// saying so, then the event, and goes on.
+func TestFollowSeqBackwards(t *testing.T) {
+	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Last-Event-ID") != "" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, s := range []uint64{1, 2, math.MaxUint64, 3, 4} {
+			fmt.Fprintf(w, "id: %d\ndata: {\"type\":\"step\",\"request_id\":\"r\",\"seq\":%d}\n\n", s, s)
+		}
+	}))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	var got []string
+	for ev, err := range Follow(ctx, url, FollowConfig{Retry: time.Millisecond}) {
+		if err != nil {
+			if !strings.Contains(err.Error(), "out of order") {
+				t.Fatal(err)
+			}
+			got = append(got, "out of order")
+			continue
+		}
+		got = append(got, strconv.FormatUint(ev.Seq, 10))
+	}
+	want := []string{"1", "2", strconv.FormatUint(math.MaxUint64, 10), "out of order", "3", "4"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Follow yielded %v, want %v", got, want)
 	}
 }

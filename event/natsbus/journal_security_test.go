@@ -1,0 +1,234 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentgraph/agentgraph/event"
+)
+
+// readNotices reads key from the start: a Seq each, "lost N" for an
+// events_lost notice, "err: ..." for an error.
+func readNotices(ctx context.Context, j *Journal, key string) []string {
+	var got []string
+	for ev, err := range j.Read(ctx, key, 0) {
+		if err != nil {
+			return append(got, "err: "+err.Error())
+		}
+		if e, ok := ev.Payload.(event.Error); ok && e.Code == "events_lost" {
+			got = append(got, "lost "+strconv.FormatUint(ev.Seq, 10))
+			continue
+		}
+		got = append(got, strconv.FormatUint(ev.Seq, 10))
+	}
+	return got
+}
+
+// publishStored publishes m with a connection of its own, as another
+// client of the server would, and waits for the stream to store it.
+func publishStored(t *testing.T, ctx context.Context, url string, m *nats.Msg) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var testSigningKey = []byte("0123456789abcdef0123456789abcdef")
+
+// TestJournalRefusesOthersMessages: another client publishing under a key
+// (an end, garbage, an event with the largest Seq) neither ends its
+// readers nor hides the writer's events; without a signing key, a message
+// with no writer header or another writer's is refused, and with one, a
+// message that copies the writer's id but is not signed with the key.
+func TestJournalRefusesOthersMessages(t *testing.T) {
+	url := natsURL(t)
+	huge := []byte(`{"type":"step","request_id":"r1","seq":18446744073709551615,"time":"2026-01-01T00:00:00Z"}`)
+	for _, signed := range []bool{false, true} {
+		t.Run("signed="+strconv.FormatBool(signed), func(t *testing.T) {
+			cfg := JournalConfig{URL: url, Stream: "journaltest-" + randomID(), Lease: time.Hour, MaxAge: time.Minute}
+			if signed {
+				cfg.SigningKey = testSigningKey
+			}
+			j := openJournal(t, cfg)
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+			defer cancel()
+			for s := uint64(1); s <= 2; s++ {
+				if err := j.Append(ctx, "k1", progress(s)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := j.nc.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			writer := nats.Header{}
+			if signed {
+				writer.Set(hdrWriter, j.id) // the id is in every message: anyone reading can copy it
+			}
+			hdr := func(kv ...string) nats.Header {
+				h := nats.Header{}
+				for k, v := range writer {
+					h[k] = v
+				}
+				for i := 0; i < len(kv); i += 2 {
+					h.Set(kv[i], kv[i+1])
+				}
+				return h
+			}
+			subject := j.subject("k1")
+			others := []*nats.Msg{
+				{Subject: subject, Header: hdr(hdrEnd, "1")},
+				{Subject: subject, Data: []byte("garbage"), Header: hdr()},
+				{Subject: subject, Data: huge, Header: hdr()},
+				{Subject: subject, Data: huge, Header: hdr(hdrSignature, "AAAA")},
+			}
+			for _, m := range others {
+				publishStored(t, ctx, url, m)
+			}
+			for s := uint64(3); s <= 5; s++ {
+				if err := j.Append(ctx, "k1", progress(s)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := j.End(ctx, "k1"); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := readNotices(ctx, j, "k1"), []string{"1", "2", "3", "4", "5"}; !cmp.Equal(got, want) {
+				t.Errorf("read %v, want %v", got, want)
+			}
+			if st := j.Stats(); st.Refused != uint64(len(others)) {
+				t.Errorf("Stats = %+v, want Refused %d", st, len(others))
+			}
+		})
+	}
+}
+
+// TestJournalWriterMessagesOutOfOrder: a message of the key's writer that
+// is not an event, and an event with the largest Seq, are told to the
+// reader, and every event after them is delivered.
+func TestJournalWriterMessagesOutOfOrder(t *testing.T) {
+	url := natsURL(t)
+	j := openJournal(t, JournalConfig{URL: url, Stream: "journaltest-" + randomID(), Lease: time.Hour, MaxAge: time.Minute, SigningKey: testSigningKey})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	if err := j.Append(ctx, "k1", progress(1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range []string{"garbage", `{"type":"step","request_id":"r1","seq":18446744073709551615,"time":"2026-01-01T00:00:00Z"}`} {
+		m := &nats.Msg{Subject: j.subject("k1"), Data: []byte(data), Header: nats.Header{hdrWriter: []string{j.id}}}
+		j.sign(m)
+		if err := j.nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s := uint64(2); s <= 3; s++ {
+		if err := j.Append(ctx, "k1", progress(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.End(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	max := strconv.FormatUint(math.MaxUint64, 10)
+	maxLess := strconv.FormatUint(math.MaxUint64-1, 10)
+	if got, want := readNotices(ctx, j, "k1"), []string{"1", "lost 1", "lost " + maxLess, max, "lost 1", "2", "3"}; !cmp.Equal(got, want) {
+		t.Errorf("read %v, want %v", got, want)
+	}
+	if st := j.Stats(); st.Undecodable != 1 || st.Refused != 0 {
+		t.Errorf("Stats = %+v, want Undecodable 1, Refused 0", st)
+	}
+}
+
+// TestJournalSpoofedHeartbeat: with a signing key, heartbeats that are
+// unsigned or replayed do not keep a dead writer alive: its reader ends
+// with ErrWriterLost.
+func TestJournalSpoofedHeartbeat(t *testing.T) {
+	url := natsURL(t)
+	stream := "journaltest-" + randomID()
+	cfg := JournalConfig{URL: url, Stream: stream, Lease: time.Second, MaxAge: time.Minute, SigningKey: testSigningKey}
+	w, r := openJournal(t, cfg), openJournal(t, cfg)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+
+	// A copy of one of the writer's heartbeats, to replay.
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	beats, err := nc.SubscribeSync(w.aliveSubject(w.id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(ctx, "k", progress(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	captured, err := beats.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = beats.Unsubscribe()
+	_ = w.Close() // the writer dies without End
+
+	stop := make(chan struct{})
+	var spoofing sync.WaitGroup
+	spoofing.Go(func() {
+		unsigned := &nats.Msg{Subject: captured.Subject, Header: nats.Header{hdrWriter: []string{w.id}, hdrBeat: []string{"999999"}}}
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			_ = nc.PublishMsg(unsigned)
+			_ = nc.PublishMsg(&nats.Msg{Subject: captured.Subject, Header: captured.Header})
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	defer spoofing.Wait()
+	defer close(stop)
+	var last error
+	for _, err := range r.Read(ctx, "k", 0) {
+		if err != nil {
+			last = err
+			break
+		}
+	}
+	if !errors.Is(last, ErrWriterLost) {
+		t.Fatalf("Read of a dead writer's key with spoofed heartbeats ended with %v, want ErrWriterLost", last)
+	}
+	if r.Stats().Refused == 0 {
+		t.Error("Stats().Refused = 0 after spoofed heartbeats")
+	}
+}
+
+// TestJournalSigningKeyTooShort: NewJournal refuses a short key, naming
+// the setting.
+func TestJournalSigningKeyTooShort(t *testing.T) {
+	_, err := NewJournal(t.Context(), JournalConfig{URL: "nats://127.0.0.1:1", SigningKey: []byte("short")})
+	if err == nil || !strings.Contains(err.Error(), "JournalConfig.SigningKey") {
+		t.Fatalf("NewJournal with a 5-byte key = %v, want an error naming JournalConfig.SigningKey", err)
+	}
+}
