@@ -13,6 +13,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/toolcall"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -224,6 +225,15 @@ type toolMessage struct {
 	msgs  [1]model.Message
 	parts [1]model.Part
 	res   model.ToolResult
+}
+
+// roomyMessage is the tool message of the result of a tool that writes its
+// result into its caller's storage (toolcall.Into), such as an
+// operator.FuncTool, with room for a small result's content (an integer's
+// text, say), allocated at once.
+type roomyMessage struct {
+	toolMessage
+	room toolcall.Room
 }
 
 type agent struct {
@@ -725,8 +735,23 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	if c == nil {
 		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
 	}
-	m := new(toolMessage)
-	if err := a.execute(ctx, c, &m.res); err != nil {
+	var t operator.Tool
+	found := false
+	if c.Rejected == "" {
+		t, found = a.tool(c.Call.Name)
+	}
+	// A tool that writes its result into the message gets room for it,
+	// in the message's allocation.
+	var m *toolMessage
+	var room *toolcall.Room
+	into, _ := t.(toolcall.Into)
+	if into != nil {
+		rm := new(roomyMessage)
+		m, room = &rm.toolMessage, &rm.room
+	} else {
+		m = new(toolMessage)
+	}
+	if err := a.execute(ctx, c, t, found, into, &m.res, room); err != nil {
 		return nil, err
 	}
 	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
@@ -737,18 +762,19 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	return m, nil
 }
 
-// execute runs the call c and leaves its result in *res.
-func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult) error {
+// execute runs the call c of t, the tool it names when found, and leaves
+// its result in *res. into is t when t writes its result into its
+// caller's storage, room (toolcall.Into), and nil otherwise.
+func (a *agent) execute(ctx context.Context, c *call, t operator.Tool, found bool, into toolcall.Into, res *model.ToolResult, room *toolcall.Room) error {
 	if c.Rejected != "" {
 		setError(res, &c.Call, c.Rejected)
 		return nil
 	}
-	t, ok := a.tool(c.Call.Name)
-	if !ok {
+	if !found {
 		a.unknownTool(res, &c.Call)
 		return nil
 	}
-	out, err := callTool(ctx, t, c, res)
+	out, err := callTool(ctx, t, into, c, res, room)
 	switch {
 	case err == errResult:
 		return nil
@@ -783,17 +809,23 @@ func (a *agent) tool(name string) (operator.Tool, bool) {
 // errResult is callTool's error for a call whose result it left in *res.
 var errResult = errors.New("react: the call's result is set")
 
-// callTool calls t with c's arguments. A panic in the tool and a failure
-// other than the run's cancellation or a pause (graph.Interrupt) are the
-// call's result: callTool leaves it in *res and returns errResult.
-func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult) (out *model.ToolResult, err error) {
+// callTool calls t with c's arguments. When into is not nil, t writes its
+// result to *res and room (toolcall.Into), and callTool returns no
+// result. A panic in the tool and a failure other than the run's
+// cancellation or a pause (graph.Interrupt) are the call's result:
+// callTool leaves it in *res and returns errResult.
+func callTool(ctx context.Context, t operator.Tool, into toolcall.Into, c *call, res *model.ToolResult, room *toolcall.Room) (out *model.ToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicResult(res, &c.Call, v)
 			out, err = nil, errResult
 		}
 	}()
-	out, err = t.Call(ctx, c.Call.Arguments)
+	if into != nil {
+		err = into.CallInto(ctx, c.Call.Arguments, res, room)
+	} else {
+		out, err = t.Call(ctx, c.Call.Arguments)
+	}
 	if err != nil && ctx.Err() == nil && !graph.IsInterrupt(err) {
 		// Any failure but these two is the model's to read.
 		failedResult(res, &c.Call, err)

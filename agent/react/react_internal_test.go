@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // TestNewIDs checks the batched ids against model.NewID's form and that
@@ -143,5 +144,35 @@ func TestClipResult(t *testing.T) {
 	}
 	if note := res.Content[2].Text; !strings.Contains(note, "2 binary parts of 35 bytes were left out") || !strings.Contains(note, "MaxResultBinaryBytes") || strings.Contains(note, "its text") {
 		t.Fatalf("note: %q", note)
+	}
+}
+
+// A call of an operator.FuncTool whose result is an integer allocates the
+// tool message only: the tool writes its result, and the result's text,
+// into the message (toolcall.Into), which then holds what it reads.
+func TestFuncToolResultInToolMessage(t *testing.T) {
+	type args struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	add := operator.MustFuncTool("add", "Add two integers.", func(_ context.Context, in args) (int, error) { return in.A + in.B, nil })
+	a := &agent{names: []string{"add"}, list: []operator.Tool{add}, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
+	c := &call{Call: model.ToolCall{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":2,"b":3}`)}, ResultID: "m-0000000000000001"}
+	var m *toolMessage
+	var err error
+	if n := testing.AllocsPerRun(100, func() { m, err = a.toolMessage(t.Context(), c) }); n != 1 {
+		t.Errorf("a FuncTool call allocates %v times, want 1 (its tool message)", n)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := m.msgs[0].Parts[0].ToolResult
+	if res.CallID != "call_1" || res.Name != "add" || res.Text() != "5" || string(res.Structured) != "5" || res.IsError {
+		t.Fatalf("result %+v, want 5 for call_1 of add", res)
+	}
+	// The result's JSON is its holder's to modify: the text stays.
+	res.Structured[0] = '6'
+	if res.Text() != "5" {
+		t.Fatalf("the text became %q once Structured was modified", res.Text())
 	}
 }
