@@ -2,6 +2,7 @@ package react
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -569,24 +570,24 @@ func putID(b []byte) {
 	b = b[:idLen]
 	b[0], b[1] = 'm', '-'
 	u := rand.Uint64()
-	// Two digits per step, from the last: u's low byte ends the id, as
-	// its low digit does in model.NewID's.
-	for k := idLen - 2; k >= 2; k -= 2 {
-		v := 2 * (u & 0xff)
-		b[k], b[k+1] = hexPairs[v], hexPairs[v+1]
-		u >>= 8
-	}
+	// The digits of u, most significant first, as model.NewID writes
+	// them: eight at a time, each half of u spread a nibble per byte.
+	binary.BigEndian.PutUint64(b[2:10], hexDigits(uint32(u>>32)))
+	binary.BigEndian.PutUint64(b[10:18], hexDigits(uint32(u)))
 }
 
-// hexPairs holds the two lowercase hexadecimal digits of each byte value,
-// those of byte v at 2v and 2v+1.
-var hexPairs = func() (t [512]byte) {
-	const hex = "0123456789abcdef"
-	for v := range 256 {
-		t[2*v], t[2*v+1] = hex[v>>4], hex[v&0xf]
-	}
-	return t
-}()
+// hexDigits returns the eight lowercase hexadecimal digits of v, the most
+// significant in the returned value's high byte.
+func hexDigits(v uint32) uint64 {
+	x := uint64(v)
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
+	// A byte of x is a digit's value d: '0'+d, and 'a'-'0'-10 more where
+	// d is 10 or over, which adding 6 carries into the byte's bit 4.
+	over := ((x + 0x0606060606060606) >> 4) & 0x0101010101010101
+	return x + 0x3030303030303030 + over*('a'-'0'-10)
+}
 
 // withPrefix returns msgs after prefix, or msgs itself without a prefix.
 func withPrefix(prefix, msgs model.Messages) model.Messages {
