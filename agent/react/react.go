@@ -343,7 +343,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 }
 
 // instructions returns the system message of a run.
-func (a *agent) instructions(s State) string {
+func (a *agent) instructions(s *State) string {
 	if s.Instructions != "" {
 		return s.Instructions
 	}
@@ -417,7 +417,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	ids := t.newIDs(n)
 	msg.ID = ids[:idLen]
 	var fixed model.Messages
-	if slices.ContainsFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }) {
+	if !allIDs(s.Messages) {
 		fixed = withIDs(s.Messages)
 	}
 	// The fields every turn writes, each through this package's handle
@@ -463,7 +463,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 // request fills req with the model request of a turn on s.
 func (a *agent) request(req *model.Request, s *State) {
 	req.Tools = a.defs
-	if sys := a.instructions(*s); sys != "" {
+	if sys := a.instructions(s); sys != "" {
 		req.Messages = make([]model.Message, 0, len(s.Messages)+1)
 		req.Messages = append(req.Messages, model.System(sys))
 		req.Messages = append(req.Messages, s.Messages...)
@@ -476,6 +476,17 @@ func (a *agent) request(req *model.Request, s *State) {
 	if a.cfg.Request != nil {
 		a.cfg.Request(req)
 	}
+}
+
+// allIDs reports whether every message of msgs has an id. It reads the
+// ids in place, where slices.ContainsFunc would copy each message.
+func allIDs(msgs model.Messages) bool {
+	for i := range msgs {
+		if msgs[i].ID == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // withIDs returns the update of the messages that replaces the
