@@ -747,23 +747,8 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	if c == nil {
 		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
 	}
-	var t operator.Tool
-	found := false
-	if c.Rejected == "" {
-		t, found = a.tool(c.Call.Name)
-	}
-	// A tool that writes its result into the message gets room for it,
-	// in the message's allocation.
-	var m *toolMessage
-	var room *toolcall.Room
-	into, _ := t.(toolcall.Into)
-	if into != nil {
-		rm := new(roomyMessage)
-		m, room = &rm.toolMessage, &rm.room
-	} else {
-		m = new(toolMessage)
-	}
-	if err := a.execute(ctx, c, t, found, into, &m.res, room); err != nil {
+	m, t, room := a.newToolMessage(c)
+	if err := a.execute(ctx, c, t, &m.res, room); err != nil {
 		return nil, err
 	}
 	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
@@ -774,19 +759,40 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	return m, nil
 }
 
-// execute runs the call c of t, the tool it names when found, and leaves
-// its result in *res. into is t when t writes its result into its
-// caller's storage, room (toolcall.Into), and nil otherwise.
-func (a *agent) execute(ctx context.Context, c *call, t operator.Tool, found bool, into toolcall.Into, res *model.ToolResult, room *toolcall.Room) error {
+// newToolMessage returns the tool message of the call c, and the tool to
+// run, nil when the call is not run (rejected at approval) or names no
+// tool of the agent. A tool that writes its result into its caller's
+// storage (toolcall.Into) gets room for it in the message's allocation,
+// which newToolMessage returns too; otherwise room is nil.
+//
+// It is not inlined, so that its locals do not widen the frame of
+// toolMessage, on the task's fresh stack.
+//
+//go:noinline
+func (a *agent) newToolMessage(c *call) (m *toolMessage, t operator.Tool, room *toolcall.Room) {
+	if c.Rejected == "" {
+		t, _ = a.tool(c.Call.Name)
+	}
+	if _, into := t.(toolcall.Into); into {
+		rm := new(roomyMessage)
+		return &rm.toolMessage, t, &rm.room
+	}
+	return new(toolMessage), t, nil
+}
+
+// execute runs the call c of t, the tool it names (nil when the agent has
+// none of that name), and leaves its result in *res; given room, t writes
+// its result there (toolcall.Into).
+func (a *agent) execute(ctx context.Context, c *call, t operator.Tool, res *model.ToolResult, room *toolcall.Room) error {
 	if c.Rejected != "" {
 		setError(res, &c.Call, c.Rejected)
 		return nil
 	}
-	if !found {
+	if t == nil {
 		a.unknownTool(res, &c.Call)
 		return nil
 	}
-	out, err := callTool(ctx, t, into, c, res, room)
+	out, err := callTool(ctx, t, c, res, room)
 	switch {
 	case err == errResult:
 		return nil
@@ -821,20 +827,20 @@ func (a *agent) tool(name string) (operator.Tool, bool) {
 // errResult is callTool's error for a call whose result it left in *res.
 var errResult = errors.New("react: the call's result is set")
 
-// callTool calls t with c's arguments. When into is not nil, t writes its
-// result to *res and room (toolcall.Into), and callTool returns no
-// result. A panic in the tool and a failure other than the run's
-// cancellation or a pause (graph.Interrupt) are the call's result:
-// callTool leaves it in *res and returns errResult.
-func callTool(ctx context.Context, t operator.Tool, into toolcall.Into, c *call, res *model.ToolResult, room *toolcall.Room) (out *model.ToolResult, err error) {
+// callTool calls t with c's arguments. Given room, t writes its result to
+// *res and room (toolcall.Into), and callTool returns no result. A panic
+// in the tool and a failure other than the run's cancellation or a pause
+// (graph.Interrupt) are the call's result: callTool leaves it in *res and
+// returns errResult.
+func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult, room *toolcall.Room) (out *model.ToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicResult(res, &c.Call, v)
 			out, err = nil, errResult
 		}
 	}()
-	if into != nil {
-		err = into.CallInto(ctx, c.Call.Arguments, res, room)
+	if room != nil {
+		err = t.(toolcall.Into).CallInto(ctx, c.Call.Arguments, res, room)
 	} else {
 		out, err = t.Call(ctx, c.Call.Arguments)
 	}
