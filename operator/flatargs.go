@@ -120,7 +120,9 @@ func newFlatArgs(doc map[string]any) *flatArgs {
 // the decoder, which rejects it.
 func (f *flatArgs) accepts(raw []byte) bool { return f.scan(raw, nil) }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// isSpace reports whether c is JSON white space. Most bytes are above
+// ' ', which one comparison tells.
+func isSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r') }
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && isSpace(b[i]) {
@@ -288,7 +290,7 @@ func (f *flatArgs) scan(raw []byte, dst unsafe.Pointer) bool {
 			if !ok {
 				return false
 			}
-			seen |= 1 << bit
+			seen |= 1 << (bit & 63) // bit < 64: the mask spares the check of a wider shift
 			i = skipSpace(raw, i)
 			if i >= len(raw) {
 				return false
@@ -360,11 +362,29 @@ func (f *flatArgs) bit(name []byte) (int, bool) {
 		return bit, ok
 	}
 	for bit, n := range f.names {
-		if n == string(name) {
+		if sameName(n, name) {
 			return bit, true
 		}
 	}
 	return 0, false
+}
+
+// sameName reports whether name is n. A short name, the usual one, is
+// compared here byte by byte, which costs less than the call to compare
+// memory.
+func sameName(n string, name []byte) bool {
+	if len(n) != len(name) {
+		return false
+	}
+	if len(n) > 16 {
+		return n == string(name)
+	}
+	for i := range len(name) {
+		if n[i] != name[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // store decodes the value at raw[i:] into the field at p, and returns the
@@ -400,6 +420,10 @@ func (fd *flatField) store(raw []byte, i int, p unsafe.Pointer) (int, bool) {
 		}
 		*(*bool)(p) = v
 		return i, true
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Int16, reflect.Int8:
+		if j, ok, sure := fd.storeInt(raw, i, p); sure {
+			return j, ok
+		}
 	}
 	start := i
 	neg := raw[i] == '-'
@@ -500,6 +524,61 @@ func (fd *flatField) store(raw []byte, i int, p unsafe.Pointer) (int, bool) {
 		*(*int64)(p) = v
 	}
 	return i, true
+}
+
+// maxSureDigits is the number of decimal digits that any uint64 holds.
+const maxSureDigits = 19
+
+// storeInt decodes the value at raw[i:] into the signed integer field at
+// p, as store does, for the usual integer: at most maxSureDigits digits.
+// sure is false for a value it leaves to store (more digits), having
+// written nothing; otherwise it returns what store would.
+func (fd *flatField) storeInt(raw []byte, i int, p unsafe.Pointer) (end int, ok, sure bool) {
+	start := i
+	neg := raw[i] == '-'
+	if neg {
+		i++
+	}
+	digits := i
+	var u uint64
+	for i < len(raw) {
+		d := raw[i] - '0'
+		if d > 9 {
+			break
+		}
+		u = u*10 + uint64(d)
+		i++
+	}
+	switch n := i - digits; {
+	case n > maxSureDigits:
+		return start, false, false
+	case n == 0 || n > 1 && raw[digits] == '0':
+		return start, false, true // not a JSON number
+	}
+	// A fraction or an exponent, which encoding/json refuses for an
+	// integer field, or anything else but the value's end.
+	if i < len(raw) && !isSpace(raw[i]) && raw[i] != ',' && raw[i] != '}' {
+		return start, false, true
+	}
+	limit := uint64(1) << (fd.bits - 1) // the magnitude of the most negative value
+	if (neg && u > limit) || (!neg && u >= limit) {
+		return start, false, true
+	}
+	v := int64(u)
+	if neg {
+		v = -v
+	}
+	switch fd.bits {
+	case 8:
+		*(*int8)(p) = int8(v)
+	case 16:
+		*(*int16)(p) = int16(v)
+	case 32:
+		*(*int32)(p) = int32(v)
+	default:
+		*(*int64)(p) = v
+	}
+	return i, true, true
 }
 
 // skipDigits returns the index after the digits at b[i:], or -1 when

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/toolcall"
 )
 
 // MaxToolNameLen is the longest tool name providers accept.
@@ -59,12 +60,15 @@ func WithSchema(schema json.RawMessage) FuncOption {
 	return func(c *funcConfig) { c.schema = schema }
 }
 
-// funcTool is a Tool made from a typed function.
+// funcTool is a Tool made from a typed function. It writes its result
+// into its caller's storage for callers that have some (toolcall.Into).
 type funcTool[In, Out any] struct {
 	def  model.ToolDef
 	args *argSchema
 	fn   func(ctx context.Context, in In) (Out, error)
 }
+
+var _ toolcall.Into = (*funcTool[struct{}, int])(nil)
 
 // FuncTool makes a [Tool] of a typed Go function. In is the type of the
 // arguments, a struct (or a pointer to one), or a map with string keys for
@@ -153,23 +157,17 @@ func (t *funcTool[In, Out]) Definition() model.ToolDef {
 
 // Call checks args, decodes them into In and runs the function.
 func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (*model.ToolResult, error) {
-	// The arguments are decoded in place when the flat fill takes them
-	// (in then stays on the stack); the other ways need a pointer that
-	// escapes.
-	var in In
-	if !t.args.fillPlain(args, unsafe.Pointer(&in)) {
-		p := new(In)
-		if msg := t.args.decode(args, p); msg != "" {
-			return ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg)), nil
-		}
-		in = *p
-	}
-	if err := ctx.Err(); err != nil {
+	out, bad, err := t.run(ctx, args)
+	switch {
+	case err != nil:
 		return nil, err
+	case bad != "":
+		return ErrorResult(bad), nil
 	}
-	out, err := t.fn(ctx, in)
-	if err != nil {
-		return nil, err
+	// A plain value is looked at before it is boxed for resultOf, whose
+	// box escapes: any(out) stays on the stack here.
+	if r := plainResultOf(any(out)); r != nil {
+		return r, nil
 	}
 	res, err := resultOf(out)
 	if err != nil {
@@ -178,13 +176,61 @@ func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (*mo
 	return res, nil
 }
 
+// CallInto runs the tool as Call does, writing the result to *res, and a
+// result of a predeclared integer type or bool to room, where Call
+// allocates it (see [toolcall.Into]).
+func (t *funcTool[In, Out]) CallInto(ctx context.Context, args json.RawMessage, res *model.ToolResult, room *toolcall.Room) error {
+	out, bad, err := t.run(ctx, args)
+	switch {
+	case err != nil:
+		return err
+	case bad != "":
+		*res = *ErrorResult(bad)
+		return nil
+	}
+	if plainInto(any(out), res, room) {
+		return nil
+	}
+	r, err := resultOf(out)
+	if err != nil {
+		return fmt.Errorf("operator: tool %s: %w", t.def.Name, err)
+	}
+	*res = *r
+	return nil
+}
+
+// run decodes and checks args and calls the function. It returns the
+// function's result; or the text of the error result telling the model
+// that its arguments are not valid; or the function's error, or the
+// context's.
+func (t *funcTool[In, Out]) run(ctx context.Context, args json.RawMessage) (out Out, bad string, err error) {
+	// The arguments are decoded in place when the flat fill takes them
+	// (in then stays on the stack); the other ways need a pointer that
+	// escapes.
+	var in In
+	if !t.args.fillPlain(args, unsafe.Pointer(&in)) {
+		p := new(In)
+		if msg := t.args.decode(args, p); msg != "" {
+			return out, fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg), nil
+		}
+		in = *p
+	}
+	if err := ctx.Err(); err != nil {
+		return out, "", err
+	}
+	out, err = t.fn(ctx, in)
+	return out, "", err
+}
+
 // ErrorResult returns a failed tool result whose text, msg, tells the model
 // what went wrong.
 func ErrorResult(msg string) *model.ToolResult {
 	return &model.ToolResult{Content: []model.Part{model.TextPart(msg)}, IsError: true}
 }
 
-// resultOf turns a function's result into a tool result.
+// resultOf turns a function's result into a tool result. Its argument
+// escapes: a caller holding a value of a static type looks for a plain
+// one first (plainResultOf, plainInto), with a box on its stack.
 func resultOf(out any) (*model.ToolResult, error) {
 	switch v := out.(type) {
 	case *model.ToolResult:
@@ -255,6 +301,29 @@ func plainResultOf(out any) *model.ToolResult {
 	p.res.Structured = p.raw[:n:n]
 	p.res.Content = p.parts[:]
 	return &p.res
+}
+
+// plainInto writes to *res the result of out when it is a value of a
+// predeclared integer type or bool (see plainResultOf), its content in
+// room, and reports whether it did. A room already written (its text
+// never starts with a zero byte) is left as it is: its text may be an
+// earlier result's, which must not change.
+func plainInto(out any, res *model.ToolResult, room *toolcall.Room) bool {
+	if room == nil || room.Text[0] != 0 {
+		return false
+	}
+	var buf [plainLen]byte
+	raw := appendPlain(buf[:0], out)
+	if raw == nil || len(raw) > toolcall.TextLen {
+		return false
+	}
+	n := copy(room.Raw[:], raw)
+	copy(room.Text[:], raw)
+	// room.Text is written only here, once: the string's bytes never
+	// change.
+	room.Parts[0] = model.TextPart(unsafe.String(&room.Text[0], n))
+	*res = model.ToolResult{Content: room.Parts[:], Structured: room.Raw[:n:n]}
+	return true
 }
 
 // appendPlain appends to b the JSON of out when it is a value of a

@@ -3,12 +3,15 @@ package operator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/toolcall"
 )
 
 type namedInt int
@@ -107,5 +110,104 @@ func TestNumText(t *testing.T) {
 		if got := numText(r); got != want {
 			t.Errorf("numText(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// CallInto gives what Call gives, for every kind of result (a plain
+// value, in the caller's room or not, a string, a struct, a tool result),
+// for arguments that are not valid and for the function's error.
+func TestCallIntoAsCall(t *testing.T) {
+	type args struct {
+		N int `json:"n"`
+	}
+	failed := errors.New("failed")
+	tools := map[string]Tool{
+		"int":    MustFuncTool("int", "A test tool.", func(_ context.Context, in args) (int, error) { return in.N * 1000, nil }),
+		"min":    MustFuncTool("min", "A test tool.", func(_ context.Context, in args) (int64, error) { return math.MinInt64 + int64(in.N), nil }),
+		"bool":   MustFuncTool("bool", "A test tool.", func(_ context.Context, in args) (bool, error) { return in.N > 0, nil }),
+		"named":  MustFuncTool("named", "A test tool.", func(_ context.Context, in args) (namedInt, error) { return namedInt(in.N), nil }),
+		"string": MustFuncTool("string", "A test tool.", func(_ context.Context, in args) (string, error) { return "got " + strconv.Itoa(in.N), nil }),
+		"struct": MustFuncTool("struct", "A test tool.", func(_ context.Context, in args) (args, error) { return in, nil }),
+		"result": MustFuncTool("result", "A test tool.", func(_ context.Context, in args) (*model.ToolResult, error) {
+			return &model.ToolResult{Content: []model.Part{model.TextPart("r")}, IsError: in.N < 0}, nil
+		}),
+		"image": MustFuncTool("image", "A test tool.", func(_ context.Context, in args) ([]model.Part, error) {
+			return []model.Part{model.TextPart("a dot"), model.BinaryPart("image/png", []byte{byte(in.N)})}, nil
+		}),
+		"content": MustFuncTool("content", "A test tool.", func(_ context.Context, in args) (pictured, error) { return pictured{N: in.N}, nil }),
+		"fail":    MustFuncTool("fail", "A test tool.", func(context.Context, args) (int, error) { return 0, failed }),
+	}
+	for name, tool := range tools {
+		for _, raw := range []string{`{"n":3}`, `{"n":-2}`, `{"n":"x"}`, `{}`} {
+			want, wantErr := tool.Call(t.Context(), json.RawMessage(raw))
+			var got model.ToolResult
+			var room toolcall.Room
+			err := tool.(toolcall.Into).CallInto(t.Context(), json.RawMessage(raw), &got, &room)
+			if !errors.Is(err, wantErr) || (err == nil) != (wantErr == nil) {
+				t.Fatalf("%s(%s): error %v, Call's %v", name, raw, err, wantErr)
+			}
+			if want == nil {
+				if !reflect.DeepEqual(got, model.ToolResult{}) {
+					t.Errorf("%s(%s): result %+v after an error", name, raw, got)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(&got, want) {
+				t.Errorf("%s(%s): result %+v, Call's %+v", name, raw, got, *want)
+			}
+		}
+	}
+}
+
+// pictured is a result that says itself what the model reads.
+type pictured struct {
+	N int `json:"n"`
+}
+
+func (p pictured) ToolContent() []model.Part {
+	return []model.Part{model.BinaryPart("image/png", []byte{byte(p.N)})}
+}
+
+// A Room already written is left as it is: the text of the result written
+// there first stays, and the second result is allocated apart.
+func TestCallIntoWrittenRoom(t *testing.T) {
+	type args struct {
+		N int `json:"n"`
+	}
+	tool := MustFuncTool("int", "A test tool.", func(_ context.Context, in args) (int, error) { return in.N, nil }).(toolcall.Into)
+	var room toolcall.Room
+	var first, second model.ToolResult
+	if err := tool.CallInto(t.Context(), json.RawMessage(`{"n":7}`), &first, &room); err != nil {
+		t.Fatal(err)
+	}
+	if err := tool.CallInto(t.Context(), json.RawMessage(`{"n":8}`), &second, &room); err != nil {
+		t.Fatal(err)
+	}
+	if first.Text() != "7" || string(first.Structured) != "7" || second.Text() != "8" || string(second.Structured) != "8" {
+		t.Fatalf("results %q %s and %q %s, want 7 and 8", first.Text(), first.Structured, second.Text(), second.Structured)
+	}
+}
+
+// A call of a tool whose result is an integer allocates the result alone,
+// whatever the integer (a large one is not boxed apart), and nothing
+// given room for it.
+func TestFuncToolLargeIntAllocations(t *testing.T) {
+	mul := MustFuncTool("mul", "Multiplies two integers.", func(_ context.Context, in flatPair) (int, error) { return in.A * in.B, nil })
+	ctx := context.Background()
+	args := json.RawMessage(`{"a":1000,"b":3000}`)
+	var res *model.ToolResult
+	if n := testing.AllocsPerRun(100, func() { res, _ = mul.Call(ctx, args) }); n != 1 || res.Text() != "3000000" {
+		t.Errorf("mul(1000, 3000): %v allocations, result %q; want 1, 3000000", n, res.Text())
+	}
+	var into model.ToolResult
+	n := testing.AllocsPerRun(100, func() {
+		var room toolcall.Room
+		if err := mul.(toolcall.Into).CallInto(ctx, args, &into, &room); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// room is the closure's, on the heap: one allocation.
+	if n != 1 || into.Text() != "3000000" {
+		t.Errorf("mul(1000, 3000) into a room: %v allocations, result %q; want 1 (the room), 3000000", n, into.Text())
 	}
 }

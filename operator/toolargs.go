@@ -184,6 +184,9 @@ func (s *argSchema) problems(raw json.RawMessage, dst any) string {
 // object when raw is empty or null: the arguments of a call that sends
 // none.
 func orEmptyObject(raw json.RawMessage) json.RawMessage {
+	if len(raw) > 1 && raw[0] == '{' && raw[len(raw)-1] == '}' {
+		return raw // the usual call: an object, without spaces around it
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return emptyObject

@@ -2,6 +2,7 @@ package react
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/toolcall"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -226,6 +228,15 @@ type toolMessage struct {
 	res   model.ToolResult
 }
 
+// roomyMessage is the tool message of the result of a tool that writes its
+// result into its caller's storage (toolcall.Into), such as an
+// operator.FuncTool, with room for a small result's content (an integer's
+// text, say), allocated at once.
+type roomyMessage struct {
+	toolMessage
+	room toolcall.Room
+}
+
 type agent struct {
 	cfg     Config
 	max     int
@@ -332,7 +343,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 }
 
 // instructions returns the system message of a run.
-func (a *agent) instructions(s State) string {
+func (a *agent) instructions(s *State) string {
 	if s.Instructions != "" {
 		return s.Instructions
 	}
@@ -406,7 +417,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	ids := t.newIDs(n)
 	msg.ID = ids[:idLen]
 	var fixed model.Messages
-	if slices.ContainsFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }) {
+	if !allIDs(s.Messages) {
 		fixed = withIDs(s.Messages)
 	}
 	// The fields every turn writes, each through this package's handle
@@ -452,7 +463,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 // request fills req with the model request of a turn on s.
 func (a *agent) request(req *model.Request, s *State) {
 	req.Tools = a.defs
-	if sys := a.instructions(*s); sys != "" {
+	if sys := a.instructions(s); sys != "" {
 		req.Messages = make([]model.Message, 0, len(s.Messages)+1)
 		req.Messages = append(req.Messages, model.System(sys))
 		req.Messages = append(req.Messages, s.Messages...)
@@ -465,6 +476,17 @@ func (a *agent) request(req *model.Request, s *State) {
 	if a.cfg.Request != nil {
 		a.cfg.Request(req)
 	}
+}
+
+// allIDs reports whether every message of msgs has an id. It reads the
+// ids in place, where slices.ContainsFunc would copy each message.
+func allIDs(msgs model.Messages) bool {
+	for i := range msgs {
+		if msgs[i].ID == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // withIDs returns the update of the messages that replaces the
@@ -559,24 +581,24 @@ func putID(b []byte) {
 	b = b[:idLen]
 	b[0], b[1] = 'm', '-'
 	u := rand.Uint64()
-	// Two digits per step, from the last: u's low byte ends the id, as
-	// its low digit does in model.NewID's.
-	for k := idLen - 2; k >= 2; k -= 2 {
-		v := 2 * (u & 0xff)
-		b[k], b[k+1] = hexPairs[v], hexPairs[v+1]
-		u >>= 8
-	}
+	// The digits of u, most significant first, as model.NewID writes
+	// them: eight at a time, each half of u spread a nibble per byte.
+	binary.BigEndian.PutUint64(b[2:10], hexDigits(uint32(u>>32)))
+	binary.BigEndian.PutUint64(b[10:18], hexDigits(uint32(u)))
 }
 
-// hexPairs holds the two lowercase hexadecimal digits of each byte value,
-// those of byte v at 2v and 2v+1.
-var hexPairs = func() (t [512]byte) {
-	const hex = "0123456789abcdef"
-	for v := range 256 {
-		t[2*v], t[2*v+1] = hex[v>>4], hex[v&0xf]
-	}
-	return t
-}()
+// hexDigits returns the eight lowercase hexadecimal digits of v, the most
+// significant in the returned value's high byte.
+func hexDigits(v uint32) uint64 {
+	x := uint64(v)
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
+	// A byte of x is a digit's value d: '0'+d, and 'a'-'0'-10 more where
+	// d is 10 or over, which adding 6 carries into the byte's bit 4.
+	over := ((x + 0x0606060606060606) >> 4) & 0x0101010101010101
+	return x + 0x3030303030303030 + over*('a'-'0'-10)
+}
 
 // withPrefix returns msgs after prefix, or msgs itself without a prefix.
 func withPrefix(prefix, msgs model.Messages) model.Messages {
@@ -725,8 +747,8 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	if c == nil {
 		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
 	}
-	m := new(toolMessage)
-	if err := a.execute(ctx, c, &m.res); err != nil {
+	m, t, room := a.newToolMessage(c)
+	if err := a.execute(ctx, c, t, &m.res, room); err != nil {
 		return nil, err
 	}
 	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
@@ -737,18 +759,40 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	return m, nil
 }
 
-// execute runs the call c and leaves its result in *res.
-func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult) error {
+// newToolMessage returns the tool message of the call c, and the tool to
+// run, nil when the call is not run (rejected at approval) or names no
+// tool of the agent. A tool that writes its result into its caller's
+// storage (toolcall.Into) gets room for it in the message's allocation,
+// which newToolMessage returns too; otherwise room is nil.
+//
+// It is not inlined, so that its locals do not widen the frame of
+// toolMessage, on the task's fresh stack.
+//
+//go:noinline
+func (a *agent) newToolMessage(c *call) (m *toolMessage, t operator.Tool, room *toolcall.Room) {
+	if c.Rejected == "" {
+		t, _ = a.tool(c.Call.Name)
+	}
+	if _, into := t.(toolcall.Into); into {
+		rm := new(roomyMessage)
+		return &rm.toolMessage, t, &rm.room
+	}
+	return new(toolMessage), t, nil
+}
+
+// execute runs the call c of t, the tool it names (nil when the agent has
+// none of that name), and leaves its result in *res; given room, t writes
+// its result there (toolcall.Into).
+func (a *agent) execute(ctx context.Context, c *call, t operator.Tool, res *model.ToolResult, room *toolcall.Room) error {
 	if c.Rejected != "" {
 		setError(res, &c.Call, c.Rejected)
 		return nil
 	}
-	t, ok := a.tool(c.Call.Name)
-	if !ok {
+	if t == nil {
 		a.unknownTool(res, &c.Call)
 		return nil
 	}
-	out, err := callTool(ctx, t, c, res)
+	out, err := callTool(ctx, t, c, res, room)
 	switch {
 	case err == errResult:
 		return nil
@@ -783,17 +827,23 @@ func (a *agent) tool(name string) (operator.Tool, bool) {
 // errResult is callTool's error for a call whose result it left in *res.
 var errResult = errors.New("react: the call's result is set")
 
-// callTool calls t with c's arguments. A panic in the tool and a failure
-// other than the run's cancellation or a pause (graph.Interrupt) are the
-// call's result: callTool leaves it in *res and returns errResult.
-func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult) (out *model.ToolResult, err error) {
+// callTool calls t with c's arguments. Given room, t writes its result to
+// *res and room (toolcall.Into), and callTool returns no result. A panic
+// in the tool and a failure other than the run's cancellation or a pause
+// (graph.Interrupt) are the call's result: callTool leaves it in *res and
+// returns errResult.
+func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult, room *toolcall.Room) (out *model.ToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicResult(res, &c.Call, v)
 			out, err = nil, errResult
 		}
 	}()
-	out, err = t.Call(ctx, c.Call.Arguments)
+	if room != nil {
+		err = t.(toolcall.Into).CallInto(ctx, c.Call.Arguments, res, room)
+	} else {
+		out, err = t.Call(ctx, c.Call.Arguments)
+	}
 	if err != nil && ctx.Err() == nil && !graph.IsInterrupt(err) {
 		// Any failure but these two is the model's to read.
 		failedResult(res, &c.Call, err)

@@ -2,7 +2,9 @@ package react
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"reflect"
 	"regexp"
@@ -11,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // TestNewIDs checks the batched ids against model.NewID's form and that
@@ -143,5 +146,55 @@ func TestClipResult(t *testing.T) {
 	}
 	if note := res.Content[2].Text; !strings.Contains(note, "2 binary parts of 35 bytes were left out") || !strings.Contains(note, "MaxResultBinaryBytes") || strings.Contains(note, "its text") {
 		t.Fatalf("note: %q", note)
+	}
+}
+
+// A call of an operator.FuncTool whose result is an integer allocates the
+// tool message only: the tool writes its result, and the result's text,
+// into the message (toolcall.Into), which then holds what it reads.
+func TestFuncToolResultInToolMessage(t *testing.T) {
+	type args struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	add := operator.MustFuncTool("add", "Add two integers.", func(_ context.Context, in args) (int, error) { return in.A + in.B, nil })
+	a := &agent{names: []string{"add"}, list: []operator.Tool{add}, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
+	c := &call{Call: model.ToolCall{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":2,"b":3}`)}, ResultID: "m-0000000000000001"}
+	var m *toolMessage
+	var err error
+	if n := testing.AllocsPerRun(100, func() { m, err = a.toolMessage(t.Context(), c) }); n != 1 {
+		t.Errorf("a FuncTool call allocates %v times, want 1 (its tool message)", n)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := m.msgs[0].Parts[0].ToolResult
+	if res.CallID != "call_1" || res.Name != "add" || res.Text() != "5" || string(res.Structured) != "5" || res.IsError {
+		t.Fatalf("result %+v, want 5 for call_1 of add", res)
+	}
+	// The result's JSON is its holder's to modify: the text stays.
+	res.Structured[0] = '6'
+	if res.Text() != "5" {
+		t.Fatalf("the text became %q once Structured was modified", res.Text())
+	}
+}
+
+// hexDigits writes every digit value in every position as fmt does.
+func TestHexDigits(t *testing.T) {
+	vals := []uint32{0, 0xffffffff, 0x01234567, 0x89abcdef, 0xfedcba98, 0x9a9a9a9a, 0xa9a9a9a9, 0x0000000f, 0xf0000000}
+	for d := range uint32(16) {
+		for k := range 8 {
+			vals = append(vals, d<<(4*k), ^(d << (4 * k)))
+		}
+	}
+	for i := range 1000 {
+		vals = append(vals, uint32(i)*2654435761)
+	}
+	for _, v := range vals {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], hexDigits(v))
+		if got, want := string(b[:]), fmt.Sprintf("%08x", v); got != want {
+			t.Fatalf("hexDigits(%#x) = %q, want %q", v, got, want)
+		}
 	}
 }
