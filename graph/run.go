@@ -795,10 +795,15 @@ func timedOut(ctx, tctx context.Context, err error, d time.Duration) error {
 // call runs the node function and leaves its update in t, turning a panic
 // into a *PanicError. The update of a failed call is discarded.
 func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
-			r.set.logger.Warn("graph: node panicked", zap.String("node", t.n.name), zap.Int("step", r.step), zap.Any("panic", v))
+		// recover is asked only when the node did not return: a
+		// panic, or runtime.Goexit (where it returns nil).
+		if !returned {
+			if v := recover(); v != nil {
+				err = &PanicError{Value: v, Stack: debug.Stack()}
+				r.set.logger.Warn("graph: node panicked", zap.String("node", t.n.name), zap.Int("step", r.step), zap.Any("panic", v))
+			}
 		}
 		if err != nil {
 			t.upd = Update[S]{}
@@ -809,6 +814,7 @@ func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 	} else {
 		t.upd, err = t.n.fn(ctx, r.state)
 	}
+	returned = true
 	return err
 }
 
@@ -869,12 +875,18 @@ func (r *run[S]) merge() error {
 // mergeSafe merges, turning a panic in a user reducer (a Reduce function or
 // a Merge method) into an error of the run.
 func (r *run[S]) mergeSafe() (err error) {
+	returned := false
 	defer func() {
+		if returned {
+			return
+		}
 		if v := recover(); v != nil {
 			err = fmt.Errorf("graph: a reducer panicked while merging step %d: %w", r.step, &PanicError{Value: v, Stack: debug.Stack()})
 		}
 	}()
-	return r.merge()
+	err = r.merge()
+	returned = true
+	return err
 }
 
 // conflicts reports two tasks of the step writing one field whose reducer
