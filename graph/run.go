@@ -77,7 +77,7 @@ type run[S any] struct {
 	// stepDone takes the signal of a helper that finished a step's last
 	// task; made at the first parallel step.
 	stepDone chan struct{}
-	help     func() // helper, made once
+	help     func() // made once by helper
 	start    func() // startServed, made once
 	nhelp    int    // the number of helpers startServed makes available
 }
@@ -90,7 +90,7 @@ func (c *Compiled[S]) newRun() *run[S] {
 		ran:  make([]bool, n),
 		cand: make([]uint64, (n+63)/64),
 	}
-	r.help = r.helper
+	r.help = r.helper()
 	r.start = r.startServed
 	return r
 }
@@ -409,6 +409,9 @@ func (r *run[S]) execute(ctx context.Context) {
 		r.startHelpers(workers - 1)
 		r.workStep()
 	}
+	// The step's tickets left go with it: a helper the scheduler runs
+	// now returns at once, or joins the run's next parallel step.
+	r.tickets.Store(gen)
 	r.cancel()
 	r.sctx, r.cancel = nil, nil
 }
@@ -471,27 +474,44 @@ func (r *run[S]) startHelpers(n int) {
 	}
 }
 
-// helper joins the current parallel step if a ticket of it is left, and
-// works on its tasks; the one that finishes the step's last task signals
-// the goroutine running the step.
-func (r *run[S]) helper() {
-	r.waiting.Add(-1)
-	for {
-		v := r.tickets.Load()
-		if uint32(v) == 0 {
-			return // a helper of an earlier step, or one too many
-		}
-		if r.tickets.CompareAndSwap(v, v-1) {
-			// Room made here, with only this frame on the stack, costs
-			// the least to copy (see work).
-			grown := r.c.deep.Load()
-			if grown {
-				reserveStack()
+// helper returns the function of the helpers' go statements (r.help),
+// made once per run: it joins the current parallel step if a ticket of
+// it is left and a task of it is still unclaimed, and works on its
+// tasks; the one that finishes the step's last task signals the
+// goroutine running the step. It is the go statement's function itself,
+// not a method value calling a method, so that the room it makes for a
+// deep node costs the copy of one frame fewer.
+func (r *run[S]) helper() func() {
+	return func() {
+		r.waiting.Add(-1)
+		for {
+			v := r.tickets.Load()
+			if uint32(v) == 0 || !r.unclaimed(uint32(v>>32)) {
+				// A helper of an earlier step, one too many, or
+				// one that the scheduler ran once the step's tasks
+				// were all claimed: it would grow its stack for
+				// nothing.
+				return
 			}
-			r.helpStep(uint32(v>>32), grown)
-			return
+			if r.tickets.CompareAndSwap(v, v-1) {
+				// Room made here, with only this frame on the
+				// stack, costs the least to copy (see work).
+				grown := r.c.deep.Load()
+				if grown {
+					reserveStack()
+				}
+				r.helpStep(uint32(v>>32), grown)
+				return
+			}
 		}
 	}
+}
+
+// unclaimed reports whether the parallel step of generation gen has a
+// task left to claim. It is a hint: next decides.
+func (r *run[S]) unclaimed(gen uint32) bool {
+	v := r.claim.Load()
+	return uint32(v>>32) == gen && int64(uint32(v)) < r.ntasks.Load()
 }
 
 // helpStep works on the tasks of the step of generation gen. A task that
@@ -775,10 +795,15 @@ func timedOut(ctx, tctx context.Context, err error, d time.Duration) error {
 // call runs the node function and leaves its update in t, turning a panic
 // into a *PanicError. The update of a failed call is discarded.
 func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
-			r.set.logger.Warn("graph: node panicked", zap.String("node", t.n.name), zap.Int("step", r.step), zap.Any("panic", v))
+		// recover is asked only when the node did not return: a
+		// panic, or runtime.Goexit (where it returns nil).
+		if !returned {
+			if v := recover(); v != nil {
+				err = &PanicError{Value: v, Stack: debug.Stack()}
+				r.set.logger.Warn("graph: node panicked", zap.String("node", t.n.name), zap.Int("step", r.step), zap.Any("panic", v))
+			}
 		}
 		if err != nil {
 			t.upd = Update[S]{}
@@ -789,6 +814,7 @@ func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 	} else {
 		t.upd, err = t.n.fn(ctx, r.state)
 	}
+	returned = true
 	return err
 }
 
@@ -839,19 +865,8 @@ func (r *run[S]) merge() error {
 	}
 	for i := range r.cur {
 		t := &r.cur[i]
-		w := &t.upd.ops
-		full := true
-		for _, f := range w.in {
-			if f == nil {
-				full = false
-				break
-			}
-			f.apply(&r.state, &t.upd.val)
-		}
-		if full && w.more != nil {
-			for _, f := range *w.more {
-				f.apply(&r.state, &t.upd.val)
-			}
+		for j, n := 0, t.upd.set.count(); j < n; j++ {
+			t.upd.ops.at(j).apply(&r.state, &t.upd.val)
 		}
 	}
 	return nil
@@ -860,12 +875,18 @@ func (r *run[S]) merge() error {
 // mergeSafe merges, turning a panic in a user reducer (a Reduce function or
 // a Merge method) into an error of the run.
 func (r *run[S]) mergeSafe() (err error) {
+	returned := false
 	defer func() {
+		if returned {
+			return
+		}
 		if v := recover(); v != nil {
 			err = fmt.Errorf("graph: a reducer panicked while merging step %d: %w", r.step, &PanicError{Value: v, Stack: debug.Stack()})
 		}
 	}()
-	return r.merge()
+	err = r.merge()
+	returned = true
+	return err
 }
 
 // conflicts reports two tasks of the step writing one field whose reducer
@@ -878,7 +899,7 @@ func (r *run[S]) conflicts() error {
 	clear(r.wrepl)
 	for i := range r.cur {
 		t := &r.cur[i]
-		for j, n := 0, t.upd.ops.len(); j < n; j++ {
+		for j, n := 0, t.upd.set.count(); j < n; j++ {
 			f := t.upd.ops.at(j)
 			s := f.slot
 			if prev := r.writer[s]; prev != 0 && (f.replace || r.wrepl[s]) {
@@ -1060,9 +1081,16 @@ func (r *run[S]) schedule() {
 			}
 		}
 	}
-	next = append(next, r.pushes...)
-	clear(r.pushes)
-	r.pushes = r.pushes[:0]
+	if len(next) == 0 {
+		// Sends alone (a map step, a tool call turn): the Sends are
+		// the next step as they stand, not copied task by task; the
+		// buffer left collects the next step's Sends.
+		next, r.pushes = r.pushes, next
+	} else {
+		next = append(next, r.pushes...)
+		clear(r.pushes)
+		r.pushes = r.pushes[:0]
+	}
 	// The finished step's tasks are overwritten by the step after next;
 	// release clears whatever is left when the run ends.
 	r.spare = r.cur[:0]

@@ -54,6 +54,19 @@ func (s *fieldSet) has(bit int) bool {
 
 func (s *fieldSet) empty() bool { return s.w[0]|s.w[1] == 0 && s.more == nil }
 
+// count returns the number of bits in s. An update's set has a bit per
+// write in its list, so count is the length of the list, found without
+// scanning it (see writes).
+func (s *fieldSet) count() int {
+	n := bits.OnesCount64(s.w[0]) + bits.OnesCount64(s.w[1])
+	if s.more != nil {
+		for _, w := range *s.more {
+			n += bits.OnesCount64(w)
+		}
+	}
+	return n
+}
+
 func (s *fieldSet) union(o fieldSet) {
 	s.w[0] |= o.w[0]
 	s.w[1] |= o.w[1]
@@ -417,8 +430,8 @@ func (f *Field[S, T]) Set(v T) Update[S] {
 func (f *Field[S, T]) Put(u *Update[S], v T) {
 	if !u.set.has(f.ops.slot) {
 		*at[T](&u.val, f.off) = v
+		u.ops.set(u.set.count(), f.ops)
 		u.set.add(f.ops.slot)
-		u.ops.set(u.ops.len(), f.ops)
 		return
 	}
 	p := f.Set(v)
@@ -546,7 +559,9 @@ const inlineWrites = 6
 // writes lists the handles of an update's writes, one per field, in the
 // order the fields were first written. The first inlineWrites are inline;
 // the list behind more is never modified in place, so copies of an update
-// share it safely.
+// share it safely. The update's field set has a bit per write, so
+// Update.set.count() is the list's length, which hot paths use rather
+// than len, which scans.
 type writes[S any] struct {
 	in   [inlineWrites]*fieldOps[S]
 	more *[]*fieldOps[S] // set only when in is full
@@ -639,8 +654,8 @@ func (u Update[S]) merged(p Update[S]) Update[S] {
 func (u *Update[S]) fold(f *fieldOps[S], p *Update[S]) {
 	if !u.set.has(f.slot) {
 		u.val = f.copy(u.val, p.val)
+		u.ops.set(u.set.count(), f)
 		u.set.add(f.slot)
-		u.ops.set(u.ops.len(), f)
 		return
 	}
 	i := u.ops.find(f.slot)

@@ -313,3 +313,68 @@ func goroutineID() int64 {
 	id, _ := strconv.ParseInt(f[1], 10, 64)
 	return id
 }
+
+// A helper that the scheduler runs once its step's tasks are all claimed
+// (here, held back until the step's goroutine runs its second task) takes
+// no ticket of the step, so it makes no room on its stack for nothing;
+// and the tickets left when the step ends are withdrawn, so that no
+// helper of a later moment takes one.
+func TestHelperWithNothingToClaimTakesNoTicket(t *testing.T) {
+	bStarted, bGo := make(chan struct{}), make(chan struct{})
+	g := New[stepState]()
+	g.AddNode("a", func(context.Context, stepState) (Update[stepState], error) {
+		return stepDone.Set([]string{"a"}), nil
+	})
+	g.AddNode("b", func(context.Context, stepState) (Update[stepState], error) {
+		close(bStarted)
+		<-bGo
+		return stepDone.Set([]string{"b"}), nil
+	})
+	for _, name := range []string{"a", "b"} {
+		g.AddEdge(START, name)
+		g.AddEdge(name, END)
+	}
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r *run[stepState]
+	let, helped := make(chan struct{}), make(chan struct{})
+	c.pool.New = func() any {
+		r = c.newRun()
+		help := r.help
+		r.help = func() {
+			defer close(helped)
+			<-let // the scheduler runs this helper late
+			help()
+		}
+		return r
+	}
+	type result struct {
+		s   stepState
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := c.Invoke(context.Background(), stepState{})
+		done <- result{s, err}
+	}()
+	select {
+	case <-bStarted: // a and b are claimed, by the step's own goroutine
+	case res := <-done:
+		t.Fatalf("the run ended before b started: %+v", res)
+	}
+	close(let)
+	<-helped
+	if n := uint32(r.tickets.Load()); n != 1 {
+		t.Errorf("the step has %d tickets left once its helper came with every task claimed, want 1 (the helper took none)", n)
+	}
+	close(bGo)
+	res := <-done
+	if res.err != nil || len(res.s.Done) != 2 {
+		t.Fatalf("state %+v, error %v", res.s, res.err)
+	}
+	if n := uint32(r.tickets.Load()); n != 0 {
+		t.Errorf("%d tickets left after the step ended, want 0", n)
+	}
+}
