@@ -386,17 +386,65 @@ func answersAsked(q string, rs []result) bool {
 		}
 		return false
 	}
-	if k != valueNone {
+	if k != valueNone && !answered(names) {
 		// "What do Pipelines and Forecast cost?": the price of one is
 		// an answer, which says what it found.
-		return answered(names)
+		return false
 	}
+	// A thing that is no name of the documents' own (a competitor, a
+	// partner) is answered only by a sentence that names it and holds at
+	// least half of what is asked of it: "What uptime does Northwind
+	// guarantee?" is not answered by our own uptime with Northwind's
+	// prices elsewhere, nor a count of a partner's sites by a count of
+	// our sources that lists the partner.
+	var asked []string
 	for _, n := range names {
-		if !answered([]string{n}) {
+		if k == valueNone && !answered([]string{n}) {
+			return false
+		}
+		if slices.ContainsFunc(strings.Fields(n), func(w string) bool { return slices.Contains(nameWords, w) }) {
+			continue
+		}
+		if asked == nil {
+			words := contentWords(q)
+			asked = slices.DeleteFunc(focusWords(q, words), func(w string) bool { return inNames(w, names) })
+			syn = expandWords(q, words, resultWords(rs))
+		}
+		counted := ""
+		if k == valueCount {
+			counted = askedNoun(q)
+		}
+		if len(asked) > 0 && !namedWith(rs, n, asked, counted, syn) {
 			return false
 		}
 	}
 	return true
+}
+
+// namedWith reports whether a sentence of the results names the thing n
+// (see namesAny) and holds at least half of the words of asked, what the
+// question asks of it, as written or by a synonym (see coversFocus), and,
+// when the question asks a count of the noun counted, counts it (see
+// countsNoun): "more than 120 sources" that lists a partner counts no
+// warehouses of the partner's.
+func namedWith(rs []result, n string, asked []string, counted string, syn expanded) bool {
+	for _, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			if !namesAny(s, []string{n}, true) || counted != "" && !countsNoun(s.text, counted) {
+				continue
+			}
+			held := 0
+			for _, w := range asked {
+				if coversFocus([]string{w}, syn, s.toks, s.heading) {
+					held++
+				}
+			}
+			if 2*held >= len(asked) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // answersIn reports whether one sentence gives a value of the kind asked

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
@@ -1043,7 +1045,31 @@ func missingFocus(focus, qtoks, toks []string, syn expanded) int {
 func relevant(q string, rs []result) bool {
 	c, n := passageCover(q, rs)
 	need := min(2, len(relevanceWords(q)))
-	return c >= coverage && n >= float64(need) && holdsFocus(q, rs) && answersAsked(q, rs)
+	return c >= coverage && n >= float64(need) && holdsFocus(q, rs) && answersAsked(q, rs) && holdsInitialisms(q, rs)
+}
+
+// holdsInitialisms reports whether the results hold every initialism of
+// three letters or more the question types in capitals ("CRM", "SSO"),
+// as a word or by the initials of their words ("single sign-on"): an
+// initialism names a thing, and one the results do not hold names a
+// thing they are not about, however well its other words match ("what
+// does the Acme CDP cost?" is not answered by the prices of the plans).
+func holdsInitialisms(q string, rs []result) bool {
+	var missing []string
+	for _, f := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(f) >= 3 && lexicon.Initialism(f) {
+			missing = append(missing, strings.ToLower(f))
+		}
+	}
+	for _, r := range rs {
+		if len(missing) == 0 {
+			break
+		}
+		for _, s := range sentencesOf(r.text) {
+			missing = slices.DeleteFunc(missing, func(w string) bool { return matches(w, s.words) })
+		}
+	}
+	return len(missing) == 0
 }
 
 // holdsFocus reports whether a sentence of the results holds the
