@@ -466,6 +466,46 @@ var valueTerms = map[valueKind]string{
 	valueDuration: "time", valuePlace: "located",
 }
 
+// deepTopK is how many passages a deeper search for a count asks for:
+// the most search_knowledge returns.
+const deepTopK = 20
+
+// deeperQuery returns a second query for the knowledge base (the tool
+// named internal) when a question asks a count of a noun (askedNoun)
+// and names nothing (see narrowQuery for a named thing): the noun and
+// the nouns a count of which counts it (countQuery), to be searched
+// for deepTopK passages. A noun the documents use in many passages
+// ("customers") ranks the one passage that counts it below those that
+// only mention it, and a synonym held in another sense ("Clients should
+// back off") above it. ok is false when no usable result holds the noun
+// or one of its count nouns (the documents are not about it), a result
+// counts it, or the knowledge base has been called more than once
+// already.
+func deeperQuery(q string, rs []result, internal string) (query string, ok bool) {
+	n := askedNoun(q)
+	if n == "" || valueAsked(q) != valueCount || len(namedThings(q)) > 0 {
+		return "", false
+	}
+	calls := 0
+	for _, r := range rs {
+		if r.source == internal {
+			calls++
+		}
+	}
+	usable := usableResults(rs)
+	if calls != 1 || answersAsked(q, usable) {
+		return "", false
+	}
+	nouns := append([]string{n}, countNouns(n)...)
+	held := slices.ContainsFunc(resultWords(usable), func(t string) bool {
+		return slices.ContainsFunc(nouns, func(x string) bool { return sameStem(t, stem(x)) })
+	})
+	if !held {
+		return "", false
+	}
+	return countQuery(q, n), true
+}
+
 // narrowQuery returns a second query for the knowledge base (the tool
 // named internal) when a question asks a kind of value of the things it
 // names and no usable result gives one (answersAsked is false): the names
