@@ -625,7 +625,7 @@ func relevanceWords(q string) []string {
 	// "What kind of support", "which types of reports": the kind asks
 	// for the thing, which a passage names without the word "kind".
 	for i := 0; i+1 < len(toks); i++ {
-		if nounFillers[toks[i]] && toks[i+1] == "of" {
+		if kindNoun(toks[i]) && toks[i+1] == "of" {
 			skip[toks[i]] = true
 		}
 	}
@@ -751,7 +751,7 @@ func topicAt(q string, words []string) (topic, toks []string, at int) {
 		for _, w := range words {
 			switch {
 			case slices.Contains(beforeW, w):
-				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" && !verbIn(before, w) {
+				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" && !verbIn(before, w) && !(kindNoun(w) && t == "of") {
 					topic = append(topic, w)
 				}
 			case slices.Contains(afterW, w) && categoryOf[w] == nil:
@@ -835,9 +835,10 @@ func askedNoun(q string) string {
 		default:
 			continue
 		}
-		for _, y := range w[i+1:] {
+		rest := w[i+1:]
+		for j, y := range rest {
 			switch {
-			case nounFillers[y]:
+			case nounFillers[y], kindNoun(y) && j+1 < len(rest) && rest[j+1] == "of":
 				continue
 			case frameWords[y] || stopwords[y] || plainVerbs[y] || questionForms[y] || taskWords[y] || len(y) < 3 ||
 				strings.Trim(y, "0123456789.,$%") == "" || strings.HasSuffix(y, "ing") || strings.HasSuffix(y, "ed"):
@@ -853,6 +854,17 @@ func askedNoun(q string) string {
 // nounFillers may stand between "what" and the thing it asks for.
 var nounFillers = map[string]bool{"kind": true, "kinds": true, "sort": true, "sorts": true, "type": true, "types": true,
 	"of": true, "the": true, "your": true, "our": true, "other": true, "exact": true, "specific": true}
+
+// kindNoun reports whether w, a noun before "of", asks for a kind of
+// the thing after it, as "kind" does: a word of nounFillers, or one
+// WordNet gives as a synonym of "kind" or "sort" ("forms of payment").
+// What it asks for is that thing, which a passage names without it.
+func kindNoun(w string) bool {
+	if nounFillers[w] {
+		return true
+	}
+	return !stopwords[w] && slices.ContainsFunc(lexicon.Synonyms(w), func(x string) bool { return x == "kind" || x == "sort" })
+}
 
 // verbLeads are the words after which a question's next word is its verb:
 // a subject ("can I pay", "how do we sign in"), an auxiliary or "to".
