@@ -407,7 +407,11 @@ func answersAsked(q string, rs []result) bool {
 		}
 		if asked == nil {
 			words := contentWords(q)
-			asked = slices.DeleteFunc(focusWords(q, words), func(w string) bool { return inNames(w, names) })
+			// What is asked of it: its focus, but for the names and the
+			// verb that asks whether it is connected ("support" of "do
+			// you support Snowflake?", see relevanceWords).
+			rel := relevanceWords(q)
+			asked = slices.DeleteFunc(focusWords(q, words), func(w string) bool { return inNames(w, names) || !slices.Contains(rel, w) })
 			syn = expandWords(q, words, resultWords(rs))
 		}
 		counted := ""
