@@ -335,7 +335,9 @@ func givesKind(k answerKind, text string, focus []string, noun string) bool {
 	if i < 0 {
 		i = len(toks)
 	}
-	others := slices.DeleteFunc(slices.Clone(focus), func(w string) bool { return companyNouns[w] })
+	// The measure asked ("year" of "what year was the firm set up?") is
+	// the kind of value, which the year gives, not what it is of.
+	others := slices.DeleteFunc(slices.Clone(focus), func(w string) bool { return companyNouns[w] || measureWord(w) })
 	return len(others) == 0 || slices.ContainsFunc(others, func(w string) bool { return matches(w, toks[:i]) })
 }
 

@@ -386,17 +386,69 @@ func answersAsked(q string, rs []result) bool {
 		}
 		return false
 	}
-	if k != valueNone {
+	if k != valueNone && !answered(names) {
 		// "What do Pipelines and Forecast cost?": the price of one is
 		// an answer, which says what it found.
-		return answered(names)
+		return false
 	}
+	// A thing that is no name of the documents' own (a competitor, a
+	// partner) is answered only by a sentence that names it and holds at
+	// least half of what is asked of it: "What uptime does Northwind
+	// guarantee?" is not answered by our own uptime with Northwind's
+	// prices elsewhere, nor a count of a partner's sites by a count of
+	// our sources that lists the partner.
+	var asked []string
 	for _, n := range names {
-		if !answered([]string{n}) {
+		if k == valueNone && !answered([]string{n}) {
+			return false
+		}
+		if slices.ContainsFunc(strings.Fields(n), func(w string) bool { return slices.Contains(nameWords, w) }) {
+			continue
+		}
+		if asked == nil {
+			words := contentWords(q)
+			// What is asked of it: its focus, but for the names and the
+			// verb that asks whether it is connected ("support" of "do
+			// you support Snowflake?", see relevanceWords).
+			rel := relevanceWords(q)
+			asked = slices.DeleteFunc(focusWords(q, words), func(w string) bool { return inNames(w, names) || !slices.Contains(rel, w) })
+			syn = expandWords(q, words, resultWords(rs))
+		}
+		counted := ""
+		if k == valueCount {
+			counted = askedNoun(q)
+		}
+		if len(asked) > 0 && !namedWith(rs, n, asked, counted, syn) {
 			return false
 		}
 	}
 	return true
+}
+
+// namedWith reports whether a sentence of the results names the thing n
+// (see namesAny) and holds at least half of the words of asked, what the
+// question asks of it, as written or by a synonym (see coversFocus), and,
+// when the question asks a count of the noun counted, counts it (see
+// countsNoun): "more than 120 sources" that lists a partner counts no
+// warehouses of the partner's.
+func namedWith(rs []result, n string, asked []string, counted string, syn expanded) bool {
+	for _, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			if !namesAny(s, []string{n}, true) || counted != "" && !countsNoun(s.text, counted) {
+				continue
+			}
+			held := 0
+			for _, w := range asked {
+				if coversFocus([]string{w}, syn, s.toks, s.heading) {
+					held++
+				}
+			}
+			if 2*held >= len(asked) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // answersIn reports whether one sentence gives a value of the kind asked
@@ -416,6 +468,46 @@ func answersIn(s sentence, k valueKind, names, focus []string, noun string, qtok
 var valueTerms = map[valueKind]string{
 	valueYear: "founded year", valueCount: "number", valueMoney: "price costs", valuePercent: "percent",
 	valueDuration: "time", valuePlace: "located",
+}
+
+// deepTopK is how many passages a deeper search for a count asks for:
+// the most search_knowledge returns.
+const deepTopK = 20
+
+// deeperQuery returns a second query for the knowledge base (the tool
+// named internal) when a question asks a count of a noun (askedNoun)
+// and names nothing (see narrowQuery for a named thing): the noun and
+// the nouns a count of which counts it (countQuery), to be searched
+// for deepTopK passages. A noun the documents use in many passages
+// ("customers") ranks the one passage that counts it below those that
+// only mention it, and a synonym held in another sense ("Clients should
+// back off") above it. ok is false when no usable result holds the noun
+// or one of its count nouns (the documents are not about it), a result
+// counts it, or the knowledge base has been called more than once
+// already.
+func deeperQuery(q string, rs []result, internal string) (query string, ok bool) {
+	n := askedNoun(q)
+	if n == "" || valueAsked(q) != valueCount || len(namedThings(q)) > 0 {
+		return "", false
+	}
+	calls := 0
+	for _, r := range rs {
+		if r.source == internal {
+			calls++
+		}
+	}
+	usable := usableResults(rs)
+	if calls != 1 || answersAsked(q, usable) {
+		return "", false
+	}
+	nouns := append([]string{n}, countNouns(n)...)
+	held := slices.ContainsFunc(resultWords(usable), func(t string) bool {
+		return slices.ContainsFunc(nouns, func(x string) bool { return sameStem(t, stem(x)) })
+	})
+	if !held {
+		return "", false
+	}
+	return countQuery(q, n), true
 }
 
 // narrowQuery returns a second query for the knowledge base (the tool

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
@@ -623,7 +625,7 @@ func relevanceWords(q string) []string {
 	// "What kind of support", "which types of reports": the kind asks
 	// for the thing, which a passage names without the word "kind".
 	for i := 0; i+1 < len(toks); i++ {
-		if nounFillers[toks[i]] && toks[i+1] == "of" {
+		if kindNoun(toks[i]) && toks[i+1] == "of" {
 			skip[toks[i]] = true
 		}
 	}
@@ -749,7 +751,7 @@ func topicAt(q string, words []string) (topic, toks []string, at int) {
 		for _, w := range words {
 			switch {
 			case slices.Contains(beforeW, w):
-				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" && !verbIn(before, w) {
+				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" && !verbIn(before, w) && !(kindNoun(w) && t == "of") {
 					topic = append(topic, w)
 				}
 			case slices.Contains(afterW, w) && categoryOf[w] == nil:
@@ -833,9 +835,10 @@ func askedNoun(q string) string {
 		default:
 			continue
 		}
-		for _, y := range w[i+1:] {
+		rest := w[i+1:]
+		for j, y := range rest {
 			switch {
-			case nounFillers[y]:
+			case nounFillers[y], kindNoun(y) && j+1 < len(rest) && rest[j+1] == "of":
 				continue
 			case frameWords[y] || stopwords[y] || plainVerbs[y] || questionForms[y] || taskWords[y] || len(y) < 3 ||
 				strings.Trim(y, "0123456789.,$%") == "" || strings.HasSuffix(y, "ing") || strings.HasSuffix(y, "ed"):
@@ -851,6 +854,17 @@ func askedNoun(q string) string {
 // nounFillers may stand between "what" and the thing it asks for.
 var nounFillers = map[string]bool{"kind": true, "kinds": true, "sort": true, "sorts": true, "type": true, "types": true,
 	"of": true, "the": true, "your": true, "our": true, "other": true, "exact": true, "specific": true}
+
+// kindNoun reports whether w, a noun before "of", asks for a kind of
+// the thing after it, as "kind" does: a word of nounFillers, or one
+// WordNet gives as a synonym of "kind" or "sort" ("forms of payment").
+// What it asks for is that thing, which a passage names without it.
+func kindNoun(w string) bool {
+	if nounFillers[w] {
+		return true
+	}
+	return !stopwords[w] && slices.ContainsFunc(lexicon.Synonyms(w), func(x string) bool { return x == "kind" || x == "sort" })
+}
 
 // verbLeads are the words after which a question's next word is its verb:
 // a subject ("can I pay", "how do we sign in"), an auxiliary or "to".
@@ -1043,7 +1057,31 @@ func missingFocus(focus, qtoks, toks []string, syn expanded) int {
 func relevant(q string, rs []result) bool {
 	c, n := passageCover(q, rs)
 	need := min(2, len(relevanceWords(q)))
-	return c >= coverage && n >= float64(need) && holdsFocus(q, rs) && answersAsked(q, rs)
+	return c >= coverage && n >= float64(need) && holdsFocus(q, rs) && answersAsked(q, rs) && holdsInitialisms(q, rs)
+}
+
+// holdsInitialisms reports whether the results hold every initialism of
+// three letters or more the question types in capitals ("CRM", "SSO"),
+// as a word or by the initials of their words ("single sign-on"): an
+// initialism names a thing, and one the results do not hold names a
+// thing they are not about, however well its other words match ("what
+// does the Acme CDP cost?" is not answered by the prices of the plans).
+func holdsInitialisms(q string, rs []result) bool {
+	var missing []string
+	for _, f := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(f) >= 3 && lexicon.Initialism(f) {
+			missing = append(missing, strings.ToLower(f))
+		}
+	}
+	for _, r := range rs {
+		if len(missing) == 0 {
+			break
+		}
+		for _, s := range sentencesOf(r.text) {
+			missing = slices.DeleteFunc(missing, func(w string) bool { return matches(w, s.words) })
+		}
+	}
+	return len(missing) == 0
 }
 
 // holdsFocus reports whether a sentence of the results holds the

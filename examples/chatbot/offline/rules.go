@@ -264,6 +264,9 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 			if query, ok := narrowQuery(q, p.results, internal); ok {
 				return call("The results name no value of the kind asked of "+strings.Join(namedThings(q), ", ")+"; searching for it.", internal, map[string]any{"query": query})
 			}
+			if query, ok := deeperQuery(q, p.results, internal); ok {
+				return call("The results mention what the question counts but give no count of it; searching deeper.", internal, map[string]any{"query": query, "top_k": deepTopK})
+			}
 		}
 		tried := map[string]bool{}
 		for _, r := range p.results {
