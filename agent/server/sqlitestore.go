@@ -433,12 +433,29 @@ func deleteRunsPast(ctx context.Context, tx *sql.Tx, keep int) (int, error) {
 func threadRuns(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, threadID, status string) ([]*Run, error) {
-	rows, err := q.QueryContext(ctx, `SELECT doc FROM agentserver_runs WHERE thread_id = ? AND (? = '' OR status = ?) ORDER BY seq`, threadID, status, status)
+	return queryRuns(ctx, q, RunQuery{ThreadID: threadID, Status: status})
+}
+
+// queryRuns reads the runs rq selects, in its order, with its page in
+// the statement's LIMIT and OFFSET, and stops reading at rq.MaxBytes.
+func queryRuns(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, rq RunQuery) ([]*Run, error) {
+	order, limit := "seq", -1 // no LIMIT
+	if rq.Newest {
+		order = "seq DESC"
+	}
+	if rq.Limit > 0 {
+		limit = rq.Limit
+	}
+	rows, err := q.QueryContext(ctx, `SELECT doc FROM agentserver_runs WHERE thread_id = ? AND (? = '' OR status = ?) ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		rq.ThreadID, rq.Status, rq.Status, limit, rq.Offset)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*Run
+	size := 0
 	for rows.Next() {
 		var doc string
 		if err := rows.Scan(&doc); err != nil {
@@ -449,13 +466,17 @@ func threadRuns(ctx context.Context, q interface {
 			return nil, err
 		}
 		out = append(out, r)
+		if size += r.Size(); rq.MaxBytes > 0 && size > rq.MaxBytes {
+			break
+		}
 	}
 	return out, rows.Err()
 }
 
-// Runs implements [Store].
-func (s *SQLiteStore) Runs(ctx context.Context, threadID, status string) ([]*Run, error) {
-	return threadRuns(ctx, s.db, threadID, status)
+// Runs implements [Store]: one statement for the page, read up to
+// q.MaxBytes.
+func (s *SQLiteStore) Runs(ctx context.Context, q RunQuery) ([]*Run, error) {
+	return queryRuns(ctx, s.db, q)
 }
 
 // Claim implements [Store].

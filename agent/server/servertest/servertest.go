@@ -16,7 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"Threads", testThreads},
 		{"SearchValues", testSearchValues},
 		{"SortTimes", testSortTimes},
+		{"RunPage", testRunPage},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimDue", testClaimDue},
 		{"ClaimConcurrent", testClaimConcurrent},
@@ -289,11 +292,11 @@ func testClaimOrder(t *testing.T, st server.Store) {
 	if c, _ := st.Claim(ctx, "t1", "w1", time.Minute); c != nil {
 		t.Fatalf("claimed %s, a run delayed by an hour", c.ID)
 	}
-	runs, err := st.Runs(ctx, "t1", "")
+	runs, err := st.Runs(ctx, server.RunQuery{ThreadID: "t1"})
 	if err != nil || len(runs) != 3 || runs[0].ID != "r1" || runs[2].ID != "r3" {
 		t.Fatalf("Runs: %v, %v", runs, err)
 	}
-	if runs, _ := st.Runs(ctx, "t1", server.RunSuccess); len(runs) != 1 || runs[0].ID != "r2" {
+	if runs, _ := st.Runs(ctx, server.RunQuery{ThreadID: "t1", Status: server.RunSuccess}); len(runs) != 1 || runs[0].ID != "r2" {
 		t.Fatalf("Runs(success): %v", runs)
 	}
 }
@@ -631,7 +634,7 @@ func testPruneKeep(t *testing.T, st server.Store) {
 		id   string
 		want []string
 	}{{"t1", []string{"a2", "a4", "a5", "a6"}}, {"t2", []string{"b1", "b2"}}} {
-		rs, err := st.Runs(ctx, th.id, "")
+		rs, err := st.Runs(ctx, server.RunQuery{ThreadID: th.id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -727,7 +730,7 @@ func testActiveRuns(t *testing.T, st server.Store) {
 	check := func(when string, running, pending, active []string) {
 		t.Helper()
 		got := func(status string) []string {
-			rs, err := st.Runs(ctx, "t1", status)
+			rs, err := st.Runs(ctx, server.RunQuery{ThreadID: "t1", Status: status})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -934,5 +937,92 @@ func testEventEnder(t *testing.T, st server.Store) {
 	}
 	if r, ev, err := ee.EndRunEvent(ctx, end("r2", "", 0)); err != nil || r == nil || r.Status != server.RunSuccess || ev.ID != 1 {
 		t.Fatalf("EndRunEvent naming no worker: %+v %+v, %v; want r2 ended, its event at 1", r, ev, err)
+	}
+}
+
+// testRunPage checks Runs' page: the order (oldest or newest first), the
+// status filter, Offset and Limit, and MaxBytes, at which a store may
+// stop only after the run that takes the page past it; and that a page
+// of a thread of many large runs is read alone, not with the rest of
+// the thread's runs.
+func testRunPage(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	const n, pad = 40, 100 << 10
+	kwargs := json.RawMessage(`{"input":"` + strings.Repeat("x", pad) + `"}`)
+	base := time.Now().UTC()
+	var all []string // oldest first
+	for i := range n {
+		r := run(fmt.Sprintf("r%02d", i), "t1", base.Add(time.Duration(i)*time.Millisecond))
+		r.Kwargs = kwargs
+		if i%3 == 0 {
+			r.Status = server.RunSuccess
+		}
+		mustRun(t, st, r)
+		all = append(all, r.ID)
+	}
+	newest := slices.Clone(all)
+	slices.Reverse(newest)
+	runIDs := func(rs []*server.Run) []string {
+		out := []string{}
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		q    server.RunQuery
+		want []string
+	}{
+		{server.RunQuery{ThreadID: "t1", Limit: 3}, all[:3]},
+		{server.RunQuery{ThreadID: "t1", Newest: true, Limit: 3}, newest[:3]},
+		{server.RunQuery{ThreadID: "t1", Newest: true, Offset: 38, Limit: 3}, newest[38:]},
+		{server.RunQuery{ThreadID: "t1", Newest: true, Offset: 40, Limit: 3}, []string{}},
+		{server.RunQuery{ThreadID: "t1", Status: server.RunSuccess, Newest: true, Offset: 1, Limit: 2}, []string{"r36", "r33"}},
+		{server.RunQuery{ThreadID: "t1", Status: server.RunPending, Offset: 1, Limit: 2}, []string{"r02", "r04"}},
+		{server.RunQuery{ThreadID: "t2", Limit: 2}, []string{}},
+	} {
+		got, err := st.Runs(ctx, c.q)
+		if err != nil || !slices.Equal(runIDs(got), c.want) {
+			t.Errorf("Runs(%+v) = %v, %v; want %v", c.q, runIDs(got), err, c.want)
+		}
+	}
+	// MaxBytes: the page is a prefix of the order that holds every run
+	// up to the one past the bound.
+	for _, max := range []int{1, 2*pad + pad/2} {
+		q := server.RunQuery{ThreadID: "t1", Newest: true, Limit: 10, MaxBytes: max}
+		got, err := st.Runs(ctx, q)
+		if err != nil || len(got) == 0 || !slices.Equal(runIDs(got), newest[:len(got)]) {
+			t.Fatalf("Runs(%+v) = %v, %v; want a prefix of %v", q, runIDs(got), err, newest[:10])
+		}
+		size := 0
+		for i, r := range got {
+			if i > 0 && size > max {
+				t.Fatalf("Runs(MaxBytes %d) returned %v: runs after the one past the bound", max, runIDs(got))
+			}
+			size += r.Size()
+		}
+		if len(got) < 10 && size <= max {
+			t.Fatalf("Runs(MaxBytes %d) returned %v, %d bytes: stopped before the bound", max, runIDs(got), size)
+		}
+	}
+	// A page of two runs, or one bounded by bytes, is read alone: the
+	// thread's other runs (4 MB) are not, nor copied.
+	for _, q := range []server.RunQuery{
+		{ThreadID: "t1", Newest: true, Limit: 2},
+		{ThreadID: "t1", MaxBytes: pad + pad/2},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, err := st.Runs(ctx, q)
+		runtime.ReadMemStats(&after)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("Runs(%+v) = %v, %v; want 2 runs", q, runIDs(got), err)
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > n*pad/2 {
+			t.Errorf("Runs(%+v) of a thread of %d runs of %d KiB allocated %d KiB; want the page's alone, under %d KiB", q, n, pad>>10, a>>10, n*pad/2>>10)
+		}
 	}
 }
