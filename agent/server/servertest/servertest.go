@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"Threads", testThreads},
 		{"SearchValues", testSearchValues},
 		{"SortTimes", testSortTimes},
+		{"SearchPage", testSearchPage},
 		{"RunPage", testRunPage},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimDue", testClaimDue},
@@ -1023,6 +1024,64 @@ func testRunPage(t *testing.T, st server.Store) {
 		}
 		if a := after.TotalAlloc - before.TotalAlloc; a > n*pad/2 {
 			t.Errorf("Runs(%+v) of a thread of %d runs of %d KiB allocated %d KiB; want the page's alone, under %d KiB", q, n, pad>>10, a>>10, n*pad/2>>10)
+		}
+	}
+}
+
+// testSearchPage checks that SearchThreads reads its page alone, by
+// each sort and with a metadata filter, when the owner has many large
+// threads: the page is right, and the other threads' values (4 MB) are
+// not read whole.
+func testSearchPage(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	const n, pad = 40, 100 << 10
+	values := json.RawMessage(`{"pad":"` + strings.Repeat("x", pad) + `"}`)
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var byCreated []string
+	for i := range n {
+		th := thread(fmt.Sprintf("t%02d", n-1-i), "alice") // ids run against the times
+		th.CreatedAt, th.UpdatedAt = base.Add(time.Duration(i)*time.Millisecond), base.Add(time.Duration(n-i)*time.Second)
+		th.Values = values
+		th.Metadata = map[string]any{"k": "v", "even": json.Number(fmt.Sprint(i % 2))}
+		if i%2 == 0 {
+			th.Metadata["big"] = json.Number(bigInt)
+		}
+		if err := st.CreateThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		byCreated = append(byCreated, th.ID)
+	}
+	byID := slices.Sorted(slices.Values(byCreated))
+	byUpdated := slices.Clone(byCreated)
+	slices.Reverse(byUpdated)
+	var evens []string
+	for i, id := range byCreated {
+		if i%2 == 0 {
+			evens = append(evens, id)
+		}
+	}
+	for _, c := range []struct {
+		q     server.ThreadQuery
+		want  []string
+		total int
+	}{
+		{server.ThreadQuery{Owner: "alice", Limit: 2, Offset: 3}, byCreated[3:5], n},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, SortBy: "thread_id"}, byID[:2], n},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, SortBy: "updated_at", SortDesc: true}, []string{byUpdated[n-1], byUpdated[n-2]}, n},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, SortBy: "status", Offset: 1}, byID[1:3], n},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, Offset: 3, Metadata: map[string]any{"big": json.Number(bigInt)}}, evens[3:5], n / 2},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, Offset: 19, Metadata: map[string]any{"even": 0}}, evens[19:], n / 2},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, Metadata: map[string]any{"big": json.Number("9007199254740992")}}, []string{}, 0},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, total, err := st.SearchThreads(ctx, c.q)
+		runtime.ReadMemStats(&after)
+		if err != nil || !slices.Equal(ids(got), c.want) || total != c.total {
+			t.Errorf("SearchThreads(%+v) = %v of %d, %v; want %v of %d", c.q, ids(got), total, err, c.want, c.total)
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > n*pad/2 {
+			t.Errorf("SearchThreads(%+v) of %d threads of %d KiB allocated %d KiB; want the page's alone, under %d KiB", c.q, n, pad>>10, a>>10, n*pad/2>>10)
 		}
 	}
 }
