@@ -253,7 +253,8 @@
 // at a time up to it (RunQuery.MaxBytes), and a store may stop a thread
 // search there (ThreadQuery.MaxBytes); a store search is one read of the
 // store for its page (so that a put or a delete between reads cannot
-// repeat or skip an item in one answer), cut to the bound. A client that
+// repeat or skip an item in one answer), which the item store stops at
+// the bound (memory.ItemQuery.MaxBytes). A client that
 // pages until an answer holds fewer items than its limit and does not
 // read the header (a loop over the official LangGraph SDK's search
 // calls, which answer the items and not the headers, is one) takes a cut
