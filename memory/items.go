@@ -109,6 +109,13 @@ type ItemQuery struct {
 	// RefreshTTL makes every returned record that has a TTL expire TTL
 	// from now.
 	RefreshTTL bool
+	// MaxBytes, when positive, bounds the page by bytes: the page stops
+	// at the record that takes the sum of its records' Value lengths
+	// past MaxBytes. That record is returned too (as is the first
+	// whatever its size), so that a caller that cuts the page at a
+	// budget of its own, counting at least the values' bytes, learns
+	// that it was cut; the store reads no more records than it returns.
+	MaxBytes int
 }
 
 // NamespaceQuery selects the namespaces [Items.Namespaces] returns.

@@ -265,7 +265,7 @@ func (s *InMemoryItems) Search(ctx context.Context, q ItemQuery) ([]Record, erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Record
-	skip := q.Offset
+	skip, size := q.Offset, 0
 	for n, id := range s.under(itemkey.Encode(q.Prefix)) {
 		if n&1023 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -290,7 +290,7 @@ func (s *InMemoryItems) Search(ctx context.Context, q ItemQuery) ([]Record, erro
 			refresh(&it.rec, now)
 		}
 		out = append(out, clone(it.rec))
-		if len(out) == q.Limit {
+		if size += len(it.rec.Value); len(out) == q.Limit || q.MaxBytes > 0 && size > q.MaxBytes {
 			break
 		}
 	}

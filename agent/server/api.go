@@ -611,7 +611,7 @@ func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) er
 			}
 			continue
 		}
-		runs, err := s.store.Runs(ctx, id, "")
+		runs, err := s.runIDs(ctx, id)
 		var plan []string
 		if err == nil {
 			// The thread's durable subgraphs' checkpoint threads go
@@ -631,10 +631,26 @@ func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) er
 			}
 		}
 		unlock()
-		for _, run := range runs {
-			s.hub.notify(run.ID)
+		for _, runID := range runs {
+			s.hub.notify(runID)
 		}
 		return err
+	}
+}
+
+// runIDs returns the ids of the thread's runs, read a page at a time
+// (of at most 100 runs and about a MiB), so that the records of a thread
+// with many large runs are not all held at once.
+func (s *Server) runIDs(ctx context.Context, threadID string) ([]string, error) {
+	var ids []string
+	for {
+		runs, err := s.store.Runs(ctx, RunQuery{ThreadID: threadID, Offset: len(ids), Limit: 100, MaxBytes: 1 << 20})
+		if err != nil || len(runs) == 0 {
+			return ids, err
+		}
+		for _, r := range runs {
+			ids = append(ids, r.ID)
+		}
 	}
 }
 
@@ -1669,11 +1685,11 @@ func (s *Server) activeRuns(ctx context.Context, threadID string) ([]*Run, error
 	if l, ok := s.store.(ActiveRunLister); ok {
 		return l.ActiveRuns(ctx, threadID)
 	}
-	running, err := s.store.Runs(ctx, threadID, RunRunning)
+	running, err := s.store.Runs(ctx, RunQuery{ThreadID: threadID, Status: RunRunning})
 	if err != nil {
 		return nil, err
 	}
-	pending, err := s.store.Runs(ctx, threadID, RunPending)
+	pending, err := s.store.Runs(ctx, RunQuery{ThreadID: threadID, Status: RunPending})
 	if err != nil {
 		return nil, err
 	}

@@ -68,8 +68,10 @@ func (t *Thread) Size() int {
 	return n
 }
 
-// runSize estimates the bytes r takes in an answer, as JSON.
-func runSize(r *Run) int {
+// Size estimates the bytes r takes in an answer, as JSON: its kwargs',
+// its metadata's, and a fixed part for its other fields. A [Store]
+// honouring RunQuery.MaxBytes adds up the sizes of the runs it returns.
+func (r *Run) Size() int {
 	return 250 + len(r.ID) + len(r.ThreadID) + len(r.AssistantID) + len(r.Kwargs) + jsonSize(r.Metadata) + len(r.MultitaskStrategy)
 }
 

@@ -244,14 +244,17 @@
 // store search) holds at most Config.MaxResponseBytes (16 MiB by
 // default), as estimated from its items: past it the answer stops before
 // its limit, with the header X-Pagination-Truncated: true ([TruncatedHeader];
-// a thread search also sets X-Pagination-Next), and the client pages on
+// a thread search, and a thread's runs while more follow, also set
+// X-Pagination-Next), and the client pages on
 // from its last item (offset, or before for a history); an answer holds
 // at least one item, however large. Without the header, an answer with
 // fewer items than its limit has no more. A history is read in pages
-// sized to what is left of the bound, and a store may stop a thread
+// sized to what is left of the bound, a thread's runs are read a page
+// at a time up to it (RunQuery.MaxBytes), and a store may stop a thread
 // search there (ThreadQuery.MaxBytes); a store search is one read of the
 // store for its page (so that a put or a delete between reads cannot
-// repeat or skip an item in one answer), cut to the bound. A client that
+// repeat or skip an item in one answer), which the item store stops at
+// the bound (memory.ItemQuery.MaxBytes). A client that
 // pages until an answer holds fewer items than its limit and does not
 // read the header (a loop over the official LangGraph SDK's search
 // calls, which answer the items and not the headers, is one) takes a cut

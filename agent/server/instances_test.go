@@ -114,7 +114,7 @@ func TestRetentionPrunesEndedRuns(t *testing.T) {
 	tid := th["thread_id"].(string)
 	var out map[string]any
 	do(t, "POST", s.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "fail"}, nil, &out)
-	runs, err := st.Runs(t.Context(), tid, "")
+	runs, err := st.Runs(t.Context(), server.RunQuery{ThreadID: tid})
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs: %v, %v", runs, err)
 	}
@@ -151,10 +151,10 @@ func TestMaxRunRecordsDropsOldestRuns(t *testing.T) {
 		ids = append(ids, id)
 	}
 	waitUntil(t, "the oldest runs to be deleted", func() bool {
-		runs, err := st.Runs(t.Context(), tid, "")
+		runs, err := st.Runs(t.Context(), server.RunQuery{ThreadID: tid})
 		return err == nil && len(runs) == 2
 	})
-	runs, _ := st.Runs(t.Context(), tid, "")
+	runs, _ := st.Runs(t.Context(), server.RunQuery{ThreadID: tid})
 	if runs[0].ID != ids[2] || runs[1].ID != ids[3] {
 		t.Errorf("kept runs %s, %s; want the newest two, %s and %s", runs[0].ID, runs[1].ID, ids[2], ids[3])
 	}

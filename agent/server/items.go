@@ -418,17 +418,23 @@ func itemSize(rec memory.Record) int {
 // it (keeping the first whatever its size), and cut reports that it did.
 // One call, not several offset pages, so that an insert, delete or
 // expiry between calls cannot repeat or skip a record within one answer.
-// The page is held whole while it is cut: at most q.Limit records of at
-// most memory.MaxValueBytes each (and, with Authenticate, no more than
-// the principal's Config.MaxItemBytes). With q.RefreshTTL the store
-// refreshes every record of the page, those cut off too; the client's
-// next page reads them again.
+// The store stops reading at the budget too (memory.ItemQuery.MaxBytes,
+// which counts the values' bytes, fewer than itemSize: the record it
+// stops at is past the budget here as well), so that the page held is
+// the budget and one record, not q.Limit records of up to
+// memory.MaxValueBytes each; a store that reads on is cut here. With
+// q.RefreshTTL the store may refresh the records it cut off too; the
+// client's next page reads them again.
 func (s *Server) searchPage(r *http.Request, it memory.Items, q memory.ItemQuery) (recs []memory.Record, cut bool, err error) {
+	budget := s.responseBudget()
+	if budget < math.MaxInt {
+		q.MaxBytes = budget
+	}
 	got, err := it.Search(r.Context(), q)
 	if err != nil {
 		return nil, false, err
 	}
-	recs, cut = cutBytes(got, s.responseBudget(), itemSize)
+	recs, cut = cutBytes(got, budget, itemSize)
 	return recs, cut, nil
 }
 

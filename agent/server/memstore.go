@@ -331,18 +331,32 @@ func (m *MemoryStore) reindex(threadID string) {
 	m.active[threadID] = ids
 }
 
-// Runs implements [Store].
-func (m *MemoryStore) Runs(_ context.Context, threadID, status string) ([]*Run, error) {
+// Runs implements [Store]: it walks the thread's runs in q's order and
+// copies only those of the page.
+func (m *MemoryStore) Runs(_ context.Context, q RunQuery) ([]*Run, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []*Run
-	ids := m.byTh[threadID]
-	if status == RunPending || status == RunRunning {
-		ids = m.active[threadID]
+	ids := m.byTh[q.ThreadID]
+	if q.Status == RunPending || q.Status == RunRunning {
+		ids = m.active[q.ThreadID]
 	}
-	for _, id := range ids {
-		if r := m.runs[id]; r != nil && (status == "" || r.Status == status) {
-			out = append(out, cloneRun(r))
+	var out []*Run
+	skip, size := q.Offset, 0
+	for i := range ids {
+		if q.Newest {
+			i = len(ids) - 1 - i
+		}
+		r := m.runs[ids[i]]
+		if r == nil || q.Status != "" && r.Status != q.Status {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, cloneRun(r))
+		if size += r.Size(); q.Limit > 0 && len(out) == q.Limit || q.MaxBytes > 0 && size > q.MaxBytes {
+			break
 		}
 	}
 	return out, nil

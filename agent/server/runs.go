@@ -3211,14 +3211,21 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(422, "status: %q is not one of %s; leave it out for every run", status, strings.Join(statuses, ", ")))
 		return
 	}
-	runs, err := s.store.Runs(r.Context(), t.ID, status)
+	// The store reads the page alone, newest first, and one run more
+	// than the limit: that run, or the one past the byte budget that a
+	// store cutting at RunQuery.MaxBytes returns, says there are more.
+	budget := s.responseBudget()
+	runs, err := s.store.Runs(r.Context(), RunQuery{ThreadID: t.ID, Status: status, Newest: true, Offset: offset, Limit: limit + 1, MaxBytes: budget})
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	slices.Reverse(runs) // newest first
-	pg, cut := cutBytes(page(runs, offset, limit), s.responseBudget(), runSize)
+	more := len(runs) > limit
+	pg, cut := cutBytes(runs[:min(len(runs), limit)], budget, (*Run).Size)
 	markTruncated(w, cut)
+	if more || cut {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(offset+len(pg)))
+	}
 	out := []map[string]any{}
 	for _, run := range pg {
 		out = append(out, runJSON(run))

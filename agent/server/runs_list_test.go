@@ -25,8 +25,9 @@ func TestRunListStatusIsChecked(t *testing.T) {
 }
 
 // TestRunListPagesAreBounded: a thread's run list comes in pages of at
-// most 1000 runs; limit=0, which used to return every run of the thread,
-// and a limit past the bound are refused naming limit.
+// most 1000 runs, with X-Pagination-Next while more follow; limit=0,
+// which used to return every run of the thread, and a limit past the
+// bound are refused naming limit.
 func TestRunListPagesAreBounded(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid := newThread(t, ts.URL)
@@ -42,6 +43,13 @@ func TestRunListPagesAreBounded(t *testing.T) {
 	}
 	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs?limit=2&offset=2", nil, nil, &runs); code != 200 || len(runs) != 1 {
 		t.Fatalf("limit=2&offset=2: %d, %d runs; want 200 and 1", code, len(runs))
+	}
+	// X-Pagination-Next names the next page's offset while more runs
+	// follow.
+	for _, c := range []struct{ query, next string }{{"limit=2", "2"}, {"limit=2&offset=1", ""}, {"limit=3", ""}, {"limit=1&offset=1", "2"}} {
+		if _, h, _ := call(t, "GET", ts.URL+"/threads/"+tid+"/runs?"+c.query, nil); h.Get("X-Pagination-Next") != c.next {
+			t.Errorf("%s: X-Pagination-Next %q; want %q", c.query, h.Get("X-Pagination-Next"), c.next)
+		}
 	}
 	for _, limit := range []string{"0", "1001", "-1", "x"} {
 		var e map[string]any

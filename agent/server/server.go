@@ -281,9 +281,9 @@ type Config struct {
 	// MaxReads bounds the list reads of one principal served at once
 	// (POST /threads/search, the history, GET /threads/{id}/runs, POST
 	// /store/items/search), each of which may hold up to
-	// MaxResponseBytes (a store search holds its whole page, up to its
-	// limit of items, while it is cut to MaxResponseBytes): one more is
-	// answered 429 with Retry-After, so
+	// MaxResponseBytes and one item (with Config.Items and a Store
+	// that stop their pages at the bound, as this module's do): one
+	// more is answered 429 with Retry-After, so
 	// that parallel requests do not multiply the bytes one principal
 	// makes the server hold. Zero means DefaultMaxReads.
 	MaxReads int

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -75,6 +74,18 @@ var sqliteMigrations = []string{
 	`ALTER TABLE agentserver_runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 	UPDATE agentserver_runs SET owner = COALESCE((SELECT t.owner FROM agentserver_threads t WHERE t.id = agentserver_runs.thread_id), '');
 	CREATE INDEX agentserver_runs_owner_active ON agentserver_runs (owner, status) WHERE status IN ('pending', 'running');`,
+	// A thread search sorted by updated_at orders its page in the
+	// statement, on a column of the thread's UpdatedAt in Unix
+	// nanoseconds (as created is its CreatedAt), rather than reading
+	// every thread to sort them in the process. The threads of earlier
+	// versions take it from their documents' RFC 3339 text: the seconds
+	// by unixepoch (which reads the offset, or Z), the fraction's digits
+	// (up to 9, as time.Time writes them) after.
+	`ALTER TABLE agentserver_threads ADD COLUMN updated INTEGER NOT NULL DEFAULT 0;
+	UPDATE agentserver_threads SET updated = (SELECT unixepoch(u) * 1000000000 + CASE WHEN substr(u, 20, 1) = '.'
+		THEN CAST(substr(substr(f, 1, CASE WHEN instr(f, 'Z') > 0 THEN instr(f, 'Z') WHEN instr(f, '+') > 0 THEN instr(f, '+') ELSE instr(f, '-') END - 1) || '000000000', 1, 9) AS INTEGER)
+		ELSE 0 END FROM (SELECT json_extract(doc, '$.updated_at') AS u, substr(json_extract(doc, '$.updated_at'), 21) AS f))
+	WHERE json_type(doc, '$.updated_at') = 'text';`,
 }
 
 // OpenSQLite opens (creating it if needed) the SQLite file at path and
@@ -202,8 +213,8 @@ func (s *SQLiteStore) CreateThread(ctx context.Context, t *Thread) error {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO agentserver_threads (id, owner, status, created, doc) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			t.ID, t.Owner, t.Status, t.CreatedAt.UnixNano(), doc)
+		res, err := tx.ExecContext(ctx, `INSERT INTO agentserver_threads (id, owner, status, created, updated, doc) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			t.ID, t.Owner, t.Status, t.CreatedAt.UnixNano(), t.UpdatedAt.UnixNano(), doc)
 		if err != nil {
 			return err
 		}
@@ -236,7 +247,7 @@ func (s *SQLiteStore) UpdateThread(ctx context.Context, id string, fn func(*Thre
 			return err
 		}
 		out = t
-		_, err = tx.ExecContext(ctx, `UPDATE agentserver_threads SET status = ?, doc = ? WHERE id = ?`, t.Status, doc, id)
+		_, err = tx.ExecContext(ctx, `UPDATE agentserver_threads SET status = ?, updated = ?, doc = ? WHERE id = ?`, t.Status, t.UpdatedAt.UnixNano(), doc, id)
 		return err
 	})
 	return out, err
@@ -259,38 +270,153 @@ func (s *SQLiteStore) DeleteThread(ctx context.Context, id string) error {
 	})
 }
 
-// SearchThreads implements [Store]. It reads the owner's threads and
-// filters them in the process, which suits the thread counts of one
-// embedded server.
+// SearchThreads implements [Store]. A statement selects the owner's
+// threads by status and ids and orders their ids (a sort of keys, not of
+// documents); without a metadata or values filter it also cuts the page
+// (and another counts the rest). With one, the selected threads'
+// metadata (and values, for a values filter) are read a chunk at a
+// time, in order, filtered in the process and counted, and only the
+// page's ids are kept. The page's threads are then read one by one, up
+// to q.MaxBytes: only the page's documents are read whole.
 func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thread, int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM agentserver_threads WHERE owner = ? AND (? = '' OR status = ?)`, q.Owner, q.Status, q.Status)
-	if err != nil {
-		return nil, 0, err
+	cond, args := `owner = ?`, []any{q.Owner}
+	if q.Status != "" {
+		cond += ` AND status = ?`
+		args = append(args, q.Status)
 	}
-	defer rows.Close()
-	var all []*Thread
-	for rows.Next() {
-		var doc string
-		if err := rows.Scan(&doc); err != nil {
-			return nil, 0, err
-		}
-		t, err := decodeThread(doc)
+	if len(q.IDs) > 0 {
+		ids, err := json.Marshal(q.IDs)
 		if err != nil {
 			return nil, 0, err
 		}
-		if (len(q.IDs) == 0 || slices.Contains(q.IDs, t.ID)) && containsAll(t.Metadata, q.Metadata) && q.ValuesMatch(t.Values) {
-			all = append(all, t)
+		cond += ` AND id IN (SELECT value FROM json_each(?))`
+		args = append(args, string(ids))
+	}
+	key, dir := "created", "ASC"
+	switch q.SortBy {
+	case "thread_id":
+		key = "id"
+	case "status":
+		key = "status"
+	case "updated_at":
+		key = "updated"
+	}
+	if q.SortDesc {
+		dir = "DESC"
+	}
+	ordered := `SELECT id FROM agentserver_threads WHERE ` + cond + ` ORDER BY ` + key + ` ` + dir + `, id ` + dir
+	limit := -1 // no LIMIT
+	if q.Limit > 0 {
+		limit = q.Limit
+	}
+	var page []string
+	total := 0
+	if len(q.Metadata) == 0 && len(q.Values) == 0 {
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_threads WHERE `+cond, args...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+		var err error
+		if page, err = queryIDs(ctx, s.db, ordered+` LIMIT ? OFFSET ?`, append(args, limit, q.Offset)...); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		all, err := queryIDs(ctx, s.db, ordered, args...)
+		if err != nil {
+			return nil, 0, err
+		}
+		if page, total, err = s.filterThreads(ctx, all, q, limit); err != nil {
+			return nil, 0, err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
+	out, size := []*Thread{}, 0
+	for _, id := range page {
+		t, err := loadThread(ctx, s.db, id)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted since
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if size += t.Size(); q.MaxBytes > 0 && len(out) > 0 && size > q.MaxBytes {
+			break // the page is cut here (ThreadQuery.MaxBytes)
+		}
+		out = append(out, t)
 	}
-	sortThreads(all, q.SortBy, q.SortDesc)
-	out := page(all, q.Offset, q.Limit)
-	if q.MaxBytes > 0 {
-		out, _ = cutBytes(out, q.MaxBytes, (*Thread).Size)
+	return out, total, nil
+}
+
+// searchChunk is how many threads' metadata a filtered search reads per
+// statement.
+const searchChunk = 100
+
+// filterThreads reads the metadata (and the values, for a values
+// filter) of the threads ids, searchChunk at a time, and returns the
+// ids of those q's filters keep, from q.Offset on and up to limit (-1:
+// no limit), and how many it keeps in all.
+func (s *SQLiteStore) filterThreads(ctx context.Context, ids []string, q ThreadQuery, limit int) (page []string, total int, err error) {
+	vals := `NULL`
+	if len(q.Values) > 0 {
+		vals = `doc -> '$.values'`
 	}
-	return out, len(all), nil
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), searchChunk)]
+		ids = ids[len(chunk):]
+		list, err := json.Marshal(chunk)
+		if err != nil {
+			return nil, 0, err
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT id, doc -> '$.metadata', `+vals+` FROM agentserver_threads WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		if err != nil {
+			return nil, 0, err
+		}
+		kept := make(map[string]bool, len(chunk))
+		for rows.Next() {
+			var id string
+			var md, values sql.RawBytes
+			if err := rows.Scan(&id, &md, &values); err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			var m map[string]any
+			if err := decodeNumbers(md, &m); len(md) > 0 && err != nil {
+				rows.Close()
+				return nil, 0, fmt.Errorf("server: the metadata of stored thread %s does not decode: %w", id, err)
+			}
+			kept[id] = containsAll(m, q.Metadata) && q.ValuesMatch(json.RawMessage(values))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, 0, err
+		}
+		for _, id := range chunk { // in order
+			if !kept[id] {
+				continue
+			}
+			if total >= q.Offset && (limit < 0 || len(page) < limit) {
+				page = append(page, id)
+			}
+			total++
+		}
+	}
+	return page, total, nil
+}
+
+// queryIDs returns the first column of query's rows, as strings.
+func queryIDs(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // CountThreads implements [OwnerCounter]: a count of the owner's index,
@@ -433,12 +559,29 @@ func deleteRunsPast(ctx context.Context, tx *sql.Tx, keep int) (int, error) {
 func threadRuns(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, threadID, status string) ([]*Run, error) {
-	rows, err := q.QueryContext(ctx, `SELECT doc FROM agentserver_runs WHERE thread_id = ? AND (? = '' OR status = ?) ORDER BY seq`, threadID, status, status)
+	return queryRuns(ctx, q, RunQuery{ThreadID: threadID, Status: status})
+}
+
+// queryRuns reads the runs rq selects, in its order, with its page in
+// the statement's LIMIT and OFFSET, and stops reading at rq.MaxBytes.
+func queryRuns(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, rq RunQuery) ([]*Run, error) {
+	order, limit := "seq", -1 // no LIMIT
+	if rq.Newest {
+		order = "seq DESC"
+	}
+	if rq.Limit > 0 {
+		limit = rq.Limit
+	}
+	rows, err := q.QueryContext(ctx, `SELECT doc FROM agentserver_runs WHERE thread_id = ? AND (? = '' OR status = ?) ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		rq.ThreadID, rq.Status, rq.Status, limit, rq.Offset)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*Run
+	size := 0
 	for rows.Next() {
 		var doc string
 		if err := rows.Scan(&doc); err != nil {
@@ -449,13 +592,17 @@ func threadRuns(ctx context.Context, q interface {
 			return nil, err
 		}
 		out = append(out, r)
+		if size += r.Size(); rq.MaxBytes > 0 && size > rq.MaxBytes {
+			break
+		}
 	}
 	return out, rows.Err()
 }
 
-// Runs implements [Store].
-func (s *SQLiteStore) Runs(ctx context.Context, threadID, status string) ([]*Run, error) {
-	return threadRuns(ctx, s.db, threadID, status)
+// Runs implements [Store]: one statement for the page, read up to
+// q.MaxBytes.
+func (s *SQLiteStore) Runs(ctx context.Context, q RunQuery) ([]*Run, error) {
+	return queryRuns(ctx, s.db, q)
 }
 
 // Claim implements [Store].

@@ -157,6 +157,26 @@ type ThreadQuery struct {
 	MaxBytes int
 }
 
+// RunQuery selects runs of one thread for [Store.Runs].
+type RunQuery struct {
+	ThreadID string // the thread whose runs are listed
+	Status   string // when set, only runs of this status
+	// Newest lists the newest runs first; by default the oldest come
+	// first (by creation).
+	Newest bool
+	// Offset skips that many runs of the order; Limit, when positive,
+	// bounds the runs returned.
+	Offset int
+	Limit  int
+	// MaxBytes, when positive, bounds the page by bytes: the page stops
+	// at the run that takes the sum of its runs' [Run.Size] past
+	// MaxBytes. That run is returned too (as is the first whatever its
+	// size), so that a caller that cuts the page at MaxBytes, as the
+	// server does, learns that it was cut. A store reads no more runs
+	// than it returns.
+	MaxBytes int
+}
+
 // Store keeps the server's threads, runs and run event logs. Graph state is
 // not here: it is in each graph's checkpoint.Saver.
 //
@@ -190,8 +210,9 @@ type Store interface {
 	UpdateRun(ctx context.Context, id string, fn func(*Run) error) (*Run, error)
 	// DeleteRun deletes a run and its event log.
 	DeleteRun(ctx context.Context, id string) error
-	// Runs lists a thread's runs, oldest first; status "" means any.
-	Runs(ctx context.Context, threadID, status string) ([]*Run, error)
+	// Runs lists the runs of q.ThreadID that q selects, in the order
+	// and page q asks for; it reads only the runs of that page.
+	Runs(ctx context.Context, q RunQuery) ([]*Run, error)
 	// Claim takes the thread's oldest pending run for worker when no run of
 	// the thread is running (or the running one's lease expired), marks it
 	// running with a lease until now+lease and returns it; nil when there is

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -68,5 +70,39 @@ func TestStoreSearchOnePage(t *testing.T) {
 		if k := fmt.Sprintf("k%03d", i); !seen[k] {
 			t.Fatalf("key %q skipped: %d items", k, len(page.Items))
 		}
+	}
+}
+
+// TestStoreSearchReadsToBudget: a store search of a page of large items
+// past Config.MaxResponseBytes reads the items up to the bound, not the
+// whole page: 100 items of 100 KiB (10 MB), searched with a limit of 100
+// and a bound of 256 KiB, allocate about the bound, and the answer is
+// cut there with X-Pagination-Truncated.
+func TestStoreSearchReadsToBudget(t *testing.T) {
+	const n, pad, budget = 100, 100 << 10, 256 << 10
+	ts := newTestServer(t, server.Config{MaxResponseBytes: budget, Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
+	big := strings.Repeat("x", pad)
+	for i := range n {
+		if code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"ns"}, "key": fmt.Sprintf("k%03d", i), "value": map[string]any{"pad": big}}, nil, nil); code != http.StatusNoContent {
+			t.Fatalf("put: %d", code)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, h, b := call(t, "POST", ts.URL+"/store/items/search", map[string]any{"namespace_prefix": []string{"ns"}, "limit": n})
+	runtime.ReadMemStats(&after)
+	var page struct {
+		Items []struct {
+			Key string `json:"key"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(b, &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) == 0 || len(page.Items) > budget/pad || h.Get(server.TruncatedHeader) != "true" {
+		t.Fatalf("%d items, %s %q; want at most %d, cut", len(page.Items), server.TruncatedHeader, h.Get(server.TruncatedHeader), budget/pad)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > n*pad/4 {
+		t.Errorf("a search of %d items of %d KiB cut at %d KiB allocated %d KiB; want about the bound, under %d KiB", n, pad>>10, budget>>10, a>>10, n*pad/4>>10)
 	}
 }

@@ -61,6 +61,7 @@ func RunItems(t *testing.T, newItems func(t *testing.T, now func() time.Time) me
 		{Name: "SearchFilterFloat64", Fn: testSearchFilterFloat64},
 		{Name: "SearchQuery", Fn: testSearchQuery},
 		{Name: "SearchPages", Fn: testSearchPages},
+		{Name: "SearchMaxBytes", Fn: testSearchMaxBytes},
 		{Name: "Namespaces", Fn: testNamespaces},
 		{Name: "TTL", Fn: testTTL},
 		{Name: "Canceled", Fn: testItemsCanceled},
@@ -741,5 +742,32 @@ func testConcurrentPut(t *testing.T, s items) {
 	}
 	if got := search(t, s, memory.ItemQuery{Prefix: []string{"shared"}}); len(got) != 1 {
 		t.Errorf("concurrent puts of one record left %d records", len(got))
+	}
+}
+
+// testSearchMaxBytes checks ItemQuery.MaxBytes: the page stops at the
+// record whose value takes the page past it, that record included.
+func testSearchMaxBytes(t *testing.T, s items) {
+	var want []string
+	for i := range 10 {
+		k := fmt.Sprintf("k%02d", i)
+		put(t, s, []string{"b"}, k, fmt.Sprintf(`{"i": %d, "pad": "%s"}`, i, strings.Repeat("x", 1000)))
+		want = append(want, "b:"+k)
+	}
+	size := len(get(t, s, []string{"b"}, "k00").Value) // as the store gives it back
+	for _, c := range []struct {
+		q    memory.ItemQuery
+		want []string
+	}{
+		{memory.ItemQuery{Limit: 10, MaxBytes: 1}, want[:1]},
+		{memory.ItemQuery{Limit: 10, MaxBytes: 2*size + size/2}, want[:3]},
+		{memory.ItemQuery{Limit: 10, MaxBytes: 3 * size}, want[:4]},
+		{memory.ItemQuery{Limit: 10, Offset: 8, MaxBytes: size / 2}, want[8:9]},
+		{memory.ItemQuery{Limit: 5, MaxBytes: 100 * size}, want[:5]},
+		{memory.ItemQuery{Limit: 10, Filter: map[string]any{"i": map[string]any{"$gte": 5}}, MaxBytes: size + 1}, want[5:7]},
+	} {
+		if got := ids(search(t, s, c.q)); !slices.Equal(got, c.want) {
+			t.Errorf("Search(Limit %d, Offset %d, MaxBytes %d) = %q, want %q", c.q.Limit, c.q.Offset, c.q.MaxBytes, got, c.want)
+		}
 	}
 }

@@ -289,12 +289,16 @@ func (s *Items) Search(ctx context.Context, iq memory.ItemQuery) ([]memory.Recor
 	}
 	defer rows.Close()
 	var out []memory.Record
+	size := 0
 	for rows.Next() {
 		r, err := scanItem(rows)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: search items: %w", err)
 		}
 		out = append(out, r)
+		if size += len(r.Value); iq.MaxBytes > 0 && size > iq.MaxBytes {
+			break // the page is cut here (ItemQuery.MaxBytes)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: search items: %w", err)

@@ -290,6 +290,7 @@ func (s *Items) Search(ctx context.Context, q memory.ItemQuery) ([]memory.Record
 		return nil, fmt.Errorf("sqlite: search items: %w", err)
 	}
 	var out []memory.Record
+	size := 0
 	for rows.Next() {
 		r, err := scanItem(rows)
 		if err != nil {
@@ -297,7 +298,11 @@ func (s *Items) Search(ctx context.Context, q memory.ItemQuery) ([]memory.Record
 			return nil, fmt.Errorf("sqlite: search items: %w", err)
 		}
 		out = append(out, r)
+		if size += len(r.Value); q.MaxBytes > 0 && size > q.MaxBytes {
+			break // the page is cut here (ItemQuery.MaxBytes)
+		}
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: search items: %w", err)
 	}

@@ -203,7 +203,7 @@ func TestCreateRunLockedHoldsLock(t *testing.T) {
 				got <- result{err: err}
 				return
 			}
-			runs, err := stores[1].Runs(ctx, "t3", "")
+			runs, err := stores[1].Runs(ctx, server.RunQuery{ThreadID: "t3"})
 			u()
 			got <- result{runs, err}
 		}()
@@ -308,7 +308,7 @@ func TestServerWaitsForHeldLock(t *testing.T) {
 		return err == nil && w
 	}
 	runs := func() []*server.Run {
-		rs, err := stores[0].Runs(t.Context(), tid, "")
+		rs, err := stores[0].Runs(t.Context(), server.RunQuery{ThreadID: tid})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -501,7 +501,7 @@ func TestFinishFallsBackAfterFailure(t *testing.T) {
 	// order when recorded step by step): wait for the end.
 	var runs []*server.Run
 	for {
-		runs, err = st.Runs(t.Context(), th.ID, "")
+		runs, err = st.Runs(t.Context(), server.RunQuery{ThreadID: th.ID})
 		if err != nil || len(runs) != 1 {
 			t.Fatalf("runs = %v, %v; want one", runs, err)
 		}

@@ -736,9 +736,35 @@ func (s *Store) changed(runID string) {
 	s.notes.Send(s.origin + ":" + runID)
 }
 
-// Runs implements [server.Store].
-func (s *Store) Runs(ctx context.Context, threadID, status string) ([]*server.Run, error) {
-	return s.listRuns(ctx, s.q.threadRuns, threadID, status)
+// Runs implements [server.Store]: one statement for the page, read up
+// to q.MaxBytes.
+func (s *Store) Runs(ctx context.Context, q server.RunQuery) ([]*server.Run, error) {
+	query := s.q.threadRuns
+	if q.Newest {
+		query = s.q.newestRuns
+	}
+	var limit any // NULL: no LIMIT
+	if q.Limit > 0 {
+		limit = q.Limit
+	}
+	rows, err := s.pool.Query(ctx, query, q.ThreadID, q.Status, limit, q.Offset)
+	if err != nil {
+		return nil, wrap("list runs", err)
+	}
+	defer rows.Close()
+	var out []*server.Run
+	size := 0
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, wrap("list runs", err)
+		}
+		out = append(out, r)
+		if size += r.Size(); q.MaxBytes > 0 && size > q.MaxBytes {
+			break // the page is cut here (RunQuery.MaxBytes)
+		}
+	}
+	return out, wrap("list runs", rows.Err())
 }
 
 // ActiveRuns implements [server.ActiveRunLister] in one statement, on the

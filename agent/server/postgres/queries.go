@@ -232,6 +232,7 @@ type queries struct {
 
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
+	newestRuns                                                                       string
 	claim, lockDue, claimDue, renew, renewAttempt, prune, pruneRecords, sweepLogs    string
 	dropLocks, readEvents, lastEvent, lastEventID                                    string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
@@ -282,7 +283,11 @@ func newQueries(schema string) queries {
 	q.updateRun = r(`UPDATE {runs} SET assistant_id = $3, created = $4, updated = $5, status = $6, metadata = $7, kwargs = $8,
 		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2`)
 	q.deleteRun = r(`WITH r AS (DELETE FROM {runs} WHERE id = $1 RETURNING id), {dropLogs} SELECT count(*) FROM r`)
-	q.threadRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq`)
+	// threadRuns and newestRuns read a page of a thread's runs on the
+	// index (thread_id, seq), forwards or backwards: a LIMIT of NULL is
+	// none.
+	q.threadRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq LIMIT $3 OFFSET $4`)
+	q.newestRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq DESC LIMIT $3 OFFSET $4`)
 	q.activeRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') ORDER BY status = 'pending', seq`)
 	// The outer condition repeats the run's own part of {due}: a claim
 	// whose snapshot predates another claim of the same run finds the

@@ -16,7 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +44,8 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"Threads", testThreads},
 		{"SearchValues", testSearchValues},
 		{"SortTimes", testSortTimes},
+		{"SearchPage", testSearchPage},
+		{"RunPage", testRunPage},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimDue", testClaimDue},
 		{"ClaimConcurrent", testClaimConcurrent},
@@ -289,11 +293,11 @@ func testClaimOrder(t *testing.T, st server.Store) {
 	if c, _ := st.Claim(ctx, "t1", "w1", time.Minute); c != nil {
 		t.Fatalf("claimed %s, a run delayed by an hour", c.ID)
 	}
-	runs, err := st.Runs(ctx, "t1", "")
+	runs, err := st.Runs(ctx, server.RunQuery{ThreadID: "t1"})
 	if err != nil || len(runs) != 3 || runs[0].ID != "r1" || runs[2].ID != "r3" {
 		t.Fatalf("Runs: %v, %v", runs, err)
 	}
-	if runs, _ := st.Runs(ctx, "t1", server.RunSuccess); len(runs) != 1 || runs[0].ID != "r2" {
+	if runs, _ := st.Runs(ctx, server.RunQuery{ThreadID: "t1", Status: server.RunSuccess}); len(runs) != 1 || runs[0].ID != "r2" {
 		t.Fatalf("Runs(success): %v", runs)
 	}
 }
@@ -631,7 +635,7 @@ func testPruneKeep(t *testing.T, st server.Store) {
 		id   string
 		want []string
 	}{{"t1", []string{"a2", "a4", "a5", "a6"}}, {"t2", []string{"b1", "b2"}}} {
-		rs, err := st.Runs(ctx, th.id, "")
+		rs, err := st.Runs(ctx, server.RunQuery{ThreadID: th.id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -727,7 +731,7 @@ func testActiveRuns(t *testing.T, st server.Store) {
 	check := func(when string, running, pending, active []string) {
 		t.Helper()
 		got := func(status string) []string {
-			rs, err := st.Runs(ctx, "t1", status)
+			rs, err := st.Runs(ctx, server.RunQuery{ThreadID: "t1", Status: status})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -946,5 +950,150 @@ func testEventEnder(t *testing.T, st server.Store) {
 	}
 	if r, ev, err := ee.EndRunEvent(ctx, end("r2", "", 0)); err != nil || r == nil || r.Status != server.RunSuccess || ev.ID != 1 {
 		t.Fatalf("EndRunEvent naming no worker: %+v %+v, %v; want r2 ended, its event at 1", r, ev, err)
+	}
+}
+
+// testRunPage checks Runs' page: the order (oldest or newest first), the
+// status filter, Offset and Limit, and MaxBytes, at which a store may
+// stop only after the run that takes the page past it; and that a page
+// of a thread of many large runs is read alone, not with the rest of
+// the thread's runs.
+func testRunPage(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	const n, pad = 40, 100 << 10
+	kwargs := json.RawMessage(`{"input":"` + strings.Repeat("x", pad) + `"}`)
+	base := time.Now().UTC()
+	var all []string // oldest first
+	for i := range n {
+		r := run(fmt.Sprintf("r%02d", i), "t1", base.Add(time.Duration(i)*time.Millisecond))
+		r.Kwargs = kwargs
+		if i%3 == 0 {
+			r.Status = server.RunSuccess
+		}
+		mustRun(t, st, r)
+		all = append(all, r.ID)
+	}
+	newest := slices.Clone(all)
+	slices.Reverse(newest)
+	runIDs := func(rs []*server.Run) []string {
+		out := []string{}
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		q    server.RunQuery
+		want []string
+	}{
+		{server.RunQuery{ThreadID: "t1", Limit: 3}, all[:3]},
+		{server.RunQuery{ThreadID: "t1", Newest: true, Limit: 3}, newest[:3]},
+		{server.RunQuery{ThreadID: "t1", Newest: true, Offset: 38, Limit: 3}, newest[38:]},
+		{server.RunQuery{ThreadID: "t1", Newest: true, Offset: 40, Limit: 3}, []string{}},
+		{server.RunQuery{ThreadID: "t1", Status: server.RunSuccess, Newest: true, Offset: 1, Limit: 2}, []string{"r36", "r33"}},
+		{server.RunQuery{ThreadID: "t1", Status: server.RunPending, Offset: 1, Limit: 2}, []string{"r02", "r04"}},
+		{server.RunQuery{ThreadID: "t2", Limit: 2}, []string{}},
+	} {
+		got, err := st.Runs(ctx, c.q)
+		if err != nil || !slices.Equal(runIDs(got), c.want) {
+			t.Errorf("Runs(%+v) = %v, %v; want %v", c.q, runIDs(got), err, c.want)
+		}
+	}
+	// MaxBytes: the page is a prefix of the order that holds every run
+	// up to the one past the bound.
+	for _, max := range []int{1, 2*pad + pad/2} {
+		q := server.RunQuery{ThreadID: "t1", Newest: true, Limit: 10, MaxBytes: max}
+		got, err := st.Runs(ctx, q)
+		if err != nil || len(got) == 0 || !slices.Equal(runIDs(got), newest[:len(got)]) {
+			t.Fatalf("Runs(%+v) = %v, %v; want a prefix of %v", q, runIDs(got), err, newest[:10])
+		}
+		size := 0
+		for i, r := range got {
+			if i > 0 && size > max {
+				t.Fatalf("Runs(MaxBytes %d) returned %v: runs after the one past the bound", max, runIDs(got))
+			}
+			size += r.Size()
+		}
+		if len(got) < 10 && size <= max {
+			t.Fatalf("Runs(MaxBytes %d) returned %v, %d bytes: stopped before the bound", max, runIDs(got), size)
+		}
+	}
+	// A page of two runs, or one bounded by bytes, is read alone: the
+	// thread's other runs (4 MB) are not, nor copied.
+	for _, q := range []server.RunQuery{
+		{ThreadID: "t1", Newest: true, Limit: 2},
+		{ThreadID: "t1", MaxBytes: pad + pad/2},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, err := st.Runs(ctx, q)
+		runtime.ReadMemStats(&after)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("Runs(%+v) = %v, %v; want 2 runs", q, runIDs(got), err)
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > n*pad/2 {
+			t.Errorf("Runs(%+v) of a thread of %d runs of %d KiB allocated %d KiB; want the page's alone, under %d KiB", q, n, pad>>10, a>>10, n*pad/2>>10)
+		}
+	}
+}
+
+// testSearchPage checks that SearchThreads reads its page alone, by
+// each sort and with a metadata filter, when the owner has many large
+// threads: the page is right, and the other threads' values (4 MB) are
+// not read whole.
+func testSearchPage(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	const n, pad = 40, 100 << 10
+	values := json.RawMessage(`{"pad":"` + strings.Repeat("x", pad) + `"}`)
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var byCreated []string
+	for i := range n {
+		th := thread(fmt.Sprintf("t%02d", n-1-i), "alice") // ids run against the times
+		th.CreatedAt, th.UpdatedAt = base.Add(time.Duration(i)*time.Millisecond), base.Add(time.Duration(n-i)*time.Second)
+		th.Values = values
+		th.Metadata = map[string]any{"k": "v", "even": json.Number(fmt.Sprint(i % 2))}
+		if i%2 == 0 {
+			th.Metadata["big"] = json.Number(bigInt)
+		}
+		if err := st.CreateThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		byCreated = append(byCreated, th.ID)
+	}
+	byID := slices.Sorted(slices.Values(byCreated))
+	byUpdated := slices.Clone(byCreated)
+	slices.Reverse(byUpdated)
+	var evens []string
+	for i, id := range byCreated {
+		if i%2 == 0 {
+			evens = append(evens, id)
+		}
+	}
+	for _, c := range []struct {
+		q     server.ThreadQuery
+		want  []string
+		total int
+	}{
+		{server.ThreadQuery{Owner: "alice", Limit: 2, Offset: 3}, byCreated[3:5], n},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, SortBy: "thread_id"}, byID[:2], n},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, SortBy: "updated_at", SortDesc: true}, []string{byUpdated[n-1], byUpdated[n-2]}, n},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, SortBy: "status", Offset: 1}, byID[1:3], n},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, Offset: 3, Metadata: map[string]any{"big": json.Number(bigInt)}}, evens[3:5], n / 2},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, Offset: 19, Metadata: map[string]any{"even": 0}}, evens[19:], n / 2},
+		{server.ThreadQuery{Owner: "alice", Limit: 2, Metadata: map[string]any{"big": json.Number("9007199254740992")}}, []string{}, 0},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, total, err := st.SearchThreads(ctx, c.q)
+		runtime.ReadMemStats(&after)
+		if err != nil || !slices.Equal(ids(got), c.want) || total != c.total {
+			t.Errorf("SearchThreads(%+v) = %v of %d, %v; want %v of %d", c.q, ids(got), total, err, c.want, c.total)
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > n*pad/2 {
+			t.Errorf("SearchThreads(%+v) of %d threads of %d KiB allocated %d KiB; want the page's alone, under %d KiB", c.q, n, pad>>10, a>>10, n*pad/2>>10)
+		}
 	}
 }
