@@ -3,10 +3,12 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
@@ -29,6 +31,11 @@ func Damaged(threadID, checkpointID, what string, err error) error {
 		Err: &chain.Corruption{Reason: fmt.Sprintf("the %s do not decode: %v", what, err)}}
 }
 
+// The body of a checkpoint record is a JSON object with the fields of body,
+// each left out when empty. Every release so far wrote this shape, without a
+// format version: a release that changes it adds "v" with a version above 1,
+// which DecodeBody refuses by name rather than reading the body as one
+// without tasks.
 type body struct {
 	Ran        []string    `json:"ran,omitempty"`
 	Next       []task      `json:"next,omitempty"`
@@ -46,6 +53,35 @@ type interrupt struct {
 	Node    string `json:"node"`
 	TaskID  string `json:"task,omitempty"`
 	Payload []byte `json:"payload,omitempty"`
+}
+
+// bodyVersion is the format version of the bodies EncodeBody writes
+// (without a "v" field) and the only one DecodeBody reads.
+const bodyVersion = 1
+
+// wireBody is what DecodeBody reads a body into: the lists stay raw so that
+// a null list is told from an absent one, and "v" is read to refuse a
+// newer format.
+type wireBody struct {
+	V          *int64          `json:"v"`
+	Ran        json.RawMessage `json:"ran"`
+	Next       json.RawMessage `json:"next"`
+	Interrupts json.RawMessage `json:"interrupts"`
+}
+
+// wireTask and wireInterrupt read the fields that EncodeBody always writes
+// as pointers, so that a missing or null one is seen.
+type wireTask struct {
+	ID    *string `json:"id"`
+	Node  *string `json:"node"`
+	Input []byte  `json:"input"`
+}
+
+type wireInterrupt struct {
+	ID      *string `json:"id"`
+	Node    *string `json:"node"`
+	TaskID  string  `json:"task"`
+	Payload []byte  `json:"payload"`
 }
 
 // EncodeBody encodes the nodes that ran, the next tasks and the interrupts
@@ -66,11 +102,15 @@ func EncodeBody(cp *checkpoint.Checkpoint) ([]byte, error) {
 }
 
 // DecodeBody fills the nodes that ran, the next tasks and the interrupts of
-// cp from data. Data that does not decode is reported as a
-// *checkpoint.CorruptError of cp.
+// cp from data. It reads only what EncodeBody writes: data that is not a
+// JSON object, has a field EncodeBody does not write, a null list, a task or
+// interrupt without its ID or node, or a format version other than 1 is
+// reported as a *checkpoint.CorruptError of cp, as is data that does not
+// decode. Reading such a body as best it could would turn a paused thread
+// into a finished one.
 func DecodeBody(data []byte, cp *checkpoint.Checkpoint) error {
-	var b body
-	if err := json.Unmarshal(data, &b); err != nil {
+	b, err := decodeBody(data)
+	if err != nil {
 		return Damaged(cp.ThreadID, cp.ID, "nodes, tasks and interrupts", err)
 	}
 	cp.Ran = b.Ran
@@ -82,6 +122,120 @@ func DecodeBody(data []byte, cp *checkpoint.Checkpoint) error {
 		cp.Interrupts = append(cp.Interrupts, checkpoint.Interrupt(i))
 	}
 	return nil
+}
+
+func decodeBody(data []byte) (body, error) {
+	var b body
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return b, fmt.Errorf("the body is %s, not a JSON object", describe(trimmed))
+	}
+	var w wireBody
+	err := strictUnmarshal(data, &w)
+	if err != nil {
+		// A newer format has fields this release does not know: name
+		// the version rather than the first such field.
+		var v struct {
+			V *int64 `json:"v"`
+		}
+		if json.Unmarshal(data, &v) == nil && v.V != nil {
+			w.V = v.V
+		}
+	}
+	if w.V != nil && *w.V != bodyVersion {
+		return b, fmt.Errorf("the body has format version %d and this release reads version %d: it was written by a newer release of agentgraph, which can read it", *w.V, bodyVersion)
+	}
+	if err != nil {
+		return b, err
+	}
+	if err := decodeList("ran", w.Ran, &b.Ran); err != nil {
+		return b, err
+	}
+	if len(w.Ran) > 0 && bytes.Contains(w.Ran, []byte("null")) {
+		// A null node name decodes as "": look again, with pointers.
+		var names []*string
+		if err := json.Unmarshal(w.Ran, &names); err != nil {
+			return b, fmt.Errorf("ran: %w", err)
+		}
+		for i, n := range names {
+			if n == nil {
+				return b, fmt.Errorf("ran[%d] is null; a node name was expected", i)
+			}
+		}
+	}
+	var next []wireTask
+	if err := decodeList("next", w.Next, &next); err != nil {
+		return b, err
+	}
+	for i, t := range next {
+		if t.ID == nil || t.Node == nil {
+			return b, fmt.Errorf("next[%d] has no %s", i, missing(t.ID, t.Node))
+		}
+		b.Next = append(b.Next, task{ID: *t.ID, Node: *t.Node, Input: t.Input})
+	}
+	var ints []wireInterrupt
+	if err := decodeList("interrupts", w.Interrupts, &ints); err != nil {
+		return b, err
+	}
+	for i, in := range ints {
+		if in.ID == nil || in.Node == nil {
+			return b, fmt.Errorf("interrupts[%d] has no %s", i, missing(in.ID, in.Node))
+		}
+		b.Interrupts = append(b.Interrupts, interrupt{ID: *in.ID, Node: *in.Node, TaskID: in.TaskID, Payload: in.Payload})
+	}
+	return b, nil
+}
+
+// decodeList decodes raw, the list field name of a body, into out: absent
+// leaves out empty, null is refused.
+func decodeList(name string, raw json.RawMessage, out any) error {
+	if raw == nil {
+		return nil
+	}
+	if string(raw) == "null" {
+		return fmt.Errorf("%s is null; a list was expected", name)
+	}
+	if err := strictUnmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// strictUnmarshal is json.Unmarshal refusing object fields that v does not
+// have.
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data follows the JSON value")
+	}
+	return nil
+}
+
+// describe names the kind of JSON value data starts with, for an error.
+func describe(data []byte) string {
+	if len(data) == 0 {
+		return "empty"
+	}
+	const most = 16
+	if len(data) > most {
+		return fmt.Sprintf("%q...", data[:most])
+	}
+	return fmt.Sprintf("%q", data)
+}
+
+// missing names which of a task's or interrupt's ID and node are missing.
+func missing(id, node *string) string {
+	switch {
+	case id == nil && node == nil:
+		return "id and node"
+	case id == nil:
+		return "id"
+	}
+	return "node"
 }
 
 // Put is what a backend's Put stores of a checkpoint besides its blobs
