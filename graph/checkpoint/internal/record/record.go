@@ -59,14 +59,13 @@ type interrupt struct {
 // (without a "v" field) and the only one DecodeBody reads.
 const bodyVersion = 1
 
-// wireBody is what DecodeBody reads a body into: the lists stay raw so that
-// a null list is told from an absent one, and "v" is read to refuse a
-// newer format.
+// wireBody is what DecodeBody reads a body into, in one pass refusing
+// unknown fields; "v" is read to refuse a newer format by name.
 type wireBody struct {
 	V          *int64          `json:"v"`
-	Ran        json.RawMessage `json:"ran"`
-	Next       json.RawMessage `json:"next"`
-	Interrupts json.RawMessage `json:"interrupts"`
+	Ran        []string        `json:"ran"`
+	Next       []wireTask      `json:"next"`
+	Interrupts []wireInterrupt `json:"interrupts"`
 }
 
 // wireTask and wireInterrupt read the fields that EncodeBody always writes
@@ -82,6 +81,14 @@ type wireInterrupt struct {
 	Node    *string `json:"node"`
 	TaskID  string  `json:"task"`
 	Payload []byte  `json:"payload"`
+}
+
+// nullLists reads, when a body holds a null, whether a list or a node name
+// is null: json decodes those as absent and "".
+type nullLists struct {
+	Ran        []*string       `json:"ran"`
+	Next       json.RawMessage `json:"next"`
+	Interrupts json.RawMessage `json:"interrupts"`
 }
 
 // EncodeBody encodes the nodes that ran, the next tasks and the interrupts
@@ -103,32 +110,23 @@ func EncodeBody(cp *checkpoint.Checkpoint) ([]byte, error) {
 
 // DecodeBody fills the nodes that ran, the next tasks and the interrupts of
 // cp from data. It reads only what EncodeBody writes: data that is not a
-// JSON object, has a field EncodeBody does not write, a null list, a task or
-// interrupt without its ID or node, or a format version other than 1 is
-// reported as a *checkpoint.CorruptError of cp, as is data that does not
-// decode. Reading such a body as best it could would turn a paused thread
-// into a finished one.
+// JSON object, has a field EncodeBody does not write, a null list or node
+// name, a task or interrupt without its ID or node, or a format version
+// other than 1 is reported as a *checkpoint.CorruptError of cp, as is data
+// that does not decode. Reading such a body as best it could would turn a
+// paused thread into a finished one.
 func DecodeBody(data []byte, cp *checkpoint.Checkpoint) error {
-	b, err := decodeBody(data)
-	if err != nil {
+	if err := decodeBody(data, cp); err != nil {
 		return Damaged(cp.ThreadID, cp.ID, "nodes, tasks and interrupts", err)
-	}
-	cp.Ran = b.Ran
-	cp.Next, cp.Interrupts = nil, nil
-	for _, t := range b.Next {
-		cp.Next = append(cp.Next, checkpoint.Task(t))
-	}
-	for _, i := range b.Interrupts {
-		cp.Interrupts = append(cp.Interrupts, checkpoint.Interrupt(i))
 	}
 	return nil
 }
 
-func decodeBody(data []byte) (body, error) {
-	var b body
+func decodeBody(data []byte, cp *checkpoint.Checkpoint) error {
+	cp.Ran, cp.Next, cp.Interrupts = nil, nil, nil
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return b, fmt.Errorf("the body is %s, not a JSON object", describe(trimmed))
+		return fmt.Errorf("the body is %s, not a JSON object", describe(trimmed))
 	}
 	var w wireBody
 	err := strictUnmarshal(data, &w)
@@ -143,60 +141,67 @@ func decodeBody(data []byte) (body, error) {
 		}
 	}
 	if w.V != nil && *w.V != bodyVersion {
-		return b, fmt.Errorf("the body has format version %d and this release reads version %d: it was written by a newer release of agentgraph, which can read it", *w.V, bodyVersion)
+		return fmt.Errorf("the body has format version %d and this release reads version %d: it was written by a newer release of agentgraph, which can read it", *w.V, bodyVersion)
 	}
 	if err != nil {
-		return b, err
+		return err
 	}
-	if err := decodeList("ran", w.Ran, &b.Ran); err != nil {
-		return b, err
-	}
-	if len(w.Ran) > 0 && bytes.Contains(w.Ran, []byte("null")) {
-		// A null node name decodes as "": look again, with pointers.
-		var names []*string
-		if err := json.Unmarshal(w.Ran, &names); err != nil {
-			return b, fmt.Errorf("ran: %w", err)
-		}
-		for i, n := range names {
-			if n == nil {
-				return b, fmt.Errorf("ran[%d] is null; a node name was expected", i)
-			}
+	if bytes.Contains(data, []byte("null")) {
+		if err := checkNulls(data); err != nil {
+			return err
 		}
 	}
-	var next []wireTask
-	if err := decodeList("next", w.Next, &next); err != nil {
-		return b, err
+	cp.Ran = w.Ran
+	if len(w.Next) > 0 {
+		cp.Next = make([]checkpoint.Task, len(w.Next))
 	}
-	for i, t := range next {
+	for i, t := range w.Next {
 		if t.ID == nil || t.Node == nil {
-			return b, fmt.Errorf("next[%d] has no %s", i, missing(t.ID, t.Node))
+			return fmt.Errorf("next[%d] has no %s", i, missing(t.ID, t.Node))
 		}
-		b.Next = append(b.Next, task{ID: *t.ID, Node: *t.Node, Input: t.Input})
+		cp.Next[i] = checkpoint.Task{ID: *t.ID, Node: *t.Node, Input: t.Input}
 	}
-	var ints []wireInterrupt
-	if err := decodeList("interrupts", w.Interrupts, &ints); err != nil {
-		return b, err
+	if len(w.Interrupts) > 0 {
+		cp.Interrupts = make([]checkpoint.Interrupt, len(w.Interrupts))
 	}
-	for i, in := range ints {
+	for i, in := range w.Interrupts {
 		if in.ID == nil || in.Node == nil {
-			return b, fmt.Errorf("interrupts[%d] has no %s", i, missing(in.ID, in.Node))
+			return fmt.Errorf("interrupts[%d] has no %s", i, missing(in.ID, in.Node))
 		}
-		b.Interrupts = append(b.Interrupts, interrupt{ID: *in.ID, Node: *in.Node, TaskID: in.TaskID, Payload: in.Payload})
+		cp.Interrupts[i] = checkpoint.Interrupt{ID: *in.ID, Node: *in.Node, TaskID: in.TaskID, Payload: in.Payload}
 	}
-	return b, nil
+	return nil
 }
 
-// decodeList decodes raw, the list field name of a body, into out: absent
-// leaves out empty, null is refused.
-func decodeList(name string, raw json.RawMessage, out any) error {
-	if raw == nil {
-		return nil
+// checkNulls refuses a body whose lists or node names are null, which
+// json decodes as absent or "" and EncodeBody never writes. DecodeBody
+// calls it only when the body holds "null" somewhere (in a string, most
+// often), so that a sound body is read once.
+func checkNulls(data []byte) error {
+	var n nullLists
+	if err := json.Unmarshal(data, &n); err != nil {
+		return err
 	}
-	if string(raw) == "null" {
-		return fmt.Errorf("%s is null; a list was expected", name)
+	if string(n.Next) == "null" {
+		return errors.New("next is null; a list was expected")
 	}
-	if err := strictUnmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	if string(n.Interrupts) == "null" {
+		return errors.New("interrupts is null; a list was expected")
+	}
+	if n.Ran == nil && bytes.Contains(data, []byte(`"ran"`)) {
+		// "ran" absent and "ran":null both leave it nil: look at the
+		// raw field.
+		var r struct {
+			Ran json.RawMessage `json:"ran"`
+		}
+		if err := json.Unmarshal(data, &r); err == nil && string(r.Ran) == "null" {
+			return errors.New("ran is null; a list was expected")
+		}
+	}
+	for i, name := range n.Ran {
+		if name == nil {
+			return fmt.Errorf("ran[%d] is null; a node name was expected", i)
+		}
 	}
 	return nil
 }

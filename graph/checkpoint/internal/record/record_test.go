@@ -92,3 +92,16 @@ func TestDecodeBodyRefused(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecodeBody decodes the body of a paused checkpoint: two nodes
+// ran, one task next, one interrupt.
+func BenchmarkDecodeBody(b *testing.B) {
+	data := []byte(`{"ran":["ask","draft"],"next":[{"id":"3:approve:0","node":"approve"}],"interrupts":[{"id":"3:approve:0#0","node":"approve","task":"3:approve:0","payload":"eyJkcmFmdCI6ImhlbGxvIn0="}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var cp checkpoint.Checkpoint
+		if err := DecodeBody(data, &cp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
