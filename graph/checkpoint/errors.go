@@ -127,12 +127,29 @@ func badText(s string) string {
 	return ""
 }
 
-// badID is badText, and also refuses a value longer than MaxIDLen.
+// badID is badText, and also refuses a value longer than MaxIDLen. IDs
+// are short and most often ASCII: one pass over the bytes finds them
+// sound.
 func badID(s string) string {
 	if len(s) > MaxIDLen {
 		return fmt.Sprintf("is %d bytes long", len(s))
 	}
-	return badText(s)
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		// A byte of x is 0 or above 0x7f when this is not 0.
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (x|(x-lo)&^x)&hi != 0 {
+			return badText(s)
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == 0 || c >= utf8.RuneSelf {
+			return badText(s)
+		}
+	}
+	return ""
 }
 
 // invalidID returns the error for value, field of op, refused for why.
