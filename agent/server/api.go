@@ -1258,6 +1258,10 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 // stateAt answers the thread's state at checkpoint cid ("" for the
 // latest), with the fields sel selects (all when empty).
 func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cid string, subgraphs bool, sel []string) {
+	if err := checkCheckpointID("checkpoint_id", cid); err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := checkSubgraphs(subgraphs); err != nil {
 		writeError(w, err)
 		return
@@ -1380,6 +1384,18 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 	s.history(w, r, q, fields)
 }
 
+// checkCheckpointID answers 404 for a checkpoint id, given as field, that
+// no checkpointer stores (checkpoint.ValidateID: not UTF-8, a NUL
+// character, longer than checkpoint.MaxIDLen): it names no checkpoint, as
+// an id that could exist and does not, where the checkpointer would
+// refuse it as an invalid request (a 500). "" passes.
+func checkCheckpointID(field, id string) error {
+	if checkpoint.ValidateID("", field, id) != nil {
+		return errorf(http.StatusNotFound, "%s: no checkpoint has the id %q (checkpoint ids are UTF-8 text without NUL characters, at most %d bytes); give one of the thread's (its history lists them)", field, clip(id), checkpoint.MaxIDLen)
+	}
+	return nil
+}
+
 // jsonText is v as JSON, for an error message.
 func jsonText(v any) string {
 	b, err := json.Marshal(v)
@@ -1431,6 +1447,14 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) {
 func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery, fields []string) {
 	if q.limit < 1 || q.limit > 1000 {
 		writeError(w, errorf(422, "limit: %d is out of range; use 1 to 1000", q.limit))
+		return
+	}
+	if err := checkCheckpointID("before", q.before); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := checkCheckpointID("checkpoint.checkpoint_id", q.checkpointID); err != nil {
+		writeError(w, err)
 		return
 	}
 	t, err := s.ownThread(r, r.PathValue("tid"))
@@ -1538,6 +1562,10 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 	from := body.CheckpointID
 	if from == "" && body.Checkpoint != nil {
 		from = body.Checkpoint.CheckpointID
+	}
+	if err := checkCheckpointID("checkpoint_id", from); err != nil {
+		writeError(w, err)
+		return
 	}
 	if from == "" {
 		// The thread's current state: the checkpoint a rollback returned

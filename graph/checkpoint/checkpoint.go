@@ -92,7 +92,8 @@ type Saver interface {
 // checkpoints, and a Snapshot carries them.
 type Checkpoint struct {
 	// ThreadID names the thread (a conversation, a job) the checkpoint
-	// belongs to. Required.
+	// belongs to. Required: UTF-8 text without NUL bytes, at most
+	// MaxIDLen bytes, as every ID and name of a checkpoint (ValidateID).
 	ThreadID string
 	// ID identifies the checkpoint within its thread. Put assigns one with
 	// NewID when it is empty.

@@ -23,8 +23,8 @@ import (
 // so far (delete it with DeleteThread). A write to from during the copy
 // may or may not be copied.
 func CopyThread(ctx context.Context, s Saver, from, to string) (int, error) {
-	if from == "" || to == "" || from == to {
-		return 0, invalid("CopyThread: from %q and to %q must be two different thread ids", from, to)
+	if err := ValidateCopy(from, to); err != nil {
+		return 0, err
 	}
 	if c, ok := s.(Copier); ok {
 		return c.CopyThread(ctx, from, to)

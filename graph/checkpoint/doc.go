@@ -32,6 +32,16 @@
 // checkpoint holds; an unchanged channel keeps its parent's version and has
 // no blob. Put rejects anything else with an error wrapping [ErrInvalid].
 //
+// IDs and names (thread, checkpoint, task and interrupt IDs, channel and
+// node names) are UTF-8 text without NUL bytes, at most [MaxIDLen] bytes,
+// and metadata keys and values UTF-8 text without NUL bytes: what every
+// backend stores as given. Every Saver refuses anything else alike, with an
+// error wrapping [ErrInvalid] that names the field, when writing and when
+// reading, so that an ID that works with [Memory] works with PostgreSQL.
+// The engine runs a thread's subgraphs on threads named after it
+// ([github.com/agentgraph/agentgraph/graph.SubgraphThread] appends "|" and
+// a task ID): leave room below the limit.
+//
 // # Pending writes
 //
 // When some tasks of a step finish and the step does not complete (a crash,
@@ -93,7 +103,8 @@
 // [github.com/agentgraph/agentgraph/graph/checkpoint/checkpointtest] holds
 // the conformance suite every backend passes; run it against your own Saver.
 // A backend of your own can check requests with [ValidatePut],
-// [ValidateWrites] and [ValidateRetention], word missing checkpoints with
+// [ValidateWrites], [ValidateRead], [ValidateList], [ValidateCopy],
+// [ValidateMetadata] and [ValidateRetention], word missing checkpoints with
 // [NotFoundError] and report damaged data with [CorruptError], as the
 // backends here do.
 package checkpoint

@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 var (
@@ -102,16 +104,155 @@ func (e *notFoundError) Error() string {
 
 func (e *notFoundError) Unwrap() error { return ErrNotFound }
 
+// MaxIDLen is the most bytes a thread ID, checkpoint ID, task ID, interrupt
+// ID, channel name or node name may have. PostgreSQL indexes thread IDs
+// with checkpoint IDs, channels and task IDs, and an index entry holds at
+// most about 2.7 KB; every Saver refuses a longer name alike, so that a
+// thread that works with Memory works with every backend.
+const MaxIDLen = 1024
+
+// idRule is what an ID must be, for error messages.
+const idRule = "use valid UTF-8 without NUL bytes, at most %d bytes (checkpoint.MaxIDLen)"
+
+// badText returns why s cannot be stored as given by every Saver (it is not
+// valid UTF-8, which JSON columns replace, or holds a NUL byte, which
+// PostgreSQL's text and jsonb refuse), or "" when it can.
+func badText(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return fmt.Sprintf("holds a NUL byte at offset %d", i)
+	}
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	return ""
+}
+
+// badID is badText, and also refuses a value longer than MaxIDLen. IDs
+// are short and most often ASCII: one pass over the bytes finds them
+// sound.
+func badID(s string) string {
+	if len(s) > MaxIDLen {
+		return fmt.Sprintf("is %d bytes long", len(s))
+	}
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		// A byte of x is 0 or above 0x7f when this is not 0.
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (x|(x-lo)&^x)&hi != 0 {
+			return badText(s)
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == 0 || c >= utf8.RuneSelf {
+			return badText(s)
+		}
+	}
+	return ""
+}
+
+// invalidID returns the error for value, field of op, refused for why.
+func invalidID(op, field, value, why string) error {
+	return invalid("%s: %s %s %s; "+idRule, op, field, quoteClipped(value), why, MaxIDLen)
+}
+
+// quoteClipped quotes s, or its first 32 bytes followed by "...", so that
+// an error does not repeat a megabyte-long ID.
+func quoteClipped(s string) string {
+	const most = 32
+	if len(s) > most {
+		return fmt.Sprintf("%q...", s[:most])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// ValidateID checks value, the field of op (as an error should name it,
+// say "Checkpoint.ThreadID"), against what every Saver stores as given:
+// valid UTF-8 without NUL bytes, at most MaxIDLen bytes. The empty string
+// passes; whether it is allowed is the caller's check. The error wraps
+// ErrInvalid and names op, field and the limit. ValidatePut and
+// ValidateWrites check every ID of a write with it; backends check the IDs
+// a read names with ValidateRead.
+func ValidateID(op, field, value string) error {
+	if why := badID(value); why != "" {
+		return invalidID(op, field, value, why)
+	}
+	return nil
+}
+
+// ValidateRead checks the thread ID and checkpoint ID (either may be
+// empty) that op, a read or a delete, names, with ValidateID: an ID no Put
+// accepts is refused with an error wrapping ErrInvalid, by every Saver
+// alike, rather than found missing by one backend and failing with a
+// database error in another.
+func ValidateRead(op, threadID, checkpointID string) error {
+	if why := badID(threadID); why != "" {
+		return invalidID(op, "the thread ID", threadID, why)
+	}
+	if why := badID(checkpointID); why != "" {
+		return invalidID(op, "the checkpoint ID", checkpointID, why)
+	}
+	return nil
+}
+
+// ValidateList checks the thread ID and options of a List or
+// ListSnapshots: the thread ID and opts.Before as ValidateRead checks
+// them, and opts.Metadata with ValidateMetadata.
+func ValidateList(threadID string, opts ListOptions) error {
+	if why := badID(threadID); why != "" {
+		return invalidID("List", "the thread ID", threadID, why)
+	}
+	if why := badID(opts.Before); why != "" {
+		return invalidID("List", "ListOptions.Before", opts.Before, why)
+	}
+	return ValidateMetadata("List", "ListOptions.Metadata", opts.Metadata)
+}
+
+// ValidateCopy checks the thread IDs of a CopyThread: two different,
+// non-empty IDs that pass ValidateID.
+func ValidateCopy(from, to string) error {
+	if from == "" || to == "" || from == to {
+		return invalid("CopyThread: from %s and to %s must be two different thread ids", quoteClipped(from), quoteClipped(to))
+	}
+	if why := badID(from); why != "" {
+		return invalidID("CopyThread", "from", from, why)
+	}
+	if why := badID(to); why != "" {
+		return invalidID("CopyThread", "to", to, why)
+	}
+	return nil
+}
+
+// ValidateMetadata checks the keys and values of md, the field of op:
+// valid UTF-8 without NUL bytes, as ValidateID, but of any length. The
+// error wraps ErrInvalid and names the key.
+func ValidateMetadata(op, field string, md map[string]string) error {
+	for k, v := range md {
+		if why := badText(k); why != "" {
+			return invalid("%s: %s has the key %s, which %s; use valid UTF-8 without NUL bytes", op, field, quoteClipped(k), why)
+		}
+		if why := badText(v); why != "" {
+			return invalid("%s: %s[%s] %s; use valid UTF-8 without NUL bytes", op, field, quoteClipped(k), why)
+		}
+	}
+	return nil
+}
+
 // ValidatePut checks the parts of a Put request that do not depend on what
 // is stored: a thread ID, distinct IDs, and one well-formed Blob per changed
-// channel, each naming a channel of cp.Versions. Backends call it first; the
-// error wraps ErrInvalid and names the field to fix.
+// channel, each naming a channel of cp.Versions, and that every ID and name
+// passes ValidateID and the metadata ValidateMetadata. Backends call it
+// first; the error wraps ErrInvalid and names the field to fix.
 func ValidatePut(expect string, cp *Checkpoint, blobs []Blob, writes []Write) error {
 	if cp == nil {
 		return invalid("Put: the checkpoint is nil")
 	}
 	if cp.ThreadID == "" {
 		return invalid("Put: Checkpoint.ThreadID is empty; set it to the thread's ID")
+	}
+	if err := validateIDs(expect, cp); err != nil {
+		return err
 	}
 	if cp.ID != "" && cp.ID == cp.ParentID {
 		return invalid("Put: Checkpoint.ID %q equals its ParentID; leave ID empty to get a new one", cp.ID)
@@ -122,6 +263,9 @@ func ValidatePut(expect string, cp *Checkpoint, blobs []Blob, writes []Write) er
 	for ch := range cp.Versions {
 		if ch == "" {
 			return invalid("Put: Checkpoint.Versions has an empty channel name")
+		}
+		if why := badID(ch); why != "" {
+			return invalidID("Put", "the channel of Checkpoint.Versions", ch, why)
 		}
 	}
 	for i, b := range blobs {
@@ -158,8 +302,43 @@ func ValidatePut(expect string, cp *Checkpoint, blobs []Blob, writes []Write) er
 	return nil
 }
 
-// ValidateWrites checks a PutWrites request: IDs present and every write
-// naming its task and channel.
+// validateIDs checks expect and every ID and name of cp but its channels
+// (ValidatePut's loop over Versions does) with badID, and its metadata with
+// badText.
+func validateIDs(expect string, cp *Checkpoint) error {
+	for _, f := range [...]struct{ field, value string }{
+		{"Checkpoint.ThreadID", cp.ThreadID}, {"Checkpoint.ID", cp.ID},
+		{"Checkpoint.ParentID", cp.ParentID}, {"the expected checkpoint ID", expect},
+	} {
+		if why := badID(f.value); why != "" {
+			return invalidID("Put", f.field, f.value, why)
+		}
+	}
+	for i, n := range cp.Ran {
+		if why := badID(n); why != "" {
+			return invalidID("Put", fmt.Sprintf("Checkpoint.Ran[%d]", i), n, why)
+		}
+	}
+	for i, t := range cp.Next {
+		if why := badID(t.ID); why != "" {
+			return invalidID("Put", fmt.Sprintf("Checkpoint.Next[%d].ID", i), t.ID, why)
+		}
+		if why := badID(t.Node); why != "" {
+			return invalidID("Put", fmt.Sprintf("Checkpoint.Next[%d].Node", i), t.Node, why)
+		}
+	}
+	for i, in := range cp.Interrupts {
+		for _, f := range [...]struct{ field, value string }{{"ID", in.ID}, {"Node", in.Node}, {"TaskID", in.TaskID}} {
+			if why := badID(f.value); why != "" {
+				return invalidID("Put", fmt.Sprintf("Checkpoint.Interrupts[%d].%s", i, f.field), f.value, why)
+			}
+		}
+	}
+	return ValidateMetadata("Put", "Checkpoint.Metadata", cp.Metadata)
+}
+
+// ValidateWrites checks a PutWrites request: IDs present and passing
+// ValidateID, and every write naming its task and channel.
 func ValidateWrites(threadID, checkpointID string, writes []Write) error {
 	if threadID == "" {
 		return invalid("PutWrites: the thread ID is empty")
@@ -167,10 +346,14 @@ func ValidateWrites(threadID, checkpointID string, writes []Write) error {
 	if checkpointID == "" {
 		return invalid("PutWrites: the checkpoint ID is empty; name the checkpoint the step started from")
 	}
+	if err := ValidateRead("PutWrites", threadID, checkpointID); err != nil {
+		return err
+	}
 	return validateWrites("PutWrites", writes)
 }
 
-// validateWrites checks that every write names its task and channel.
+// validateWrites checks that every write names its task and channel, with
+// IDs and names that pass ValidateID.
 func validateWrites(op string, writes []Write) error {
 	for i, w := range writes {
 		if w.TaskID == "" {
@@ -178,6 +361,11 @@ func validateWrites(op string, writes []Write) error {
 		}
 		if w.Channel == "" {
 			return invalid("%s: writes[%d].Channel is empty; name the channel written", op, i)
+		}
+		for _, f := range [...]struct{ field, value string }{{"TaskID", w.TaskID}, {"Node", w.Node}, {"Channel", w.Channel}} {
+			if why := badID(f.value); why != "" {
+				return invalidID(op, fmt.Sprintf("writes[%d].%s", i, f.field), f.value, why)
+			}
 		}
 	}
 	return nil

@@ -3,9 +3,11 @@ package checkpoint
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var uuidV7 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -92,5 +94,29 @@ func TestNewIDOrder(t *testing.T) {
 func BenchmarkNewID(b *testing.B) {
 	for b.Loop() {
 		_ = NewID()
+	}
+}
+
+// TestBadIDMatchesRule checks badID's word-at-a-time pass against the rule
+// it implements, with a NUL byte or a non-ASCII byte at every position of
+// IDs of every length around the 8-byte words.
+func TestBadIDMatchesRule(t *testing.T) {
+	for n := 0; n <= 19; n++ {
+		for pos := -1; pos < n; pos++ {
+			for _, c := range []byte{0, 0x7f, 0x80, 0xc3, 0xff, 0x01} {
+				b := []byte(strings.Repeat("a", n))
+				if pos >= 0 {
+					b[pos] = c
+				}
+				s := string(b)
+				want := strings.IndexByte(s, 0) < 0 && utf8.ValidString(s)
+				if got := badID(s) == ""; got != want {
+					t.Errorf("badID(%q) passes = %v; want %v", s, got, want)
+				}
+			}
+		}
+	}
+	if badID("é"+strings.Repeat("x", 9)) != "" || badID(strings.Repeat("x", 9)+"é") != "" {
+		t.Errorf("badID refuses valid UTF-8")
 	}
 }

@@ -10,7 +10,8 @@
 //
 // Each subtest asks for a fresh, empty Saver. The suite checks saving and
 // loading, listing and pagination, shared blobs and delta chains, pending
-// writes, conflicts, forks, deletion, concurrent writers and cancellation.
+// writes, conflicts, forks, deletion, concurrent writers, cancellation, and
+// that IDs and names that not every backend can store are refused alike.
 // It checks the optional interfaces a Saver implements: the stored blobs
 // and bytes when it is a checkpoint.UsageReporter, retention when it is a
 // checkpoint.Pruner, whole pages of snapshots when it is a
@@ -45,6 +46,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"PutGet", testPutGet},
 		{"NotFound", testNotFound},
 		{"Invalid", testInvalid},
+		{"IDs", testIDs},
 		{"List", testList},
 		{"SharedBlobs", testSharedBlobs},
 		{"Deltas", testDeltas},

@@ -534,8 +534,8 @@ func decodeCheckpoint(threadID string, r *row, rawRefs, body, md []byte, created
 
 // Get implements checkpoint.Saver.
 func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
-	if hasNUL(threadID, checkpointID) {
-		return nil, checkpoint.NotFoundError(threadID, checkpointID)
+	if err := checkpoint.ValidateRead("Get", threadID, checkpointID); err != nil {
+		return nil, err
 	}
 	// One statement, which reads from one snapshot of the database: the
 	// checkpoint, with the blobs of its chains and its writes aggregated
@@ -609,59 +609,28 @@ func (s *Saver) damaged(ctx context.Context, threadID, checkpointID string, byID
 	return damagedChains(threadID, id, err)
 }
 
-// hasNUL reports whether one of ss holds a NUL byte, which PostgreSQL's
-// text and jsonb cannot hold: no stored id or label has one, and a query
-// that passes one fails (with a data exception Get would report as
-// corruption) instead of finding nothing.
-func hasNUL(ss ...string) bool {
-	for _, s := range ss {
-		if strings.IndexByte(s, 0) >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// unmatchable checks the arguments of a List or ListSnapshots for a NUL
-// byte (hasNUL): a checkpoint Before that cannot exist is not found, and
-// a thread or metadata filter that cannot match selects nothing (done).
-func unmatchable(threadID string, opts checkpoint.ListOptions) (done bool, err error) {
-	if hasNUL(opts.Before) {
-		return true, checkpoint.NotFoundError(threadID, opts.Before)
-	}
-	if hasNUL(threadID) {
-		return true, nil
-	}
-	for k, v := range opts.Metadata {
-		if hasNUL(k, v) {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// listArgs returns the metadata filter (nil for none) and the limit (nil
-// for none) of a List or ListSnapshots, or done when nothing can match
-// (see unmatchable).
-func listArgs(threadID string, opts checkpoint.ListOptions) (done bool, filter []byte, limit *int, err error) {
-	if done, err := unmatchable(threadID, opts); done {
-		return true, nil, nil, err
+// listArgs checks the arguments of a List or ListSnapshots
+// (checkpoint.ValidateList) and returns the metadata filter (nil for none)
+// and the limit (nil for none).
+func listArgs(threadID string, opts checkpoint.ListOptions) (filter []byte, limit *int, err error) {
+	if err := checkpoint.ValidateList(threadID, opts); err != nil {
+		return nil, nil, err
 	}
 	if len(opts.Metadata) > 0 {
 		if filter, err = record.EncodeMetadata(opts.Metadata); err != nil {
-			return false, nil, nil, err
+			return nil, nil, err
 		}
 	}
 	if opts.Limit > 0 {
 		limit = &opts.Limit
 	}
-	return false, filter, limit, nil
+	return filter, limit, nil
 }
 
 // List implements checkpoint.Saver.
 func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
-	done, filter, limit, err := listArgs(threadID, opts)
-	if done || err != nil {
+	filter, limit, err := listArgs(threadID, opts)
+	if err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.q.list, threadID, opts.Before, nullString(filter), limit)
@@ -702,8 +671,8 @@ func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListO
 // chains (each blob once, however many checkpoints share it) and their
 // pending writes from one snapshot of the database.
 func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]*checkpoint.Snapshot, error) {
-	done, filter, limit, err := listArgs(threadID, opts)
-	if done || err != nil {
+	filter, limit, err := listArgs(threadID, opts)
+	if err != nil {
 		return nil, err
 	}
 	conn, err := s.pool.Acquire(ctx)
@@ -814,6 +783,9 @@ func nullString(b []byte) *string {
 
 // DeleteThread implements checkpoint.Saver.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := checkpoint.ValidateRead("DeleteThread", threadID, ""); err != nil {
+		return err
+	}
 	s.recent.forget(threadID)
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The thread row goes first: its lock waits for a Put in progress,
@@ -828,13 +800,11 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 
 // PatchMetadata implements checkpoint.MetadataPatcher.
 func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
-	if hasNUL(threadID, checkpointID) {
-		return checkpoint.NotFoundError(threadID, checkpointID)
+	if err := checkpoint.ValidateRead("PatchMetadata", threadID, checkpointID); err != nil {
+		return err
 	}
-	for k, v := range md {
-		if hasNUL(k, v) {
-			return fmt.Errorf("%w: PatchMetadata: the label %q holds a NUL byte, which PostgreSQL cannot store", checkpoint.ErrInvalid, k)
-		}
+	if err := checkpoint.ValidateMetadata("PatchMetadata", "the metadata", md); err != nil {
+		return err
 	}
 	patch, err := record.EncodeMetadata(md)
 	if err != nil {
@@ -856,8 +826,8 @@ func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string
 // so a Put to from waits for the copy (and the copy for a Put in
 // progress).
 func (s *Saver) CopyThread(ctx context.Context, from, to string) (int, error) {
-	if from == "" || to == "" || from == to {
-		return 0, fmt.Errorf("%w: CopyThread: from %q and to %q must be two different thread ids", checkpoint.ErrInvalid, from, to)
+	if err := checkpoint.ValidateCopy(from, to); err != nil {
+		return 0, err
 	}
 	n, sch := 0, pgx.Identifier{s.schema}.Sanitize()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -1038,6 +1008,9 @@ func (s *Saver) keepLatest(ctx context.Context, tx pgx.Tx, threadID string, keep
 
 // Usage implements checkpoint.UsageReporter.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
+	if err := checkpoint.ValidateRead("Usage", threadID, ""); err != nil {
+		return checkpoint.Usage{}, err
+	}
 	var u checkpoint.Usage
 	err := s.pool.QueryRow(ctx, s.q.usage, threadID).Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)
 	if err != nil {

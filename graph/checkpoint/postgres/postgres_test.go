@@ -164,6 +164,10 @@ func TestCorruptRecords(t *testing.T) {
 		{"references as an array", `refs = $1::jsonb`, `[[1,1]]`},
 		{"references as a number", `refs = $1::jsonb`, `7`},
 		{"nodes not JSON", `body = $1`, []byte(`{"ran":`)},
+		{"nodes as null", `body = $1`, []byte(`null`)},
+		{"tasks as null", `body = $1`, []byte(`{"next":null}`)},
+		{"nodes in a newer format", `body = $1`, []byte(`{"v":2,"tasks":[{"id":"t1","node":"approve"}]}`)},
+		{"task without node", `body = $1`, []byte(`{"next":[{"id":"t1"}]}`)},
 		{"metadata of the wrong type", `metadata = $1::jsonb`, `{"source":[1]}`},
 	}
 	for _, tc := range tests {

@@ -310,6 +310,12 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 
 // PatchMetadata implements checkpoint.MetadataPatcher.
 func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
+	if err := checkpoint.ValidateRead("PatchMetadata", threadID, checkpointID); err != nil {
+		return err
+	}
+	if err := checkpoint.ValidateMetadata("PatchMetadata", "the metadata", md); err != nil {
+		return err
+	}
 	patch, err := record.EncodeMetadata(md)
 	if err != nil {
 		return fmt.Errorf("sqlite: patch metadata: %w", err)
@@ -416,6 +422,9 @@ func scanCheckpoint(threadID string, sc interface{ Scan(...any) error }) (row, e
 
 // Get implements checkpoint.Saver.
 func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
+	if err := checkpoint.ValidateRead("Get", threadID, checkpointID); err != nil {
+		return nil, err
+	}
 	var snap *checkpoint.Snapshot
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		var q *sql.Row
@@ -480,6 +489,9 @@ func (s *Saver) loadChains(ctx context.Context, tx *sql.Tx, threadID string, ref
 
 // List implements checkpoint.Saver.
 func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	if err := checkpoint.ValidateList(threadID, opts); err != nil {
+		return nil, err
+	}
 	var out []checkpoint.Checkpoint
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		rows, err := listRows(ctx, tx, threadID, opts)
@@ -547,6 +559,9 @@ func listRows(ctx context.Context, tx *sql.Tx, threadID string, opts checkpoint.
 // page's size: the Before checkpoint, the page's checkpoints, every blob of
 // their delta chains, and their pending writes.
 func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]*checkpoint.Snapshot, error) {
+	if err := checkpoint.ValidateList(threadID, opts); err != nil {
+		return nil, err
+	}
 	var out []*checkpoint.Snapshot
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		page, err := listRows(ctx, tx, threadID, opts)
@@ -688,6 +703,9 @@ func loadPageWrites(ctx context.Context, tx *sql.Tx, threadID string, page []row
 
 // DeleteThread implements checkpoint.Saver.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := checkpoint.ValidateRead("DeleteThread", threadID, ""); err != nil {
+		return err
+	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := deleteThreads(ctx, tx, `thread_id = ?`, threadID)
 		return err
@@ -697,8 +715,8 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 // CopyThread implements checkpoint.Copier: it copies the thread's rows as
 // they are stored, in one transaction.
 func (s *Saver) CopyThread(ctx context.Context, from, to string) (int, error) {
-	if from == "" || to == "" || from == to {
-		return 0, fmt.Errorf("%w: CopyThread: from %q and to %q must be two different thread ids", checkpoint.ErrInvalid, from, to)
+	if err := checkpoint.ValidateCopy(from, to); err != nil {
+		return 0, err
 	}
 	n := 0
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -897,6 +915,9 @@ func keepLatest(ctx context.Context, tx *sql.Tx, threadID string, keep int) (che
 
 // Usage implements checkpoint.UsageReporter.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
+	if err := checkpoint.ValidateRead("Usage", threadID, ""); err != nil {
+		return checkpoint.Usage{}, err
+	}
 	var u checkpoint.Usage
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT

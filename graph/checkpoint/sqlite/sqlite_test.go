@@ -107,6 +107,10 @@ func TestCorruptRecords(t *testing.T) {
 		{"references beyond int64", "refs", `{"n":[1,9223372036854775808]}`},
 		{"references as an array", "refs", `[[1,1]]`},
 		{"nodes not JSON", "body", `{"ran":`},
+		{"nodes as null", "body", `null`},
+		{"tasks as null", "body", `{"next":null}`},
+		{"nodes in a newer format", "body", `{"v":2,"tasks":[{"id":"t1","node":"approve"}]}`},
+		{"task without node", "body", `{"next":[{"id":"t1"}]}`},
 		{"metadata not JSON", "metadata", `{"source":`},
 	}
 	for _, tc := range tests {

@@ -3,10 +3,12 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
@@ -29,6 +31,11 @@ func Damaged(threadID, checkpointID, what string, err error) error {
 		Err: &chain.Corruption{Reason: fmt.Sprintf("the %s do not decode: %v", what, err)}}
 }
 
+// The body of a checkpoint record is a JSON object with the fields of body,
+// each left out when empty. Every release so far wrote this shape, without a
+// format version: a release that changes it adds "v" with a version above 1,
+// which DecodeBody refuses by name rather than reading the body as one
+// without tasks.
 type body struct {
 	Ran        []string    `json:"ran,omitempty"`
 	Next       []task      `json:"next,omitempty"`
@@ -46,6 +53,42 @@ type interrupt struct {
 	Node    string `json:"node"`
 	TaskID  string `json:"task,omitempty"`
 	Payload []byte `json:"payload,omitempty"`
+}
+
+// bodyVersion is the format version of the bodies EncodeBody writes
+// (without a "v" field) and the only one DecodeBody reads.
+const bodyVersion = 1
+
+// wireBody is what DecodeBody reads a body into, in one pass refusing
+// unknown fields; "v" is read to refuse a newer format by name.
+type wireBody struct {
+	V          *int64          `json:"v"`
+	Ran        []string        `json:"ran"`
+	Next       []wireTask      `json:"next"`
+	Interrupts []wireInterrupt `json:"interrupts"`
+}
+
+// wireTask and wireInterrupt read the fields that EncodeBody always writes
+// as pointers, so that a missing or null one is seen.
+type wireTask struct {
+	ID    *string `json:"id"`
+	Node  *string `json:"node"`
+	Input []byte  `json:"input"`
+}
+
+type wireInterrupt struct {
+	ID      *string `json:"id"`
+	Node    *string `json:"node"`
+	TaskID  string  `json:"task"`
+	Payload []byte  `json:"payload"`
+}
+
+// nullLists reads, when a body holds a null, whether a list or a node name
+// is null: json decodes those as absent and "".
+type nullLists struct {
+	Ran        []*string       `json:"ran"`
+	Next       json.RawMessage `json:"next"`
+	Interrupts json.RawMessage `json:"interrupts"`
 }
 
 // EncodeBody encodes the nodes that ran, the next tasks and the interrupts
@@ -66,22 +109,138 @@ func EncodeBody(cp *checkpoint.Checkpoint) ([]byte, error) {
 }
 
 // DecodeBody fills the nodes that ran, the next tasks and the interrupts of
-// cp from data. Data that does not decode is reported as a
-// *checkpoint.CorruptError of cp.
+// cp from data. It reads only what EncodeBody writes: data that is not a
+// JSON object, has a field EncodeBody does not write, a null list or node
+// name, a task or interrupt without its ID or node, or a format version
+// other than 1 is reported as a *checkpoint.CorruptError of cp, as is data
+// that does not decode. Reading such a body as best it could would turn a
+// paused thread into a finished one.
 func DecodeBody(data []byte, cp *checkpoint.Checkpoint) error {
-	var b body
-	if err := json.Unmarshal(data, &b); err != nil {
+	if err := decodeBody(data, cp); err != nil {
 		return Damaged(cp.ThreadID, cp.ID, "nodes, tasks and interrupts", err)
 	}
-	cp.Ran = b.Ran
-	cp.Next, cp.Interrupts = nil, nil
-	for _, t := range b.Next {
-		cp.Next = append(cp.Next, checkpoint.Task(t))
+	return nil
+}
+
+func decodeBody(data []byte, cp *checkpoint.Checkpoint) error {
+	cp.Ran, cp.Next, cp.Interrupts = nil, nil, nil
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return fmt.Errorf("the body is %s, not a JSON object", describe(trimmed))
 	}
-	for _, i := range b.Interrupts {
-		cp.Interrupts = append(cp.Interrupts, checkpoint.Interrupt(i))
+	var w wireBody
+	err := strictUnmarshal(data, &w)
+	if err != nil {
+		// A newer format has fields this release does not know: name
+		// the version rather than the first such field.
+		var v struct {
+			V *int64 `json:"v"`
+		}
+		if json.Unmarshal(data, &v) == nil && v.V != nil {
+			w.V = v.V
+		}
+	}
+	if w.V != nil && *w.V != bodyVersion {
+		return fmt.Errorf("the body has format version %d and this release reads version %d: it was written by a newer release of agentgraph, which can read it", *w.V, bodyVersion)
+	}
+	if err != nil {
+		return err
+	}
+	if bytes.Contains(data, []byte("null")) {
+		if err := checkNulls(data); err != nil {
+			return err
+		}
+	}
+	cp.Ran = w.Ran
+	if len(w.Next) > 0 {
+		cp.Next = make([]checkpoint.Task, len(w.Next))
+	}
+	for i, t := range w.Next {
+		if t.ID == nil || t.Node == nil {
+			return fmt.Errorf("next[%d] has no %s", i, missing(t.ID, t.Node))
+		}
+		cp.Next[i] = checkpoint.Task{ID: *t.ID, Node: *t.Node, Input: t.Input}
+	}
+	if len(w.Interrupts) > 0 {
+		cp.Interrupts = make([]checkpoint.Interrupt, len(w.Interrupts))
+	}
+	for i, in := range w.Interrupts {
+		if in.ID == nil || in.Node == nil {
+			return fmt.Errorf("interrupts[%d] has no %s", i, missing(in.ID, in.Node))
+		}
+		cp.Interrupts[i] = checkpoint.Interrupt{ID: *in.ID, Node: *in.Node, TaskID: in.TaskID, Payload: in.Payload}
 	}
 	return nil
+}
+
+// checkNulls refuses a body whose lists or node names are null, which
+// json decodes as absent or "" and EncodeBody never writes. DecodeBody
+// calls it only when the body holds "null" somewhere (in a string, most
+// often), so that a sound body is read once.
+func checkNulls(data []byte) error {
+	var n nullLists
+	if err := json.Unmarshal(data, &n); err != nil {
+		return err
+	}
+	if string(n.Next) == "null" {
+		return errors.New("next is null; a list was expected")
+	}
+	if string(n.Interrupts) == "null" {
+		return errors.New("interrupts is null; a list was expected")
+	}
+	if n.Ran == nil && bytes.Contains(data, []byte(`"ran"`)) {
+		// "ran" absent and "ran":null both leave it nil: look at the
+		// raw field.
+		var r struct {
+			Ran json.RawMessage `json:"ran"`
+		}
+		if err := json.Unmarshal(data, &r); err == nil && string(r.Ran) == "null" {
+			return errors.New("ran is null; a list was expected")
+		}
+	}
+	for i, name := range n.Ran {
+		if name == nil {
+			return fmt.Errorf("ran[%d] is null; a node name was expected", i)
+		}
+	}
+	return nil
+}
+
+// strictUnmarshal is json.Unmarshal refusing object fields that v does not
+// have.
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data follows the JSON value")
+	}
+	return nil
+}
+
+// describe names the kind of JSON value data starts with, for an error.
+func describe(data []byte) string {
+	if len(data) == 0 {
+		return "empty"
+	}
+	const most = 16
+	if len(data) > most {
+		return fmt.Sprintf("%q...", data[:most])
+	}
+	return fmt.Sprintf("%q", data)
+}
+
+// missing names which of a task's or interrupt's ID and node are missing.
+func missing(id, node *string) string {
+	switch {
+	case id == nil && node == nil:
+		return "id and node"
+	case id == nil:
+		return "id"
+	}
+	return "node"
 }
 
 // Put is what a backend's Put stores of a checkpoint besides its blobs
