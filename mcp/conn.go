@@ -724,6 +724,12 @@ func (c *conn) close() {
 // closed before it is killed.
 const exitGrace = 2 * time.Second
 
+// pipeGrace is how long the reaping of a stdio server that exited waits for
+// the end of its stderr before closing it: a child the server started may
+// keep it open (one that left the process group, out of killGroup's reach),
+// and must not keep the connection's close, and Shutdown, waiting.
+const pipeGrace = time.Second
+
 // closeClient closes w's client and makes sure its subprocess and the
 // process group it leads are gone. A server whose connection was cut is
 // killed at once.
@@ -989,6 +995,7 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 	}
 	cmd.Dir = s.Dir
 	cmd.Stderr = &stderrLog{log: c.log}
+	cmd.WaitDelay = pipeGrace
 	startGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

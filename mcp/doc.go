@@ -14,7 +14,9 @@
 // backoff, circuit breaker). A connection that drops or a subprocess that
 // dies is replaced on the next call. [Manager.Shutdown] refuses new work,
 // waits for calls in flight until its context ends, cancels the rest, closes
-// every client and reaps every subprocess (and the process group it leads).
+// every client and reaps every subprocess (and the process group it leads);
+// it returns when its context ends, leaving what is left of that cleanup
+// to finish in the background.
 //
 // A [Registry] lists the tools in two stages, as a model needs them. Stage 1
 // ([Registry.Tools]) keeps only summaries (name, description, server,

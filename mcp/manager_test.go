@@ -229,6 +229,11 @@ func TestShutdown(t *testing.T) {
 		if err := <-done; err == nil {
 			t.Error("call outlived Shutdown")
 		}
+		// The deadline left the reaping to finish in the background; a
+		// later Shutdown waits for it.
+		if err := m.Shutdown(context.Background()); err != nil {
+			t.Errorf("second Shutdown: %v", err)
+		}
 		if !pidGone(pid) {
 			t.Errorf("subprocess %d still exists after Shutdown", pid)
 		}
