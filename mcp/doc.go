@@ -111,7 +111,10 @@
 // Servers' logging notifications and subprocess stderr go to the injected
 // *zap.Logger, and so do the transports' own logs (stdio servers are
 // reached through this package's transport; mcp-go's HTTP and SSE
-// transports are given a slog adapter).
+// transports are given a slog adapter). A server's logging notifications
+// are logged at their level (one the protocol does not define at Warn),
+// with at most 4 KiB of their data, 100 at once then 20 a second; those
+// over that budget are counted in Health.SuppressedLogs.
 //
 // # Order of a call's messages
 //
