@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -150,6 +151,12 @@ type Health struct {
 	// because ManagerConfig.MaxServerRequests of its requests were being
 	// answered already.
 	RejectedRequests int64
+	// SuppressedLogs counts the server's log notifications
+	// (notifications/message) that were not logged because the server
+	// sent more than its budget: 100 at once, then 20 a second. (An entry
+	// logged carries at most 4 KiB of the notification's data, and a level
+	// the protocol does not define is logged at Warn, not Error.)
+	SuppressedLogs int64
 }
 
 // Available reports whether calls to the server are expected to work: it is
@@ -192,6 +199,7 @@ type conn struct {
 	droppedProgress atomic.Int64
 	requests        chan struct{} // one token per server request being answered (MaxServerRequests)
 	rejected        atomic.Int64  // server requests refused over the limit
+	logs            logBudget     // the server's log notifications
 
 	auth *authorizer // nil without OAuth
 }
@@ -236,7 +244,7 @@ func (c *conn) health() Health {
 	h := Health{
 		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.w != nil,
 		Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
-		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
+		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), SuppressedLogs: c.logs.suppressed.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
 		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
 		ConnectTimeout: max(c.m.cfg.ConnectTimeout, 0), MaxTools: c.m.cfg.MaxTools,
 		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
@@ -724,6 +732,12 @@ func (c *conn) close() {
 // closed before it is killed.
 const exitGrace = 2 * time.Second
 
+// pipeGrace is how long the reaping of a stdio server that exited waits for
+// the end of its stderr before closing it: a child the server started may
+// keep it open (one that left the process group, out of killGroup's reach),
+// and must not keep the connection's close, and Shutdown, waiting.
+const pipeGrace = time.Second
+
 // closeClient closes w's client and makes sure its subprocess and the
 // process group it leads are gone. A server whose connection was cut is
 // killed at once.
@@ -989,6 +1003,7 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 	}
 	cmd.Dir = s.Dir
 	cmd.Stderr = &stderrLog{log: c.log}
+	cmd.WaitDelay = pipeGrace
 	startGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -1122,19 +1137,7 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 		c.log.Debug("mcp tools list changed")
 		c.m.toolsChanged(c.spec.Name)
 	case "notifications/message":
-		level, _ := f["level"].(string)
-		logger, _ := f["logger"].(string)
-		fields := []zap.Field{zap.String("logger", logger), zap.Any("data", f["data"])}
-		switch level {
-		case "debug":
-			c.log.Debug("mcp server log", fields...)
-		case "info", "notice":
-			c.log.Info("mcp server log", fields...)
-		case "warning":
-			c.log.Warn("mcp server log", fields...)
-		default:
-			c.log.Error("mcp server log", append(fields, zap.String("level", level))...)
-		}
+		c.serverLog(f)
 	}
 }
 
@@ -1148,6 +1151,112 @@ func number(v any) float64 {
 		return float64(n)
 	}
 	return 0
+}
+
+// Bounds on a server's log notifications (notifications/message): each
+// entry's data is cut to maxServerLogBytes, its logger name to
+// maxServerLogName, and a server logs at most serverLogBurst entries at
+// once, then serverLogRate a second; the rest are counted in
+// Health.SuppressedLogs.
+const (
+	maxServerLogBytes = 4 << 10
+	maxServerLogName  = 128
+	serverLogBurst    = 100
+	serverLogRate     = 20
+)
+
+// serverLog logs a server's log notification at its level (below Error for
+// a level the protocol does not define) within the server's budget.
+func (c *conn) serverLog(f map[string]any) {
+	ok, skipped := c.logs.take(time.Now())
+	if !ok {
+		if n := c.logs.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
+			c.log.Warn("mcp server log suppressed: the server logs faster than its budget",
+				zap.Int("burst", serverLogBurst), zap.Int("per_second", serverLogRate), zap.Int64("suppressed", n))
+		}
+		return
+	}
+	level, _ := f["level"].(string)
+	logger, _ := f["logger"].(string)
+	fields := []zap.Field{zap.String("logger", clipUTF8(logger, maxServerLogName)), serverLogData(f["data"])}
+	if skipped > 0 {
+		fields = append(fields, zap.Int64("suppressed_before", skipped))
+	}
+	switch level {
+	case "debug":
+		c.log.Debug("mcp server log", fields...)
+	case "info", "notice":
+		c.log.Info("mcp server log", fields...)
+	case "warning":
+		c.log.Warn("mcp server log", fields...)
+	case "error", "critical", "alert", "emergency":
+		c.log.Error("mcp server log", append(fields, zap.String("level", level))...)
+	default:
+		// Not a level of the protocol: the server cannot choose to be
+		// reported as an error.
+		c.log.Warn("mcp server log", append(fields, zap.String("level", clipUTF8(level, maxServerLogName)))...)
+	}
+}
+
+// serverLogData is the data of a server's log entry, as it came when it
+// takes at most maxServerLogBytes (as JSON for a value that is not a
+// string), otherwise as text cut to that size, with its whole size.
+func serverLogData(data any) zap.Field {
+	s, ok := data.(string)
+	if !ok {
+		b, err := json.Marshal(data)
+		if err != nil || len(b) <= maxServerLogBytes {
+			return zap.Any("data", data)
+		}
+		s = string(b)
+	}
+	if len(s) <= maxServerLogBytes {
+		return zap.String("data", s)
+	}
+	return zap.Dict("data", zap.String("text", clipUTF8(s, maxServerLogBytes)), zap.Int("bytes", len(s)))
+}
+
+// logBudget is a token bucket for a server's log notifications.
+type logBudget struct {
+	mu         sync.Mutex
+	tokens     float64
+	last       time.Time // of the last refill; zero before the first entry
+	skipped    int64     // suppressed since the last entry logged
+	suppressed atomic.Int64
+}
+
+// take reports whether one more entry may be logged at now and, if so, how
+// many were suppressed since the last one logged.
+func (b *logBudget) take(now time.Time) (ok bool, skipped int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.last.IsZero() {
+		b.tokens = serverLogBurst
+	} else if d := now.Sub(b.last); d > 0 {
+		b.tokens = min(serverLogBurst, b.tokens+d.Seconds()*serverLogRate)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		b.skipped++
+		return false, 0
+	}
+	b.tokens--
+	skipped, b.skipped = b.skipped, 0
+	return true, skipped
+}
+
+// clipUTF8 returns s cut to at most n bytes, not within a UTF-8 sequence
+// (bytes that are not valid UTF-8 are cut at n).
+func clipUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n]
 }
 
 // stderrLog forwards a subprocess's stderr to the logger, one entry per

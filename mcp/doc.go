@@ -14,7 +14,9 @@
 // backoff, circuit breaker). A connection that drops or a subprocess that
 // dies is replaced on the next call. [Manager.Shutdown] refuses new work,
 // waits for calls in flight until its context ends, cancels the rest, closes
-// every client and reaps every subprocess (and the process group it leads).
+// every client and reaps every subprocess (and the process group it leads);
+// it returns when its context ends, leaving what is left of that cleanup
+// to finish in the background.
 //
 // A [Registry] lists the tools in two stages, as a model needs them. Stage 1
 // ([Registry.Tools]) keeps only summaries (name, description, server,
@@ -109,7 +111,10 @@
 // Servers' logging notifications and subprocess stderr go to the injected
 // *zap.Logger, and so do the transports' own logs (stdio servers are
 // reached through this package's transport; mcp-go's HTTP and SSE
-// transports are given a slog adapter).
+// transports are given a slog adapter). A server's logging notifications
+// are logged at their level (one the protocol does not define at Warn),
+// with at most 4 KiB of their data, 100 at once then 20 a second; those
+// over that budget are counted in Health.SuppressedLogs.
 //
 // # Order of a call's messages
 //

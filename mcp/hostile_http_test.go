@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -328,5 +329,44 @@ func TestOAuthTokenRedirectNotFollowed(t *testing.T) {
 	}
 	if got := elsewhere.all(); len(got) > 0 {
 		t.Errorf("the other origin received %q", got)
+	}
+}
+
+// A server that never answers the DELETE ending its session does not hold
+// Shutdown past its context: the rest of the close goes on in the
+// background, bounded, and a later Shutdown waits for it.
+func TestShutdownServerHangsOnDelete(t *testing.T) {
+	h := server.NewStreamableHTTPServer(testserver.New("web").MCP)
+	deleted := make(chan struct{}, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			deleted <- struct{}{}
+			<-r.Context().Done() // until the client gives up
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	m, err := mcp.NewManager(mcp.ManagerConfig{Resilience: fastRetry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(mcp.Server{Name: "web", URL: hs.URL, NoListen: true}); err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewSession(mcp.Callbacks{})
+	if _, err := echo(context.Background(), s, "web", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-deleted; cancel() }() // ends Shutdown's ctx while the DELETE hangs
+	if err := m.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown while the server hangs on DELETE = %v, want context.Canceled", err)
+	}
+	wait, cancelWait := context.WithTimeout(context.Background(), time.Minute) // bounds a hang only
+	defer cancelWait()
+	if err := m.Shutdown(wait); err != nil {
+		t.Fatalf("the close left to the background did not finish: %v", err)
 	}
 }

@@ -161,6 +161,7 @@ type Manager struct {
 	calls    sync.WaitGroup
 	mu       sync.Mutex
 	closing  bool
+	closed   chan struct{} // closed when Shutdown's cleanup has finished
 	conns    map[string]*conn
 	hooks    []toolsHook // one per open Registry
 	hookSeq  uint64
@@ -492,15 +493,27 @@ func (m *Manager) goBackground(f func()) {
 
 // Shutdown refuses new work, waits for calls in flight until ctx ends, then
 // cancels what is left, closes every client and reaps every subprocess. It
-// returns ctx's error if calls had to be cancelled. Calling it again is a
-// no-op.
+// returns ctx's error if calls had to be cancelled, or if ctx ended before
+// every client was closed: the rest of the cleanup then finishes in the
+// background, bounded by exitGrace and pipeGrace per server (a subprocess
+// is killed, and its pipes closed, even if a child it started keeps them
+// open). A later call waits, until its own ctx ends, for the first one's
+// cleanup to finish.
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closing {
+		closed := m.closed
 		m.mu.Unlock()
-		return nil
+		select {
+		case <-closed:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("mcp: shutdown: servers still closing in the background: %w", ctx.Err())
+		}
 	}
 	m.closing = true
+	closed := make(chan struct{})
+	m.closed = closed
 	conns := slices.Collect(maps.Values(m.conns))
 	m.mu.Unlock()
 
@@ -515,20 +528,31 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	m.abort()
-	var wg sync.WaitGroup
-	for _, c := range conns {
-		wg.Go(c.close)
+	go func() {
+		defer close(closed)
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Go(c.close)
+		}
+		wg.Wait()
+		m.bg.Wait()
+		m.lingerMu.Lock()
+		if m.lingerTimer != nil {
+			m.lingerTimer.Stop()
+			m.lingerTimer = nil
+		}
+		m.lingering = nil
+		m.lingerMu.Unlock()
+	}()
+	select {
+	case <-closed:
+		return err
+	case <-ctx.Done():
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("mcp: shutdown: servers still closing, left to finish in the background: %w", ctx.Err())
 	}
-	wg.Wait()
-	m.bg.Wait()
-	m.lingerMu.Lock()
-	if m.lingerTimer != nil {
-		m.lingerTimer.Stop()
-		m.lingerTimer = nil
-	}
-	m.lingering = nil
-	m.lingerMu.Unlock()
-	return err
 }
 
 // newToken returns a progress token unique within the manager and

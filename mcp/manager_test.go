@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -229,6 +230,11 @@ func TestShutdown(t *testing.T) {
 		if err := <-done; err == nil {
 			t.Error("call outlived Shutdown")
 		}
+		// The deadline left the reaping to finish in the background; a
+		// later Shutdown waits for it.
+		if err := m.Shutdown(context.Background()); err != nil {
+			t.Errorf("second Shutdown: %v", err)
+		}
 		if !pidGone(pid) {
 			t.Errorf("subprocess %d still exists after Shutdown", pid)
 		}
@@ -252,6 +258,39 @@ func TestServerLogsGoToTheLogger(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestServerLogFlood: a server that floods the log with notifications at
+// a level the protocol does not define, each with 64 KiB of data, is
+// logged below Error, with its data cut (whole UTF-8 characters), and
+// what its budget suppresses is counted (TestLogBudget checks the budget
+// on a clock of its own).
+func TestServerLogFlood(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	m := newManager(t, mcp.ManagerConfig{Logger: zap.New(core)}, stdioServer("demo"))
+	s := m.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	const sent = 200
+	args := map[string]any{"level": "bogus", "count": sent, "text": "é", "repeat": 32 << 10}
+	if _, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "log", Arguments: args}); err != nil {
+		t.Fatal(err)
+	}
+	var entries []observer.LoggedEntry
+	waitFor(t, "every notification logged or counted", func() bool {
+		entries = logs.FilterMessage("mcp server log").All()
+		return int64(len(entries))+health(t, m, "demo").SuppressedLogs == sent
+	})
+	for _, e := range entries {
+		f := e.ContextMap()
+		if e.Level != zap.WarnLevel || f["level"] != "bogus" {
+			t.Fatalf("entry at %v with level %v, want Warn, bogus", e.Level, f["level"])
+		}
+		data, _ := f["data"].(map[string]any)
+		text, _ := data["text"].(string)
+		if len(text) == 0 || len(text) > 4<<10 || !utf8.ValidString(text) || data["bytes"] != int64(64<<10) {
+			t.Fatalf("data of %d bytes (valid UTF-8: %v, whole: %v), want at most 4 KiB of whole characters and the size", len(text), utf8.ValidString(text), data["bytes"])
+		}
+	}
 }
 
 func TestHTTPSessionExpiry(t *testing.T) {

@@ -184,3 +184,34 @@ func TestToolsReportsUnreachableServer(t *testing.T) {
 		t.Fatalf("Tools = %d tools, %v; want the server's error", len(tools), err)
 	}
 }
+
+// A tool whose input schema is over MaxInputSchemaBytes is refused by New
+// and left out by Tools: it would go to the model with every request.
+func TestHugeInputSchemaRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := mcpserver.NewMCPServer("big", "1", mcpserver.WithToolCapabilities(true))
+	huge := `{"type":"object","properties":{"x":{"type":"string","description":"` + strings.Repeat("d", mcptool.MaxInputSchemaBytes) + `"}}}`
+	ok := func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return mcpgo.NewToolResultText("ok"), nil
+	}
+	srv.AddTool(mcpgo.Tool{Name: "huge", RawInputSchema: json.RawMessage(huge)}, ok)
+	srv.AddTool(mcpgo.NewTool("small"), ok)
+	reg := registry(t, mcp.Server{Name: "big", InProcess: srv})
+	s := reg.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if _, err := mcptool.New(ctx, reg, s, "huge"); err == nil || !strings.Contains(err.Error(), "MaxInputSchemaBytes") {
+		t.Fatalf("New(a tool with a schema of %d bytes) = %v, want an error naming MaxInputSchemaBytes", len(huge), err)
+	}
+	tools, err := mcptool.Tools(ctx, reg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 1 || tools[0].Definition().Name != "small" {
+		names := []string{}
+		for _, tl := range tools {
+			names = append(names, tl.Definition().Name)
+		}
+		t.Fatalf("Tools = %v, want small alone", names)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -93,7 +94,24 @@ func New(name string) *Server {
 		os.Exit(3)
 		return nil, nil
 	})
-	s.add(mcp.NewTool("log", mcp.WithDescription("Send a logging notification with 'text' at level error.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.add(mcp.NewTool("log", mcp.WithDescription("Send a logging notification with 'text' at level error, or 'count' of them with 'text' repeated 'repeat' times at any 'level'.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if level := req.GetString("level", ""); level != "" {
+			// Raw, so that a level the protocol does not define gets out.
+			data := strings.Repeat(req.GetString("text", ""), max(req.GetInt("repeat", 1), 1))
+			for range max(req.GetInt("count", 1), 1) {
+				for {
+					err := server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": level, "logger": "testserver", "data": data})
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, server.ErrNotificationChannelBlocked) || ctx.Err() != nil {
+						return mcp.NewToolResultError(err.Error()), nil
+					}
+					time.Sleep(time.Millisecond) // the client reads on; mcp-go buffers 100
+				}
+			}
+			return mcp.NewToolResultText("logged"), nil
+		}
 		note := mcp.NewLoggingMessageNotification(mcp.LoggingLevelError, "testserver", req.GetString("text", ""))
 		if err := server.ServerFromContext(ctx).SendLogMessageToClient(ctx, note); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
