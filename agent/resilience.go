@@ -66,18 +66,13 @@ func classify(err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
+	var class resilience.Class
 	if pe.StatusCode != 0 {
-		switch resilience.ClassifyStatus(pe.StatusCode) {
-		case resilience.RateLimited:
-			return resilience.RateLimit(err, pe.RetryAfter)
-		case resilience.Transient:
-			return resilience.MarkTransient(err)
-		case resilience.Permanent:
-			return resilience.MarkPermanent(err)
-		}
-		return err
+		class = resilience.ClassifyStatus(pe.StatusCode)
+	} else {
+		class = lcmodel.Class(err)
 	}
-	switch lcmodel.Class(err) {
+	switch class {
 	case resilience.RateLimited:
 		return resilience.RateLimit(err, pe.RetryAfter)
 	case resilience.Transient:

@@ -20,8 +20,8 @@ var (
 )
 
 // nestInnerGraph is a graph of two steps, the second a subgraph node, whose
-// nodes emit a custom event each.
-func nestInnerGraph(t *testing.T) *graph.Compiled[nestInner] {
+// nodes emit a custom event each; opts compile it and its subgraph.
+func nestInnerGraph(t *testing.T, opts ...graph.CompileOption) *graph.Compiled[nestInner] {
 	t.Helper()
 	leaf := graph.New[nestInner]()
 	leaf.AddNode("leaf", func(ctx context.Context, s nestInner) (graph.Update[nestInner], error) {
@@ -31,7 +31,7 @@ func nestInnerGraph(t *testing.T) *graph.Compiled[nestInner] {
 		return nestInnerN.Set(s.N + 10), nil
 	})
 	leaf.AddEdge(graph.START, "leaf").AddEdge("leaf", graph.END)
-	lc, err := leaf.Compile()
+	lc, err := leaf.Compile(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,27 @@ func nestInnerGraph(t *testing.T) *graph.Compiled[nestInner] {
 	graph.AddSubgraph(g, "sub", lc, func(s nestInner) nestInner { return s },
 		func(s nestInner) graph.Update[nestInner] { return nestInnerN.Set(s.N) })
 	g.AddEdge(graph.START, "one").AddEdge("one", "sub").AddEdge("sub", graph.END)
-	c, err := g.Compile()
+	c, err := g.Compile(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// nestOuterGraph is a graph of one step, the node call, which logs the
+// entry call returns; opts compile it.
+func nestOuterGraph(t *testing.T, call func(ctx context.Context) (string, error), opts ...graph.CompileOption) *graph.Compiled[nestOuter] {
+	t.Helper()
+	g := graph.New[nestOuter]()
+	g.AddNode("call", func(ctx context.Context, s nestOuter) (graph.Update[nestOuter], error) {
+		entry, err := call(ctx)
+		if err != nil {
+			return graph.Update[nestOuter]{}, err
+		}
+		return nestOuterLog.Set([]string{entry}), nil
+	})
+	g.AddEdge(graph.START, "call").AddEdge("call", graph.END)
+	c, err := g.Compile(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,22 +78,13 @@ func nestInnerGraph(t *testing.T) *graph.Compiled[nestInner] {
 // the outer stream is a values event the outer run did not make.
 func TestInvokeInsideANodeDoesNotStreamIntoTheParent(t *testing.T) {
 	inner := nestInnerGraph(t)
-	g := graph.New[nestOuter]()
-	g.AddNode("call", func(ctx context.Context, s nestOuter) (graph.Update[nestOuter], error) {
+	outer := nestOuterGraph(t, func(ctx context.Context) (string, error) {
 		out, err := inner.Invoke(ctx, nestInner{})
-		if err != nil {
-			return graph.Update[nestOuter]{}, err
-		}
-		if out.N != 11 {
+		if err == nil && out.N != 11 {
 			t.Errorf("inner N = %d, want 11", out.N)
 		}
-		return nestOuterLog.Set([]string{"called"}), nil
+		return "called", err
 	})
-	g.AddEdge(graph.START, "call").AddEdge("call", graph.END)
-	outer, err := g.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
 	modes := []graph.StreamMode{graph.StreamValues, graph.StreamUpdates, graph.StreamCustom, graph.StreamDebug}
 	var got []string
 	for ev, err := range outer.Stream(context.Background(), nestOuter{}, graph.WithModes(modes...)) {
@@ -174,19 +185,10 @@ func TestInvokeInsideADurableNodeRunsCheckpointedSubgraphsInside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := graph.New[nestOuter]()
-	g.AddNode("call", func(ctx context.Context, s nestOuter) (graph.Update[nestOuter], error) {
+	outer := nestOuterGraph(t, func(ctx context.Context) (string, error) {
 		out, err := inner.Invoke(ctx, nestInner{N: 9})
-		if err != nil {
-			return graph.Update[nestOuter]{}, err
-		}
-		return nestOuterLog.Set([]string{"inner " + itoa(out.N)}), nil
-	})
-	g.AddEdge(graph.START, "call").AddEdge("call", graph.END)
-	outer, err := g.Compile(graph.WithCheckpointer(saver))
-	if err != nil {
-		t.Fatal(err)
-	}
+		return "inner " + itoa(out.N), err
+	}, graph.WithCheckpointer(saver))
 	for _, observed := range []bool{false, true} {
 		thread := "plain"
 		var opts []graph.RunOption
@@ -227,19 +229,10 @@ func TestInterruptInAnInvokeInsideADurableNodePausesTheEnclosingRun(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := graph.New[nestOuter]()
-	g.AddNode("call", func(ctx context.Context, s nestOuter) (graph.Update[nestOuter], error) {
+	outer := nestOuterGraph(t, func(ctx context.Context) (string, error) {
 		out, err := inner.Invoke(ctx, nestInner{})
-		if err != nil {
-			return graph.Update[nestOuter]{}, err
-		}
-		return nestOuterLog.Set([]string{"answer " + itoa(out.N)}), nil
-	})
-	g.AddEdge(graph.START, "call").AddEdge("call", graph.END)
-	outer, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
-	if err != nil {
-		t.Fatal(err)
-	}
+		return "answer " + itoa(out.N), err
+	}, graph.WithCheckpointer(checkpoint.NewMemory()))
 	th := outer.Thread("t")
 	_, err = th.Invoke(ctx, nestOuter{})
 	var ie *graph.InterruptError
@@ -258,49 +251,15 @@ func TestInterruptInAnInvokeInsideADurableNodePausesTheEnclosingRun(t *testing.T
 // A graph run on a thread of its own with Thread.Invoke inside a node of a
 // streamed graph streams nothing into the enclosing run either.
 func TestThreadInvokeInsideANodeDoesNotStreamIntoTheParent(t *testing.T) {
-	leaf := graph.New[nestInner]()
-	leaf.AddNode("leaf", func(ctx context.Context, s nestInner) (graph.Update[nestInner], error) {
-		if err := graph.Emit(ctx, "leaf"); err != nil {
-			return graph.Update[nestInner]{}, err
-		}
-		return nestInnerN.Set(s.N + 10), nil
-	})
-	leaf.AddEdge(graph.START, "leaf").AddEdge("leaf", graph.END)
 	saver := checkpoint.NewMemory()
-	lc, err := leaf.Compile(graph.WithCheckpointer(saver))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ig := graph.New[nestInner]()
-	ig.AddNode("one", func(ctx context.Context, s nestInner) (graph.Update[nestInner], error) {
-		if err := graph.Emit(ctx, "one"); err != nil {
-			return graph.Update[nestInner]{}, err
-		}
-		return nestInnerN.Set(s.N + 1), nil
-	})
-	graph.AddSubgraph(ig, "sub", lc, func(s nestInner) nestInner { return s },
-		func(s nestInner) graph.Update[nestInner] { return nestInnerN.Set(s.N) })
-	ig.AddEdge(graph.START, "one").AddEdge("one", "sub").AddEdge("sub", graph.END)
-	inner, err := ig.Compile(graph.WithCheckpointer(saver))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.New[nestOuter]()
-	g.AddNode("call", func(ctx context.Context, s nestOuter) (graph.Update[nestOuter], error) {
+	inner := nestInnerGraph(t, graph.WithCheckpointer(saver))
+	outer := nestOuterGraph(t, func(ctx context.Context) (string, error) {
 		out, err := inner.Thread("inner").Invoke(ctx, nestInner{})
-		if err != nil {
-			return graph.Update[nestOuter]{}, err
-		}
-		if out.N != 11 {
+		if err == nil && out.N != 11 {
 			t.Errorf("inner N = %d, want 11", out.N)
 		}
-		return nestOuterLog.Set([]string{"called"}), nil
-	})
-	g.AddEdge(graph.START, "call").AddEdge("call", graph.END)
-	outer, err := g.Compile(graph.WithCheckpointer(saver))
-	if err != nil {
-		t.Fatal(err)
-	}
+		return "called", err
+	}, graph.WithCheckpointer(saver))
 	modes := []graph.StreamMode{graph.StreamValues, graph.StreamUpdates, graph.StreamCustom, graph.StreamDebug}
 	var got []string
 	for ev, err := range outer.Thread("outer").Stream(context.Background(), nestOuter{}, graph.WithModes(modes...)) {

@@ -4,28 +4,20 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/provider"
 )
 
 // benchStream serves body and streams one reply of m per iteration.
 func benchStream(b *testing.B, body string, build func(url string) (*provider.Model, error)) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, body)
-	}))
-	defer srv.Close()
-	m, err := build(srv.URL + "/v1")
+	url := hostile(b, func(w io.Writer) { _, _ = io.WriteString(w, body) })
+	m, err := build(url + "/v1")
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := &model.Request{Messages: []model.Message{model.User("hi")}}
+	req := hiRequest()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -17,14 +17,14 @@ import (
 // hostile starts a server that answers every request with status 200,
 // Content-Type text/event-stream and the body write writes, and returns
 // its URL.
-func hostile(t *testing.T, write func(w io.Writer)) string {
+func hostile(t testing.TB, write func(w io.Writer)) string {
 	t.Helper()
 	return hostileAs(t, http.StatusOK, "text/event-stream", write)
 }
 
 // hostileAs starts a server that answers every request with status,
 // Content-Type contentType and the body write writes, and returns its URL.
-func hostileAs(t *testing.T, status int, contentType string, write func(w io.Writer)) string {
+func hostileAs(t testing.TB, status int, contentType string, write func(w io.Writer)) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)

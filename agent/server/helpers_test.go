@@ -271,6 +271,21 @@ func postLater(ctx context.Context, url string, body map[string]any) <-chan repl
 // do sends a JSON request and decodes a JSON answer into out (when not nil).
 func do(t *testing.T, method, url string, body any, header http.Header, out any) int {
 	t.Helper()
+	resp := sendJSON(t, method, url, body, header)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(strings.TrimSpace(string(b))) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %d %s: %v", method, url, resp.StatusCode, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// sendJSON sends a JSON request (body nil: none) with the fields of header
+// and answers the response, whose body the caller closes.
+func sendJSON(t *testing.T, method, url string, body any, header http.Header) *http.Response {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -291,14 +306,7 @@ func do(t *testing.T, method, url string, body any, header http.Header, out any)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if out != nil && len(strings.TrimSpace(string(b))) > 0 {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s %s: %d %s: %v", method, url, resp.StatusCode, b, err)
-		}
-	}
-	return resp.StatusCode
+	return resp
 }
 
 type sseEvent struct {

@@ -125,20 +125,28 @@ func TestRunDurability(t *testing.T) {
 	}
 }
 
-// TestRunWebhook: when a run ends, its webhook receives the run with its
-// status, times and values.
-func TestRunWebhook(t *testing.T) {
+// webhook starts a server that takes webhooks, closed when the test ends,
+// and returns its URL and the bodies it receives.
+func webhook(t *testing.T) (string, <-chan map[string]any) {
+	t.Helper()
 	got := make(chan map[string]any, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		got <- body
 	}))
-	defer hook.Close()
+	t.Cleanup(hook.Close)
+	return hook.URL, got
+}
+
+// TestRunWebhook: when a run ends, its webhook receives the run with its
+// status, times and values.
+func TestRunWebhook(t *testing.T) {
+	hook, got := webhook(t)
 	_, url := newGreetServer(t, server.Config{WebhookAllowPrivate: true})
 	tid := newThread(t, url)
 	var run map[string]any
-	do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "webhook": hook.URL + "/done"}, nil, &run)
+	do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "webhook": hook + "/done"}, nil, &run)
 	select {
 	case body := <-got:
 		vals, _ := body["values"].(map[string]any)
@@ -328,17 +336,11 @@ func TestWebhookRetriesStopOnClose(t *testing.T) {
 // TestWebhookOfCancelledPendingRun: a run cancelled while pending (here a
 // delayed one) still sends its webhook, with status interrupted.
 func TestWebhookOfCancelledPendingRun(t *testing.T) {
-	got := make(chan map[string]any, 4)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		got <- body
-	}))
-	defer hook.Close()
+	hook, got := webhook(t)
 	_, url := newGreetServer(t, server.Config{WebhookAllowPrivate: true})
 	tid := newThread(t, url)
 	var run map[string]any
-	do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "after_seconds": 3600, "webhook": hook.URL + "/done"}, nil, &run)
+	do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "after_seconds": 3600, "webhook": hook + "/done"}, nil, &run)
 	rid, _ := run["run_id"].(string)
 	if code := do(t, "POST", url+"/threads/"+tid+"/runs/"+rid+"/cancel", nil, nil, nil); code/100 != 2 {
 		t.Fatalf("cancel: %d", code)

@@ -16,18 +16,8 @@ import (
 // a new conversation still gets listed, and the least recently used
 // entry (of another principal) makes room for it.
 func TestConversationIndexFullEvicts(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
-	clock := func() time.Time { return now }
-	x := conversationIndex{
-		items:      memory.NewInMemoryItems(memory.InMemoryItemsConfig{MaxRecords: 3, Now: clock}),
-		log:        zap.NewNop(),
-		evictBatch: 1,
-	}
+	x, touch := touchedIndex(3, 1, nil)
 	ctx := context.Background()
-	touch := func(principal, id string) {
-		now = now.Add(time.Second)
-		x.touch(ctx, principal, id, "message of "+id, false)
-	}
 	touch("alice", "a1") // least recently used
 	touch("bob", "b1")
 	touch("alice", "a2")

@@ -45,13 +45,7 @@ func TestResumableTurnWithoutReaderStops(t *testing.T) {
 	plain := httptest.NewServer(h)
 	defer plain.Close()
 	pipes := newPipeListener()
-	stalled := &http.Server{Handler: h}
-	served := make(chan error, 1)
-	go func() { served <- stalled.Serve(pipes) }()
-	defer func() {
-		_ = stalled.Close()
-		<-served
-	}()
+	serveOn(t, pipes, h)
 
 	// Alice's resumable turn over a connection that reads its status
 	// line, then nothing: its writer is disconnected after WriteStall,

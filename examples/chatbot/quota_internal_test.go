@@ -20,17 +20,9 @@ import (
 // and mallory starting conversation after conversation, with the default
 // evict batch.
 func TestConversationIndexFullEvictsOwnFirst(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
 	const capacity = 2000
-	x := conversationIndex{
-		items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{MaxRecords: capacity, Now: func() time.Time { return now }}),
-		log:   zap.NewNop(),
-	}
+	x, touch := touchedIndex(capacity, 0, nil)
 	ctx := context.Background()
-	touch := func(principal, id string) {
-		now = now.Add(time.Second)
-		x.touch(ctx, principal, id, "message of "+id, false)
-	}
 	for i := range 5 {
 		touch("bob", fmt.Sprint("b", i)) // the oldest entries
 	}
@@ -66,17 +58,9 @@ func TestConversationIndexFullEvictsOwnFirst(t *testing.T) {
 // than its share that starts one more conversation keeps its earlier
 // ones: the least recently used entries of all principals make room.
 func TestConversationIndexFullKeepsFairShare(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
 	const capacity, principals, each = 10_000, 500, 20
-	x := conversationIndex{
-		items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{MaxRecords: capacity, Now: func() time.Time { return now }}),
-		log:   zap.NewNop(),
-	}
+	x, touch := touchedIndex(capacity, 0, nil)
 	ctx := context.Background()
-	touch := func(principal, id string) {
-		now = now.Add(time.Second)
-		x.touch(ctx, principal, id, "message of "+id, false)
-	}
 	for i := range each {
 		for p := range principals - 1 {
 			touch(fmt.Sprintf("u%03d", p), fmt.Sprint("c", i))
@@ -114,17 +98,9 @@ func TestConversationIndexFullKeepsFairShare(t *testing.T) {
 // conversations each, bob's 4 the oldest of all, mallory holding 196 (the
 // store full), and carol, who holds none, starting a conversation.
 func TestConversationIndexFullEvictsOverShareFirst(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
 	const capacity = 2000
-	x := conversationIndex{
-		items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{MaxRecords: capacity, Now: func() time.Time { return now }}),
-		log:   zap.NewNop(),
-	}
+	x, touch := touchedIndex(capacity, 0, nil)
 	ctx := context.Background()
-	touch := func(principal, id string) {
-		now = now.Add(time.Second)
-		x.touch(ctx, principal, id, "message of "+id, false)
-	}
 	for i := range 4 {
 		touch("bob", fmt.Sprint("b", i)) // the oldest entries
 	}
@@ -152,6 +128,25 @@ func TestConversationIndexFullEvictsOverShareFirst(t *testing.T) {
 			t.Errorf("mallory's list starts with %s, want her newest conversation", list[0].ID)
 		}
 	}
+}
+
+// touchedIndex returns a conversation list, making room batch records at
+// a time (zero: the default), in an in-memory item store of capacity
+// records (wrapped by wrap, when not nil), and touch, with which principal
+// uses its conversation id, as a turn does, a second after the last use.
+func touchedIndex(capacity, batch int, wrap func(*memory.InMemoryItems) memory.Items) (*conversationIndex, func(principal, id string)) {
+	now := time.Unix(1_000_000, 0)
+	in := memory.NewInMemoryItems(memory.InMemoryItemsConfig{MaxRecords: capacity, Now: func() time.Time { return now }})
+	var items memory.Items = in
+	if wrap != nil {
+		items = wrap(in)
+	}
+	x := &conversationIndex{items: items, log: zap.NewNop(), evictBatch: batch}
+	touch := func(principal, id string) {
+		now = now.Add(time.Second)
+		x.touch(context.Background(), principal, id, "message of "+id, false)
+	}
+	return x, touch
 }
 
 // racingItems is an in-memory item store in which another turn acts at a
@@ -196,13 +191,11 @@ func (r *racingItems) Search(ctx context.Context, q memory.ItemQuery) ([]memory.
 func TestConversationIndexFullRacingTurns(t *testing.T) {
 	ctx := context.Background()
 	setup := func(batch int) (*conversationIndex, *racingItems, func(principal, id string)) {
-		now := time.Unix(1_000_000, 0)
-		items := &racingItems{InMemoryItems: memory.NewInMemoryItems(memory.InMemoryItemsConfig{MaxRecords: 10, Now: func() time.Time { return now }})}
-		x := &conversationIndex{items: items, log: zap.NewNop(), evictBatch: batch}
-		touch := func(principal, id string) {
-			now = now.Add(time.Second)
-			x.touch(ctx, principal, id, "message of "+id, false)
-		}
+		var items *racingItems
+		x, touch := touchedIndex(10, batch, func(in *memory.InMemoryItems) memory.Items {
+			items = &racingItems{InMemoryItems: in}
+			return items
+		})
 		for _, p := range []string{"ann", "ben"} {
 			for i := range 5 {
 				touch(p, fmt.Sprint(p, i))
@@ -245,16 +238,8 @@ func TestConversationIndexFullRacingTurns(t *testing.T) {
 // scan, rather than everyone's: mallory fills a list of 14 (share 7 of
 // 14 over 2), then two new principals and ann fill it again (share 3).
 func TestConversationIndexFullShareFoundAgain(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
-	x := conversationIndex{
-		items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{MaxRecords: 14, Now: func() time.Time { return now }}),
-		log:   zap.NewNop(),
-	}
+	x, touch := touchedIndex(14, 0, nil)
 	ctx := context.Background()
-	touch := func(principal, id string) {
-		now = now.Add(time.Second)
-		x.touch(ctx, principal, id, "message of "+id, false)
-	}
 	for i := range 12 {
 		touch("mallory", fmt.Sprint("m", i))
 	}

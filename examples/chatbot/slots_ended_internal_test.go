@@ -67,52 +67,32 @@ func TestReturningPrincipalQueuesLast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	r := newRunSlots(1)
-	got := make(chan string, 4)
-	queue := func(p, name string) {
-		want := r.waiters() + 1
-		go func() {
-			if err := r.acquire(ctx, p); err == nil {
-				got <- name
-			}
-		}()
-		waitFor(t, ctx, name+" queued", func() bool { return r.waiters() == want })
-	}
-	next := func() string {
-		select {
-		case p := <-got:
-			return p
-		case <-ctx.Done():
-			t.Fatal("no slot handed out")
-			return ""
-		}
-	}
+	w := newSlotWaiters(t, ctx)
 	if err := r.acquire(ctx, "bob"); err != nil {
 		t.Fatal(err)
 	}
-	queue("bob", "bob2")
-	queue("alice", "alice1")
+	w.queue(r, "bob", "bob2")
+	w.queue(r, "alice", "alice1")
 	r.release("bob") // bob just had the slot: alice first
-	if p := next(); p != "alice1" {
+	if p := w.next(); p != "alice1" {
 		t.Fatalf("the slot went to %s, want alice1", p)
 	}
-	queue("dave", "dave1") // dave comes after bob2 waits
-	r.release("alice")     // alice now neither holds nor waits
-	if p := next(); p != "bob2" {
+	w.queue(r, "dave", "dave1") // dave comes after bob2 waits
+	r.release("alice")          // alice now neither holds nor waits
+	if p := w.next(); p != "bob2" {
 		t.Fatalf("the slot went to %s, want bob2 (waiting since before dave came)", p)
 	}
-	queue("alice", "alice2") // alice comes back after dave
+	w.queue(r, "alice", "alice2") // alice comes back after dave
 	r.release("bob")
-	if p := next(); p != "dave1" {
+	if p := w.next(); p != "dave1" {
 		t.Fatalf("the slot went to %s, want dave1", p)
 	}
 	r.release("dave")
-	if p := next(); p != "alice2" {
+	if p := w.next(); p != "alice2" {
 		t.Fatalf("the slot went to %s, want alice2", p)
 	}
 	r.release("alice")
-	if r.used != 0 || len(r.held) != 0 || len(r.waiting) != 0 || len(r.served) != 0 {
-		t.Errorf("after every release: used %d, held %v, waiting %v, served %v", r.used, r.held, r.waiting, r.served)
-	}
+	checkReleased(t, r)
 }
 
 // TestAnsweredQuestionNoLongerPending: once a question is answered it

@@ -20,25 +20,9 @@ func TestRunSlotsOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := make(chan string, 8)
-	queue := func(r *runSlots, p string, n int) {
-		t.Helper()
-		want := r.waiters() + 1
-		go func() {
-			if err := r.acquire(ctx, p); err == nil {
-				got <- p + string(rune('0'+n))
-			}
-		}()
-		for r.waiters() != want {
-			select {
-			case <-ctx.Done():
-				t.Fatal("a waiter never queued")
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}
-	queue(r, "bob", 1)
-	queue(r, "bob", 2)
+	w := newSlotWaiters(t, ctx)
+	w.queue(r, "bob", "bob1")
+	w.queue(r, "bob", "bob2")
 	gone, leave := context.WithCancel(ctx)
 	leftErr := make(chan error, 1)
 	go func() { leftErr <- r.acquire(gone, "carol") }()
@@ -49,28 +33,18 @@ func TestRunSlotsOrder(t *testing.T) {
 	if err := <-leftErr; !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled waiter: %v", err)
 	}
-	queue(r, "alice", 1)
-	queue(r, "alice", 2)
-	next := func() string {
-		t.Helper()
-		select {
-		case p := <-got:
-			return p
-		case <-ctx.Done():
-			t.Fatal("no slot handed out")
-			return ""
-		}
-	}
+	w.queue(r, "alice", "alice1")
+	w.queue(r, "alice", "alice2")
 	// A free slot goes to whoever holds fewer.
 	var order []string
 	r.release("bob")
-	order = append(order, next()) // alice 0 against bob 1: alice1
+	order = append(order, w.next()) // alice 0 against bob 1: alice1
 	r.release("bob")
-	order = append(order, next()) // bob 0 against alice 1: bob1
+	order = append(order, w.next()) // bob 0 against alice 1: bob1
 	r.release("alice")
-	order = append(order, next()) // alice 0 against bob 1: alice2
+	order = append(order, w.next()) // alice 0 against bob 1: alice2
 	r.release("bob")
-	order = append(order, next()) // bob2
+	order = append(order, w.next()) // bob2
 	want := []string{"alice1", "bob1", "alice2", "bob2"}
 	for i := range want {
 		if order[i] != want[i] {
@@ -80,9 +54,7 @@ func TestRunSlotsOrder(t *testing.T) {
 	r.release("alice")
 	r.release("bob")
 
-	if r.used != 0 || len(r.held) != 0 || len(r.waiting) != 0 || len(r.served) != 0 {
-		t.Errorf("after every release: used %d, held %v, waiting %v, served %v", r.used, r.held, r.waiting, r.served)
-	}
+	checkReleased(t, r)
 
 	// Between principals holding as many, the one served least recently:
 	// bob, just served, queued first, but alice goes first.
@@ -90,17 +62,60 @@ func TestRunSlotsOrder(t *testing.T) {
 	if err := r.acquire(ctx, "bob"); err != nil {
 		t.Fatal(err)
 	}
-	queue(r, "bob", 3)
-	queue(r, "alice", 3)
+	w.queue(r, "bob", "bob3")
+	w.queue(r, "alice", "alice3")
 	r.release("bob")
-	if p := next(); p != "alice3" {
+	if p := w.next(); p != "alice3" {
 		t.Fatalf("the slot went to %s, want alice3", p)
 	}
 	r.release("alice")
-	if p := next(); p != "bob3" {
+	if p := w.next(); p != "bob3" {
 		t.Fatalf("the slot went to %s, want bob3", p)
 	}
 	r.release("bob")
+	checkReleased(t, r)
+}
+
+// slotWaiters has principals wait for run slots and tells, in order, which
+// of them got one.
+type slotWaiters struct {
+	t   *testing.T
+	ctx context.Context
+	got chan string
+}
+
+func newSlotWaiters(t *testing.T, ctx context.Context) *slotWaiters {
+	return &slotWaiters{t: t, ctx: ctx, got: make(chan string, 8)}
+}
+
+// queue has the principal p wait for a slot of r, as the waiter name, and
+// returns once it waits.
+func (w *slotWaiters) queue(r *runSlots, p, name string) {
+	w.t.Helper()
+	want := r.waiters() + 1
+	go func() {
+		if err := r.acquire(w.ctx, p); err == nil {
+			w.got <- name
+		}
+	}()
+	waitFor(w.t, w.ctx, name+" queued", func() bool { return r.waiters() == want })
+}
+
+// next returns the name of the next waiter that got a slot.
+func (w *slotWaiters) next() string {
+	w.t.Helper()
+	select {
+	case name := <-w.got:
+		return name
+	case <-w.ctx.Done():
+		w.t.Fatal("no slot handed out")
+		return ""
+	}
+}
+
+// checkReleased fails t unless r holds, and has queued, nothing.
+func checkReleased(t *testing.T, r *runSlots) {
+	t.Helper()
 	if r.used != 0 || len(r.held) != 0 || len(r.waiting) != 0 || len(r.served) != 0 {
 		t.Errorf("after every release: used %d, held %v, waiting %v, served %v", r.used, r.held, r.waiting, r.served)
 	}

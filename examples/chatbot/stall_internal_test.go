@@ -28,6 +28,18 @@ type pipeListener struct {
 	closeOnce sync.Once
 }
 
+// serveOn serves h on l until the test ends.
+func serveOn(t *testing.T, l net.Listener, h http.Handler) {
+	t.Helper()
+	srv := &http.Server{Handler: h}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-served
+	})
+}
+
 func newPipeListener() *pipeListener {
 	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
 }
@@ -83,13 +95,7 @@ func TestStalledReaderFreesSlots(t *testing.T) {
 	plain := httptest.NewServer(h)
 	defer plain.Close()
 	pipes := newPipeListener()
-	stalled := &http.Server{Handler: h}
-	served := make(chan error, 1)
-	go func() { served <- stalled.Serve(pipes) }()
-	defer func() {
-		_ = stalled.Close()
-		<-served
-	}()
+	serveOn(t, pipes, h)
 
 	get := func(token, path string) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, plain.URL+path, nil)
@@ -256,18 +262,12 @@ func TestWriteStallSlowReader(t *testing.T) {
 	const size = 2 << 20
 	const stall = 30 * time.Second
 	pipes := newPipeListener()
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveOn(t, slowListener{pipes}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: stall, limit: time.Now().Add(time.Hour)}
 		if _, err := sw.Write(make([]byte, size)); err != nil {
 			t.Errorf("writing %d bytes to a client reading 32 kB/s with WriteStall %v: %v", size, stall, err)
 		}
-	})}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(slowListener{pipes}) }()
-	defer func() {
-		_ = srv.Close()
-		<-served
-	}()
+	}))
 	conn := pipes.dial(t)
 	defer conn.Close()
 	go func() { _, _ = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: chat.example.com\r\n\r\n") }()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server/guard"
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
@@ -202,24 +203,25 @@ func (h *api) start(rw http.ResponseWriter, r *http.Request) {
 	h.run(rw, r, principal+"."+checkpoint.NewID(), State{Request: task})
 }
 
-func (h *api) owned(rw http.ResponseWriter, r *http.Request) (string, bool) {
+// task returns the id and the state of the task the request's path names,
+// or answers 404 and false when the task is not the principal's or does
+// not exist.
+func (h *api) task(rw http.ResponseWriter, r *http.Request) (string, graph.StateSnapshot[State], bool) {
 	id := r.PathValue("id")
 	principal := guard.Principal(r.Context())
-	if !threadRe.MatchString(id) || !strings.HasPrefix(id, principal+".") {
-		fail(rw, http.StatusNotFound, "id", fmt.Sprintf("no task %q of yours", id))
-		return "", false
+	if threadRe.MatchString(id) && strings.HasPrefix(id, principal+".") {
+		snap, err := h.w.Graph().Thread(id).State(r.Context())
+		if err == nil && snap.Values.Request != "" {
+			return id, snap, true
+		}
 	}
-	return id, true
+	fail(rw, http.StatusNotFound, "id", fmt.Sprintf("no task %q of yours", id))
+	return "", graph.StateSnapshot[State]{}, false
 }
 
 func (h *api) get(rw http.ResponseWriter, r *http.Request) {
-	id, ok := h.owned(rw, r)
+	id, snap, ok := h.task(rw, r)
 	if !ok {
-		return
-	}
-	snap, err := h.w.Graph().Thread(id).State(r.Context())
-	if err != nil || snap.Values.Request == "" {
-		fail(rw, http.StatusNotFound, "id", fmt.Sprintf("no task %q of yours", id))
 		return
 	}
 	ev := done(id, snap.Values)
@@ -230,13 +232,8 @@ func (h *api) get(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (h *api) resume(rw http.ResponseWriter, r *http.Request) {
-	id, ok := h.owned(rw, r)
+	id, snap, ok := h.task(rw, r)
 	if !ok {
-		return
-	}
-	snap, err := h.w.Graph().Thread(id).State(r.Context())
-	if err != nil || snap.Values.Request == "" {
-		fail(rw, http.StatusNotFound, "id", fmt.Sprintf("no task %q of yours", id))
 		return
 	}
 	if len(snap.Next) == 0 {

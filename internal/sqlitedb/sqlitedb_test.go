@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
+	"github.com/agentgraph/agentgraph/internal/sqlitedb/sqlitedbtest"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -290,36 +291,12 @@ func TestSetup(t *testing.T) {
 	}
 }
 
-// holdWriteLock takes the write lock of path, a new file, before anyone
-// switched it to WAL, as another process's first connection would; release
-// commits.
-func holdWriteLock(t *testing.T, path string) (release func()) {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	tx, err := db.BeginTx(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(t.Context(), `CREATE TABLE other_store (id INTEGER PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if err := tx.Commit(); err != nil {
-			t.Errorf("the holder's commit: %v", err)
-		}
-	}
-}
-
 // TestSetupWaitsForFirstWriter opens and migrates a new file whose write
 // lock another connection holds: the switch to WAL fails with SQLITE_BUSY
 // at once, and Setup tries again until the lock is released.
 func TestSetupWaitsForFirstWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fresh.db")
-	release := holdWriteLock(t, path)
+	release := sqlitedbtest.HoldWriteLock(t, path)
 	type result struct {
 		db  *sql.DB
 		err error
@@ -352,7 +329,7 @@ func TestSetupWaitsForFirstWriter(t *testing.T) {
 // waits for a held write lock: it returns the context's error.
 func TestMigrateWaitEndsWithContext(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fresh.db")
-	release := holdWriteLock(t, path)
+	release := sqlitedbtest.HoldWriteLock(t, path)
 	defer release()
 	db := open(t, path)
 	ctx, cancel := context.WithCancel(t.Context())

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	evpg "github.com/agentgraph/agentgraph/event/postgres"
-	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
@@ -54,19 +53,7 @@ func TestStartAndEndTrimLogByFunction(t *testing.T) {
 		t.Errorf("the end's plan scans h %d times; want at most 3 (the join's, the event's insert's and the run's UPDATE's):\n%s", n, plan)
 	}
 
-	now := time.Now().UTC()
-	if err := st.CreateThread(ctx, &server.Thread{ID: "t", Owner: "o", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	run := &server.Run{ID: "r", ThreadID: "t", AssistantID: "a", CreatedAt: now, UpdatedAt: now, Status: server.RunPending, Kwargs: json.RawMessage(`{"assistant_id":"a"}`), MultitaskStrategy: "reject", Owner: "o"}
-	if _, err := st.CreateRunLocked(ctx, "t", func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
-		return run, "g", map[string]any{"graph_id": "g"}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := st.ClaimThreadLocked(ctx, "t", "w", time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	claimedRun(t, st)
 	for i := range 3 {
 		if _, err := st.AppendEvent(ctx, "r", "values", json.RawMessage(`{"i":`+string(rune('0'+i))+`}`), 2); err != nil {
 			t.Fatal(err)
@@ -90,11 +77,7 @@ func TestStartAndEndTrimLogByFunction(t *testing.T) {
 	if got, want := strings.Join(names(), " "), `values:{"i":2} metadata:{}`; got != want {
 		t.Errorf("after a start capped at 2: the log holds %s; want %s", got, want)
 	}
-	if _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: "r", ThreadID: "t",
-		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{}`), Exclude: []string{"r"}, At: now},
-		EventName: "end", EventData: json.RawMessage(`{}`), MaxEvents: 2, Status: server.RunSuccess, At: now}); err != nil {
-		t.Fatal(err)
-	}
+	endRun(t, st)
 	if got, want := strings.Join(names(), " "), `metadata:{} end:{}`; got != want {
 		t.Errorf("after an end capped at 2: the log holds %s; want %s", got, want)
 	}
@@ -107,12 +90,8 @@ func TestStartAndEndTrimLogByFunction(t *testing.T) {
 // position is above the cap from its first event); and they trim it
 // still.
 func TestEpochLogTrimsOnlyWhenFull(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_epoch_trim_")
-	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st, pool := schemaStore(t, "agentserver_epoch_trim_")
+	schema := st.schema
 	ctx := t.Context()
 	calls := pgdb.Table(schema, "trim_calls")
 	if _, err := pool.Exec(ctx, `CREATE TABLE `+calls+` (k text, p bigint)`); err != nil {
@@ -138,6 +117,39 @@ func TestEpochLogTrimsOnlyWhenFull(t *testing.T) {
 		}
 	}
 
+	claimedRun(t, st)
+	ev, err := st.AppendEventAfter(ctx, "r", 2, -1, "values", json.RawMessage(`{}`), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ID < evpg.EpochSize {
+		t.Fatalf("the second attempt's first event has id %d; want it in an epoch above 0", ev.ID)
+	}
+	trims("the first event", 0)
+	if _, _, err := st.StartRunEvent(ctx, "r", "cp", "metadata", json.RawMessage(`{}`), 2); err != nil {
+		t.Fatal(err)
+	}
+	trims("the start (2 events)", 0)
+	endRun(t, st)
+	trims("the end (3 events)", 1)
+	evs, _, err := st.Events(ctx, "r", -1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Name)
+	}
+	if strings.Join(got, " ") != "metadata end" {
+		t.Errorf("after an end capped at 2 the log holds %v; want [metadata end]", got)
+	}
+}
+
+// claimedRun creates the thread t and its pending run r, and claims the
+// thread for the worker w, as a run's start finds them.
+func claimedRun(t *testing.T, st *Store) {
+	t.Helper()
+	ctx := t.Context()
 	now := time.Now().UTC()
 	if err := st.CreateThread(ctx, &server.Thread{ID: "t", Owner: "o", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
@@ -151,33 +163,16 @@ func TestEpochLogTrimsOnlyWhenFull(t *testing.T) {
 	if _, _, err := st.ClaimThreadLocked(ctx, "t", "w", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := st.AppendEventAfter(ctx, "r", 2, -1, "values", json.RawMessage(`{}`), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev.ID < evpg.EpochSize {
-		t.Fatalf("the second attempt's first event has id %d; want it in an epoch above 0", ev.ID)
-	}
-	trims("the first event", 0)
-	if _, _, err := st.StartRunEvent(ctx, "r", "cp", "metadata", json.RawMessage(`{}`), 2); err != nil {
-		t.Fatal(err)
-	}
-	trims("the start (2 events)", 0)
-	if _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: "r", ThreadID: "t",
+}
+
+// endRun ends the run r of claimedRun in success with the event end, its
+// log capped at 2 events.
+func endRun(t *testing.T, st *Store) {
+	t.Helper()
+	now := time.Now().UTC()
+	if _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "r", ThreadID: "t",
 		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{}`), Exclude: []string{"r"}, At: now},
 		EventName: "end", EventData: json.RawMessage(`{}`), MaxEvents: 2, Status: server.RunSuccess, At: now}); err != nil {
 		t.Fatal(err)
-	}
-	trims("the end (3 events)", 1)
-	evs, _, err := st.Events(ctx, "r", -1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range evs {
-		got = append(got, e.Name)
-	}
-	if strings.Join(got, " ") != "metadata end" {
-		t.Errorf("after an end capped at 2 the log holds %v; want [metadata end]", got)
 	}
 }

@@ -21,18 +21,7 @@ var benchTools = []model.ToolDef{
 // in-process offline model: prompt rendering, the rules, schema
 // validation and decoding.
 func BenchmarkDecide(b *testing.B) {
-	c, err := agent.New(agent.Config{Model: offline.New(offline.Config{})})
-	if err != nil {
-		b.Fatal(err)
-	}
-	in := supervisor.DecideInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := supervisor.Decide(ctx, c, in); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecide(b, agent.Config{Model: offline.New(offline.Config{})})
 }
 
 // BenchmarkDecideHTTP is the same decision through langchaingo's OpenAI
@@ -40,18 +29,7 @@ func BenchmarkDecide(b *testing.B) {
 func BenchmarkDecideHTTP(b *testing.B) {
 	m := offline.New(offline.Config{})
 	srv := httptestServer(b, m)
-	c, err := agent.New(agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: srv + "/v1", APIKey: "offline"}, DefaultModel: "openai:" + m.Name()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	in := supervisor.DecideInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := supervisor.Decide(ctx, c, in); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecide(b, agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: srv + "/v1", APIKey: "offline"}, DefaultModel: "openai:" + m.Name()})
 }
 
 // BenchmarkDecideInProcess is the same decision through langchaingo's
@@ -59,8 +37,15 @@ func BenchmarkDecideHTTP(b *testing.B) {
 // socket.
 func BenchmarkDecideInProcess(b *testing.B) {
 	m := offline.New(offline.Config{})
-	c, err := agent.New(agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: "http://offline/v1", APIKey: "offline"},
+	benchDecide(b, agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: "http://offline/v1", APIKey: "offline"},
 		HTTPClient: &http.Client{Transport: m.Transport()}, DefaultModel: "openai:" + m.Name()})
+}
+
+// benchDecide makes one supervisor decision per iteration on the client
+// of cfg.
+func benchDecide(b *testing.B, cfg agent.Config) {
+	b.Helper()
+	c, err := agent.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/checkpointtest"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/proctest"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
+	"github.com/agentgraph/agentgraph/internal/sqlitedb/sqlitedbtest"
 )
 
 func TestMain(m *testing.M) {
@@ -189,32 +190,6 @@ func TestReopen(t *testing.T) {
 	}
 }
 
-// holdWriteLock opens path, a file nobody has opened yet, in SQLite's
-// rollback journal mode, as another process's first connection switching
-// it to WAL or migrating it would find it, and takes its write lock (a
-// reserved lock) with a table not committed yet. release commits, which
-// waits up to its busy timeout for the readers of the file to leave.
-func holdWriteLock(t *testing.T, path string) (release func()) {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	tx, err := db.BeginTx(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(t.Context(), `CREATE TABLE other_store (id INTEGER PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if err := tx.Commit(); err != nil {
-			t.Errorf("the holder's commit: %v", err)
-		}
-	}
-}
-
 // TestNewWaitsForFirstWriter opens a Saver on a new file while another
 // connection holds its write lock before the file is in WAL: SQLite
 // answers the Saver's switch to WAL with SQLITE_BUSY at once, without
@@ -222,7 +197,7 @@ func holdWriteLock(t *testing.T, path string) (release func()) {
 // wait for the writer, then succeed.
 func TestNewWaitsForFirstWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fresh.db")
-	release := holdWriteLock(t, path)
+	release := sqlitedbtest.HoldWriteLock(t, path)
 	type result struct {
 		s   *sqlite.Saver
 		err error
@@ -252,7 +227,7 @@ func TestNewWaitsForFirstWriter(t *testing.T) {
 // write lock when its context ends, whatever its busy timeout.
 func TestNewWaitBoundedByContext(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fresh.db")
-	release := holdWriteLock(t, path)
+	release := sqlitedbtest.HoldWriteLock(t, path)
 	defer release()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

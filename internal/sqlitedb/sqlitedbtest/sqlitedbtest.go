@@ -1,7 +1,8 @@
 // Package sqlitedbtest helps test the SQLite stores of this module
-// (memory/sqlite, document/sqlite, cognition/sqlite): it closes the
-// stores a test opens, and runs a test on each way a store is given its
-// database.
+// (memory/sqlite, document/sqlite, cognition/sqlite, graph/checkpoint/sqlite)
+// and internal/sqlitedb: it closes the stores a test opens, runs a test on
+// each way a store is given its database, and holds a new file's write
+// lock as another process would.
 package sqlitedbtest
 
 import (
@@ -68,4 +69,32 @@ func Conformance[S any](t *testing.T, dsn func(path string) string, suite func(*
 	Each(t, dsn, func(t *testing.T, db func(*testing.T) Database) {
 		suite(t, func(t *testing.T) S { return open(t, db(t)) })
 	})
+}
+
+// HoldWriteLock opens path, a file nobody has opened yet, in SQLite's
+// rollback journal mode, as another process's first connection switching
+// it to WAL or migrating it would find it, and takes its write lock (a
+// reserved lock) with a table not committed yet. release commits, which
+// waits up to its busy timeout for the readers of the file to leave; a
+// test that never calls it leaves the commit undone and the database is
+// closed when the test ends.
+func HoldWriteLock(t testing.TB, path string) (release func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tx, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(t.Context(), `CREATE TABLE other_store (id INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := tx.Commit(); err != nil {
+			t.Errorf("the holder's commit: %v", err)
+		}
+	}
 }

@@ -46,6 +46,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/examples/bosai"
+	"github.com/agentgraph/agentgraph/examples/internal/cmdflag"
 )
 
 // contextFlag collects -context key=value pairs.
@@ -64,10 +65,8 @@ func (c contextFlag) Set(s string) error {
 
 func agents(s string) []bosai.AgentName {
 	var out []bosai.AgentName
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, bosai.AgentName(a))
-		}
+	for _, a := range cmdflag.List(s) {
+		out = append(out, bosai.AgentName(a))
 	}
 	return out
 }
@@ -135,7 +134,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		hc := bosai.HTTPConfig{Tokens: tokens, AllowedHosts: list(*hosts), AllowedOrigins: list(*origins)}
+		hc := bosai.HTTPConfig{Tokens: tokens, AllowedHosts: cmdflag.List(*hosts), AllowedOrigins: cmdflag.List(*origins)}
 		if err := serveHTTP(ctx, *serve, cfg, hc, stderr); err != nil {
 			if errors.Is(err, errUsage) {
 				fmt.Fprintln(stderr, "bosai:", err)
@@ -209,17 +208,6 @@ func openBeyondLoopback(ln net.Listener, addr string, open bool) error {
 			"or -tokens FILE (tokens of at least %d random bytes), or listen on a loopback address (-serve 127.0.0.1:8080)", errUsage, addr, ln.Addr(), guard.MinTokenLen)
 	}
 	return nil
-}
-
-// list splits a comma-separated flag value.
-func list(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // loadTokens reads the bearer tokens of the server: guard.LoadTokens of

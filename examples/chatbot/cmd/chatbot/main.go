@@ -75,6 +75,7 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
+	"github.com/agentgraph/agentgraph/examples/internal/cmdflag"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -155,12 +156,7 @@ func (c *common) config(logger *zap.Logger) chatbot.Config {
 	case "none":
 		cfg.NoBundledServers = true
 	default:
-		cfg.BundledServers = []string{}
-		for _, name := range strings.Split(b, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				cfg.BundledServers = append(cfg.BundledServers, name)
-			}
-		}
+		cfg.BundledServers = append([]string{}, cmdflag.List(b)...)
 	}
 	if c.cognition {
 		cfg.Cognition = &chatbot.CognitionConfig{}
@@ -201,7 +197,7 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 		return fmt.Errorf("-addr %s: serving beyond this machine needs authentication; set CHATBOT_TOKENS=\"principal=token,...\" "+
 			"or -tokens FILE (tokens of at least %d random bytes), or listen on loopback only (-addr 127.0.0.1:8080)", *addr, chatbot.MinTokenLen)
 	}
-	for _, h := range list(*hosts) {
+	for _, h := range cmdflag.List(*hosts) {
 		if len(tokens) == 0 && !guard.LoopbackHost(h) {
 			return fmt.Errorf("-allow-host %s: serving a name beyond this machine (such as a reverse proxy's) needs authentication; "+
 				"set CHATBOT_TOKENS=\"principal=token,...\" or -tokens FILE (tokens of at least %d random bytes)", h, chatbot.MinTokenLen)
@@ -210,7 +206,7 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	logger := newLogger(stderr, c.verbose)
 	defer logger.Sync() //nolint:errcheck
 	cfg := c.config(logger)
-	cfg.Tokens, cfg.AllowedHosts, cfg.AllowedOrigins = tokens, list(*hosts), list(*origins)
+	cfg.Tokens, cfg.AllowedHosts, cfg.AllowedOrigins = tokens, cmdflag.List(*hosts), cmdflag.List(*origins)
 	bot, err := chatbot.New(ctx, cfg)
 	if err != nil {
 		return err
@@ -283,17 +279,6 @@ var (
 // readHeaderTimeout, idle keep-alive connections closed after idleTimeout.
 func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10}
-}
-
-// list splits a comma-separated flag value.
-func list(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // loadTokens reads the bearer tokens of the server: guard.LoadTokens of

@@ -30,15 +30,12 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"flag"
-	"fmt"
 	"log"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -164,53 +161,29 @@ func build(dict string, senses, maxGroups, size int) (string, error) {
 	return strings.Join(lines, "\n") + "\n", nil
 }
 
-// readIndex adds the words of an index file to synsets. A line is
-// "lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt
-// synset_offset...", and lines starting with a space are the licence.
-// A synset is keyed by the line's pos (n, v, a or r) and its offset,
-// since offsets are into that part of speech's own data file.
+// readIndex adds the words of an index file to synsets: the plain words
+// (see plain) of their first senses senses, or of their first one alone
+// when the tagged corpus never saw them.
 func readIndex(name string, senses int, synsets map[string][]sense) error {
-	f, err := os.Open(name)
+	entries, err := readIndexEntries(name)
 	if err != nil {
-		return fmt.Errorf("wordnetgen: %w (install Debian's wordnet-base or pass -dict)", err)
+		return err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == ' ' {
+	for _, e := range entries {
+		if !plain(e.word) {
 			continue
 		}
-		fs := strings.Fields(line)
-		if len(fs) < 6 {
-			return fmt.Errorf("wordnetgen: %s: short line %q", name, line)
-		}
-		word, pos := fs[0], fs[1]
-		if len(pos) != 1 || !strings.Contains("nvar", pos) {
-			return fmt.Errorf("wordnetgen: %s: bad part of speech %q in %q (want n, v, a or r)", name, pos, line)
-		}
-		nptr, err := strconv.Atoi(fs[3])
-		if err != nil || 4+nptr+2 > len(fs) {
-			return fmt.Errorf("wordnetgen: %s: bad pointer count in %q", name, line)
-		}
-		tagged, err := strconv.Atoi(fs[4+nptr+1])
-		if err != nil {
-			return fmt.Errorf("wordnetgen: %s: bad tagged sense count in %q", name, line)
-		}
-		if !plain(word) {
-			continue
-		}
-		for rank, off := range fs[4+nptr+2:] {
+		for rank, key := range e.synsets {
 			// A word not seen in the tagged corpus is rare: only its
 			// first sense counts, for the groups of common words it
 			// is another word for ("yearly" of "annual").
-			if rank >= senses || tagged == 0 && (rank > 0 || strings.Contains(word, "_")) {
+			if rank >= senses || !e.common && (rank > 0 || strings.Contains(e.word, "_")) {
 				break
 			}
-			synsets[pos+off] = append(synsets[pos+off], sense{word, rank, tagged > 0})
+			synsets[key] = append(synsets[key], sense{e.word, rank, e.common})
 		}
 	}
-	return sc.Err()
+	return nil
 }
 
 // plain reports whether a lemma is one word or two of lower-case letters

@@ -12,18 +12,12 @@ import (
 // speech's own data file, and adjectives ("a") and adverbs ("r") once
 // shared a key.
 func TestBuildKeysByPartOfSpeech(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
+	dir := database(t, map[string]string{
 		"index.noun": "  licence line\nmeantime n 1 0 1 1 00000100\n",
 		"index.verb": "",
 		"index.adj":  "preferential a 1 0 1 1 00000100\npreferred a 1 0 1 1 00000100\n",
 		"index.adv":  "meanwhile r 1 0 1 1 00000100\nmeantime r 1 0 1 1 00000100\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	got, err := build(dir, 2, 3, 6)
 	if err != nil {
 		t.Fatal(err)
@@ -41,8 +35,7 @@ func TestBuildKeysByPartOfSpeech(t *testing.T) {
 // hypernyms and hyponyms, a word's derived forms, common words only) and
 // the phrase table (a phrase's one-word synonyms) on a small database.
 func TestBuildRelatedAndPhrases(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
+	dir := database(t, map[string]string{
 		"index.noun": "  licence line\n" +
 			"folks n 1 1 @ 1 1 00000010\n" +
 			"people n 1 1 ~ 1 1 00000020\n" +
@@ -62,12 +55,7 @@ func TestBuildRelatedAndPhrases(t *testing.T) {
 		"data.verb": "00000050 41 v 01 found 0 001 + 00000040 n 0101 01 + 02 00 | set up or establish\n",
 		"data.adj":  "",
 		"data.adv":  "",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	got, err := buildRelated(dir, 2, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +81,7 @@ func TestBuildRelatedAndPhrases(t *testing.T) {
 // with one of the phrase's words: "manager" says only part of "managing
 // director", and a document's "account manager" is none.
 func TestBuildLeavesOutWhatNoQuestionFinds(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
+	dir := database(t, map[string]string{
 		"index.noun": "  licence line\n" +
 			"director n 1 1 @ 1 1 00000010\n" +
 			"manager n 1 1 @ 1 1 00000010\n" +
@@ -112,12 +99,7 @@ func TestBuildLeavesOutWhatNoQuestionFinds(t *testing.T) {
 		"data.verb": "",
 		"data.adj":  "",
 		"data.adv":  "",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	got, err := buildRelated(dir, 2, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +125,7 @@ func TestBuildLeavesOutWhatNoQuestionFinds(t *testing.T) {
 // the more specific nouns of its noun senses: the verb "try" relates to
 // "trial" though its noun has more hyponyms than the cap.
 func TestBuildRelatedKeepsClosestFirst(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
+	dir := database(t, map[string]string{
 		"index.noun": "try n 1 1 ~ 1 1 00000010\n" +
 			"bid n 1 1 @ 1 1 00000020\n" +
 			"stab n 1 1 @ 1 1 00000030\n" +
@@ -159,12 +140,7 @@ func TestBuildRelatedKeepsClosestFirst(t *testing.T) {
 		"data.verb": "00000040 41 v 01 try 0 001 + 00000050 n 0101 01 + 02 00 | put to the test\n",
 		"data.adj":  "",
 		"data.adv":  "",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	got, err := buildRelated(dir, 2, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -172,4 +148,17 @@ func TestBuildRelatedKeepsClosestFirst(t *testing.T) {
 	if want := "bid try\nstab try\ntrial try\ntry trial bid\n"; got != want {
 		t.Errorf("buildRelated = %q, want %q", got, want)
 	}
+}
+
+// database writes files, the files of a WordNet database by name, into a
+// new directory and returns it.
+func database(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -96,7 +96,11 @@ type indexEntry struct {
 	common  bool
 }
 
-// readIndexEntries reads an index file's words.
+// readIndexEntries reads an index file's words. A line is "lemma pos
+// synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt
+// synset_offset...", and lines starting with a space are the licence.
+// A synset is keyed by the line's pos (n, v, a or r) and its offset,
+// since offsets are into that part of speech's own data file.
 func readIndexEntries(name string) ([]indexEntry, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -113,6 +117,9 @@ func readIndexEntries(name string) ([]indexEntry, error) {
 		fs := strings.Fields(line)
 		if len(fs) < 6 {
 			return nil, fmt.Errorf("wordnetgen: %s: short line %q", name, line)
+		}
+		if pos := fs[1]; len(pos) != 1 || !strings.Contains("nvar", pos) {
+			return nil, fmt.Errorf("wordnetgen: %s: bad part of speech %q in %q (want n, v, a or r)", name, pos, line)
 		}
 		nptr, err := strconv.Atoi(fs[3])
 		if err != nil || 4+nptr+2 > len(fs) {
