@@ -70,8 +70,7 @@ func ValidateID(what, id string) error {
 
 // CheckChanges returns an error wrapping [ErrInvalid] if ch puts an
 // episode with an invalid ID (see [ValidateID]) or of another user.
-// Stores call it on what
-// UpdateEpisodes' fn returns.
+// Stores call it on what UpdateEpisodes' fn returns.
 func CheckChanges(userID string, ch EpisodeChanges) error {
 	for i, e := range ch.Put {
 		if err := ValidateID(fmt.Sprintf("EpisodeChanges.Put[%d].ID", i), e.ID); err != nil {
