@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Store persists profiles, episodes and identities. Every method is safe
@@ -50,25 +52,29 @@ type Store interface {
 }
 
 // ValidateID returns an error wrapping [ErrInvalid] if id, named what
-// ("user ID", "agent"), is empty or longer than 255 bytes. Stores call it
-// first.
+// ("user ID", "agent"), is empty, longer than 255 bytes, not valid UTF-8
+// or holds a NUL byte: ids every store holds alike. Stores call it first.
 func ValidateID(what, id string) error {
-	if id == "" {
+	switch {
+	case id == "":
 		return fmt.Errorf("%w: %s is empty", ErrInvalid, what)
-	}
-	if len(id) > 255 {
+	case len(id) > 255:
 		return fmt.Errorf("%w: %s %q... is %d bytes long; the limit is 255", ErrInvalid, what, id[:20], len(id))
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: %s %q is not valid UTF-8; use UTF-8 text", ErrInvalid, what, id)
+	case strings.IndexByte(id, 0) >= 0:
+		return fmt.Errorf("%w: %s %q holds a NUL byte; remove it", ErrInvalid, what, id)
 	}
 	return nil
 }
 
 // CheckChanges returns an error wrapping [ErrInvalid] if ch puts an
-// episode without an ID or of another user. Stores call it on what
-// UpdateEpisodes' fn returns.
+// episode with an invalid ID (see [ValidateID]) or of another user.
+// Stores call it on what UpdateEpisodes' fn returns.
 func CheckChanges(userID string, ch EpisodeChanges) error {
 	for i, e := range ch.Put {
-		if e.ID == "" {
-			return fmt.Errorf("%w: EpisodeChanges.Put[%d].ID is empty", ErrInvalid, i)
+		if err := ValidateID(fmt.Sprintf("EpisodeChanges.Put[%d].ID", i), e.ID); err != nil {
+			return err
 		}
 		if e.UserID != userID {
 			return fmt.Errorf("%w: EpisodeChanges.Put[%d] (%s) belongs to user %q, not %q", ErrInvalid, i, e.ID, e.UserID, userID)

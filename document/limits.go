@@ -18,6 +18,9 @@ const (
 	// DefaultMaxPerConversation is the most documents a conversation
 	// holds.
 	DefaultMaxPerConversation = 5
+	// MaxIDBytes is the longest [Upload.ConversationID] and
+	// [Upload.Owner] accepted, in bytes.
+	MaxIDBytes = 255
 )
 
 // DefaultContentTypes are the media types accepted when
@@ -97,7 +100,9 @@ func (l Limits) types() []string {
 // Check validates u and returns its normalized content type (lower case,
 // without parameters; guessed from the name's extension when
 // u.ContentType is empty) and its content without a leading UTF-8 byte
-// order mark. It checks, in order: the conversation id, the name (see [CheckName]), the
+// order mark. It checks, in order: the conversation id and the owner
+// (UTF-8 without NUL bytes, of at most [MaxIDBytes]; the owner may be
+// empty), the name (see [CheckName]), the
 // content type (a charset parameter, if any, must be UTF-8 or ASCII), the
 // size, that the content is valid UTF-8 without NUL bytes and with some
 // non-space text, and, for
@@ -109,6 +114,12 @@ func (l Limits) Check(u Upload) (contentType string, content []byte, err error) 
 	}
 	if strings.TrimSpace(u.ConversationID) == "" {
 		return bad("ConversationID", "empty; set it to the conversation the document belongs to")
+	}
+	if why := checkID(u.ConversationID); why != "" {
+		return bad("ConversationID", "%s", why)
+	}
+	if why := checkID(u.Owner); why != "" {
+		return bad("Owner", "%s", why)
 	}
 	if strings.TrimSpace(u.Name) == "" {
 		return bad("Name", "empty; set it to the file name, e.g. \"notes.md\"")
@@ -165,4 +176,18 @@ func (l Limits) Check(u Upload) (contentType string, content []byte, err error) 
 		return bad("Content", "not valid JSON although ContentType is application/json; fix the JSON or upload it as text/plain")
 	}
 	return mt, content, nil
+}
+
+// checkID says what is wrong with an id every store must hold alike
+// (PostgreSQL's text refuses NUL bytes and invalid UTF-8), or "".
+func checkID(id string) string {
+	switch {
+	case len(id) > MaxIDBytes:
+		return fmt.Sprintf("%d bytes long, more than the limit of %d (MaxIDBytes); use a shorter id", len(id), MaxIDBytes)
+	case !utf8.ValidString(id):
+		return fmt.Sprintf("%q is not valid UTF-8; use UTF-8 text", id)
+	case strings.IndexByte(id, 0) >= 0:
+		return fmt.Sprintf("%q holds a NUL byte; remove it", id)
+	}
+	return ""
 }

@@ -100,6 +100,8 @@ type ItemQuery struct {
 	// Query, when set, keeps records whose value, as JSON text, contains
 	// every space-separated term of Query, ASCII letters matching in either
 	// case. It is a plain text match, keys included, not a semantic search.
+	// A term repeated counts once; more than [MaxQueryTerms] distinct
+	// terms, invalid UTF-8 or a NUL character is invalid.
 	Query string
 	// Limit is the most records returned: 0 means [DefaultSearchLimit];
 	// more than [MaxSearchLimit] is invalid.
@@ -153,6 +155,10 @@ const (
 	MaxValueBytes = 1 << 20
 	// MaxFilterFields bounds the entries of ItemQuery.Filter.
 	MaxFilterFields = 32
+	// MaxQueryTerms bounds the distinct terms of ItemQuery.Query: each is
+	// one more test of every record (one more parameter of a SQL
+	// statement).
+	MaxQueryTerms = 256
 )
 
 // ErrInvalid is matched by every [*ValidationError].
@@ -377,6 +383,12 @@ func CheckItemQuery(q ItemQuery) (ItemQuery, []Condition, error) {
 	if strings.IndexByte(q.Query, 0) >= 0 {
 		return q, nil, invalid("Query", "holds a NUL character (\\u0000), which no stored text has; remove it")
 	}
+	if !utf8.ValidString(q.Query) {
+		return q, nil, invalid("Query", "is not valid UTF-8, which no stored text is; convert it to UTF-8")
+	}
+	if n := len(queryTerms(q.Query, MaxQueryTerms+1)); n > MaxQueryTerms {
+		return q, nil, invalid("Query", "has more than MaxQueryTerms (%d) distinct terms; search with fewer words", MaxQueryTerms)
+	}
 	if len(q.Filter) > MaxFilterFields {
 		return q, nil, invalid("Filter", "has %d fields, more than MaxFilterFields (%d)", len(q.Filter), MaxFilterFields)
 	}
@@ -508,12 +520,46 @@ func CheckNamespaceQuery(q NamespaceQuery) (NamespaceQuery, error) {
 	return q, nil
 }
 
-// QueryTerms returns the terms of an ItemQuery.Query with ASCII letters in
-// lower case: what a store looks for in the lower-cased JSON text of a
-// value.
+// QueryTerms returns the distinct terms of an ItemQuery.Query with ASCII
+// letters in lower case, in the order they first appear, at most
+// [MaxQueryTerms] of them (a query [CheckItemQuery] accepts has no more):
+// what a store looks for in the lower-cased JSON text of a value.
 func QueryTerms(query string) []string {
-	return strings.Fields(lowerASCII(query))
+	return queryTerms(query, MaxQueryTerms)
 }
+
+// queryTerms returns the first limit distinct terms of query.
+func queryTerms(query string, limit int) []string {
+	var out []string
+	var seen map[string]struct{} // once out is long enough to need it
+	for f := range strings.FieldsSeq(query) {
+		t := lowerASCII(f)
+		switch {
+		case seen != nil:
+			if _, dup := seen[t]; dup {
+				continue
+			}
+			seen[t] = struct{}{}
+		case slices.Contains(out, t):
+			continue
+		case len(out) == scanTerms:
+			seen = make(map[string]struct{}, 2*scanTerms)
+			for _, o := range out {
+				seen[o] = struct{}{}
+			}
+			seen[t] = struct{}{}
+		}
+		out = append(out, t)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// scanTerms is the number of distinct terms up to which queryTerms finds
+// a repeated term by comparing, which costs less than a set.
+const scanTerms = 8
 
 func lowerASCII(s string) string {
 	return strings.Map(func(r rune) rune {

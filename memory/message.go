@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Role says who wrote a [Message].
@@ -65,10 +66,22 @@ func ValidateAppend(conversationID string, msgs []Message) error {
 	return nil
 }
 
-// ValidateID checks a conversation id: it must not be empty.
+// MaxIDBytes bounds a conversation id.
+const MaxIDBytes = 1024
+
+// ValidateID checks a conversation id: it must not be empty (ErrEmptyID)
+// and must be UTF-8 without NUL bytes of at most [MaxIDBytes], which every
+// store holds alike (a [*ValidationError] otherwise).
 func ValidateID(conversationID string) error {
-	if conversationID == "" {
+	switch {
+	case conversationID == "":
 		return ErrEmptyID
+	case len(conversationID) > MaxIDBytes:
+		return invalid("conversation id", "is %d bytes long, more than MaxIDBytes (%d); use a shorter id", len(conversationID), MaxIDBytes)
+	case !utf8.ValidString(conversationID):
+		return invalid("conversation id", "%q is not valid UTF-8", conversationID)
+	case strings.IndexByte(conversationID, 0) >= 0:
+		return invalid("conversation id", "%q contains a NUL byte", conversationID)
 	}
 	return nil
 }

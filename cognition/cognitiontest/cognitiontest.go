@@ -331,7 +331,7 @@ func testDeleteUser(t *testing.T, s cognition.Store) {
 func testValidation(t *testing.T, s cognition.Store) {
 	ctx := t.Context()
 	long := string(make([]byte, 256))
-	for _, id := range []string{"", long} {
+	for _, id := range []string{"", long, "u\x00x", "u\xffx"} {
 		checks := map[string]error{}
 		_, checks["Profile"] = s.Profile(ctx, id)
 		_, checks["UpdateProfile"] = s.UpdateProfile(ctx, id, func(*cognition.Profile) error { return nil })

@@ -14,9 +14,14 @@
 // network or environment (no directory is mounted). A malformed PDF that
 // crashes PDFium fails that call with [ErrInvalid]; it cannot corrupt the
 // host's memory, and the next call gets a new instance. Cancelling the
-// context stops a running extraction. What is not isolated: CPU (bound it
-// with the context's deadline) and the host memory used to copy the input
-// (bounded by Config.MaxSize).
+// context stops a running extraction. What is not isolated: CPU, bounded
+// by Config.Timeout (two minutes by default) and the context's deadline,
+// and host memory: the WebAssembly instance's memory (Config.MaxMemory),
+// the copy of the input (Config.MaxSize) and the extracted text
+// (Config.MaxText, 16 MiB by default; a page whose character count alone
+// passes the limit is not read). A small PDF can still hold much text (a
+// compressed content stream shared by many pages), so these bound one
+// extraction whatever its input's size.
 //
 // # Errors
 //
@@ -34,10 +39,12 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/klippa-app/go-pdfium"
 	pdferrors "github.com/klippa-app/go-pdfium/errors"
+	"github.com/klippa-app/go-pdfium/references"
 	"github.com/klippa-app/go-pdfium/requests"
 	"github.com/klippa-app/go-pdfium/webassembly"
 	"github.com/tetratelabs/wazero"
@@ -62,11 +69,16 @@ const (
 	DefaultMaxMemory = 512 << 20
 	// DefaultWorkers is how many extractions run at once.
 	DefaultWorkers = 2
+	// DefaultTimeout is the longest one extraction runs.
+	DefaultTimeout = 2 * time.Minute
+	// DefaultMaxText is the most text one extraction returns: 16 MiB.
+	DefaultMaxText = 16 << 20
 )
 
 // Errors of [Extractor.Extract]; match them with errors.Is.
 var (
-	// ErrTooLarge: the input is larger than Config.MaxSize.
+	// ErrTooLarge: the input is larger than Config.MaxSize, or its text
+	// larger than Config.MaxText.
 	ErrTooLarge = errors.New("pdf: file too large")
 	// ErrInvalid: the input is not a PDF, or is damaged beyond what
 	// PDFium repairs.
@@ -99,6 +111,16 @@ type Config struct {
 	// Workers is how many extractions run at once; more wait for a free
 	// one (or their context). Zero means DefaultWorkers.
 	Workers int
+	// Timeout is the longest one extraction runs, from the moment it has
+	// a worker: a PDF that takes longer fails with an error wrapping
+	// context.DeadlineExceeded and naming Config.Timeout. Zero means
+	// DefaultTimeout; negative means no limit but the context's.
+	Timeout time.Duration
+	// MaxText is the most bytes of text one extraction returns, checked
+	// after each page and, before a page's text is read, against the
+	// page's character count: a PDF with more fails with ErrTooLarge
+	// naming Config.MaxText. Zero means DefaultMaxText.
+	MaxText int64
 	// Logger receives PDFium's diagnostics at debug level. Nil means
 	// zap.NewNop().
 	Logger *zap.Logger
@@ -111,6 +133,8 @@ type Extractor struct {
 	cache    wazero.CompilationCache
 	maxSize  int64
 	maxPages int
+	maxText  int64
+	timeout  time.Duration // 0: none
 	log      *zap.Logger
 
 	mu     sync.Mutex
@@ -121,8 +145,8 @@ type Extractor struct {
 // Config.CacheDir when it holds a compiled copy). ctx bounds the
 // preparation and is not kept.
 func New(ctx context.Context, cfg Config) (*Extractor, error) {
-	if cfg.MaxSize < 0 || cfg.MaxPages < 0 || cfg.MaxMemory < 0 || cfg.Workers < 0 {
-		return nil, errors.New("pdf: Config.MaxSize, MaxPages, MaxMemory and Workers must not be negative (zero means the default)")
+	if cfg.MaxSize < 0 || cfg.MaxPages < 0 || cfg.MaxMemory < 0 || cfg.Workers < 0 || cfg.MaxText < 0 {
+		return nil, errors.New("pdf: Config.MaxSize, MaxPages, MaxMemory, Workers and MaxText must not be negative (zero means the default)")
 	}
 	if cfg.MaxMemory > 4<<30 {
 		return nil, fmt.Errorf("pdf: Config.MaxMemory %d is more than WebAssembly's 4 GiB; lower it", cfg.MaxMemory)
@@ -130,6 +154,8 @@ func New(ctx context.Context, cfg Config) (*Extractor, error) {
 	e := &Extractor{
 		maxSize:  orDefault(cfg.MaxSize, DefaultMaxSize),
 		maxPages: int(orDefault(int64(cfg.MaxPages), DefaultMaxPages)),
+		maxText:  orDefault(cfg.MaxText, DefaultMaxText),
+		timeout:  max(time.Duration(orDefault(int64(cfg.Timeout), int64(DefaultTimeout))), 0),
 		log:      cfg.Logger,
 	}
 	if e.log == nil {
@@ -261,10 +287,18 @@ func (e *Extractor) Extract(ctx context.Context, data []byte) (Text, error) {
 		}
 		return Text{}, fmt.Errorf("pdf: starting PDFium: %w", err)
 	}
+	if e.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, e.timeout, errTimeout)
+		defer cancel()
+	}
 	stop := context.AfterFunc(ctx, func() { _ = inst.Kill() })
 	t, err := e.extract(inst, data)
 	if !stop() {
 		// The context ended during the extraction and killed the instance.
+		if context.Cause(ctx) == errTimeout {
+			return Text{}, fmt.Errorf("pdf: extraction took longer than Config.Timeout (%v): %w; the PDF holds too much to lay out (split it) or raise Config.Timeout", e.timeout, ctx.Err())
+		}
 		return Text{}, fmt.Errorf("pdf: extraction stopped: %w", ctx.Err())
 	}
 	_ = inst.Close()
@@ -296,19 +330,55 @@ func (e *Extractor) extract(inst pdfium.Pdfium, data []byte) (t Text, err error)
 	n := min(count.PageCount, e.maxPages)
 	t.Truncated = n < count.PageCount
 	t.Pages = make([]string, n)
-	chars := 0
+	var size int64
 	for i := range n {
-		r, err := inst.GetPageText(&requests.GetPageText{Page: requests.Page{ByIndex: &requests.PageByIndex{Document: doc.Document, Index: i}}})
+		text, err := e.pageText(inst, doc.Document, i, e.maxText-size)
 		if err != nil {
-			return Text{}, fmt.Errorf("%w: reading the text of page %d of %d: %v", ErrInvalid, i+1, count.PageCount, err)
+			return Text{}, fmt.Errorf("page %d of %d: %w", i+1, count.PageCount, err)
 		}
-		t.Pages[i] = clean(r.Text)
-		chars += len(t.Pages[i])
+		t.Pages[i] = text
+		size += int64(len(text))
+		if size > e.maxText {
+			return Text{}, fmt.Errorf("%w: its text passes Config.MaxText (%d bytes) at page %d of %d; split the PDF or raise Config.MaxText", ErrTooLarge, e.maxText, i+1, count.PageCount)
+		}
 	}
-	if chars == 0 {
+	if size == 0 {
 		return t, fmt.Errorf("%w: its %d page(s) hold no text, so it is most likely scanned images; run OCR on it (e.g. ocrmypdf) and extract again", ErrNoText, count.PageCount)
 	}
 	return t, nil
+}
+
+// errTimeout is the cause of a context ended by Config.Timeout.
+var errTimeout = errors.New("pdf: Config.Timeout passed")
+
+// pageText returns the cleaned text of page i, failing without reading
+// it when the page has more than budget characters.
+func (e *Extractor) pageText(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, i int, budget int64) (string, error) {
+	page, err := inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: i})
+	if err != nil {
+		return "", fmt.Errorf("%w: loading it: %v", ErrInvalid, err)
+	}
+	defer func() { _, _ = inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: page.Page}) }()
+	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: requests.Page{ByReference: &page.Page}})
+	if err != nil {
+		return "", fmt.Errorf("%w: reading its text: %v", ErrInvalid, err)
+	}
+	defer func() { _, _ = inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage}) }()
+	c, err := inst.FPDFText_CountChars(&requests.FPDFText_CountChars{TextPage: tp.TextPage})
+	if err != nil {
+		return "", fmt.Errorf("%w: counting its characters: %v", ErrInvalid, err)
+	}
+	if int64(c.Count) > budget {
+		return "", fmt.Errorf("%w: its %d characters pass Config.MaxText (%d bytes for the whole PDF); split the PDF or raise Config.MaxText", ErrTooLarge, c.Count, e.maxText)
+	}
+	if c.Count <= 0 {
+		return "", nil
+	}
+	r, err := inst.FPDFText_GetText(&requests.FPDFText_GetText{TextPage: tp.TextPage, Count: c.Count})
+	if err != nil {
+		return "", fmt.Errorf("%w: reading its text: %v", ErrInvalid, err)
+	}
+	return clean(r.Text), nil
 }
 
 // clean normalises PDFium's page text: "\r\n" and "\r" line ends become

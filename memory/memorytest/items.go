@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -305,6 +306,8 @@ func testItemValidation(t *testing.T, s items) {
 			return err
 		}, "Limit"},
 		{"search negative offset", func() error { _, err := s.Search(ctx, memory.ItemQuery{Offset: -1}); return err }, "Offset"},
+		{"search nul query", func() error { _, err := s.Search(ctx, memory.ItemQuery{Query: "a\x00b"}); return err }, "Query"},
+		{"search invalid utf-8 query", func() error { _, err := s.Search(ctx, memory.ItemQuery{Query: "a\xffb"}); return err }, "Query"},
 		{"search object filter", func() error {
 			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": []any{1}}})
 			return err
@@ -520,12 +523,36 @@ func testSearchQuery(t *testing.T, s items) {
 		{"café", []string{"c"}},
 		{"lang", []string{"b"}},
 		{"", []string{"a", "b", "c"}},
+		// A repeated term counts once: 70,000 of them are one test.
+		{strings.Repeat("mode Dark ", 70_000), []string{"a"}},
+		{strings.Repeat("x ", memory.MaxQueryTerms+1) + "dark", []string{"a"}},
 	} {
 		keys := searchKeys(t, s, memory.ItemQuery{Prefix: ns, Query: c.query})
 		if !slices.Equal(keys, c.want) {
-			t.Errorf("Search(Query %q) = %q, want %q", c.query, keys, c.want)
+			t.Errorf("Search(Query %.40q) = %q, want %q", c.query, keys, c.want)
 		}
 	}
+	// Up to MaxQueryTerms distinct terms are searched for, all of them;
+	// more are refused.
+	many := []string{"many"}
+	put(t, s, many, "d", `{"text": "`+queryOf(memory.MaxQueryTerms+10)+`"}`)
+	if keys := searchKeys(t, s, memory.ItemQuery{Prefix: many, Query: queryOf(memory.MaxQueryTerms)}); !slices.Equal(keys, []string{"d"}) {
+		t.Errorf("Search(Query of MaxQueryTerms terms) = %q, want [d]", keys)
+	}
+	_, err := s.Search(t.Context(), memory.ItemQuery{Prefix: many, Query: queryOf(memory.MaxQueryTerms + 1)})
+	var ve *memory.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "Query" || !strings.Contains(ve.Problem, "MaxQueryTerms") {
+		t.Errorf("Search(Query of MaxQueryTerms+1 terms): error %v, want a ValidationError of Query naming MaxQueryTerms", err)
+	}
+}
+
+// queryOf returns a query of n distinct terms, w0x w1x ...
+func queryOf(n int) string {
+	terms := make([]string, n)
+	for i := range terms {
+		terms[i] = "w" + strconv.Itoa(i) + "x"
+	}
+	return strings.Join(terms, " ")
 }
 
 func testSearchPages(t *testing.T, s items) {

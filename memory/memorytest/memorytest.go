@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -183,6 +184,20 @@ func testValidation(t *testing.T, s memory.Store) {
 	for name, err := range checks {
 		if !errors.Is(err, memory.ErrEmptyID) {
 			t.Errorf("%s with an empty id: error %v, want memory.ErrEmptyID", name, err)
+		}
+	}
+	for _, id := range []string{"c\x00x", "c\xffx", strings.Repeat("c", memory.MaxIDBytes+1)} {
+		checks := map[string]error{}
+		_, checks["Append"] = s.Append(ctx, id, msgs("a")...)
+		_, checks["Load"] = s.Load(ctx, id, 5)
+		_, checks["History"] = s.History(ctx, id, 0, 0)
+		checks["SaveSummary"] = s.SaveSummary(ctx, id, memory.Summary{Text: "x", Through: 1}, 0)
+		checks["Delete"] = s.Delete(ctx, id)
+		for name, err := range checks {
+			var ve *memory.ValidationError
+			if !errors.As(err, &ve) || ve.Field != "conversation id" {
+				t.Errorf("%s with id %.20q (%d bytes): error %v, want a memory.ValidationError for the conversation id", name, id, len(id), err)
+			}
 		}
 	}
 	bad := msgs("ok", "no role", "ok")

@@ -31,7 +31,12 @@
 // exactly one template passes the value itself (a map stays a map); a
 // template inside other text is rendered as text, JSON for non-strings. The
 // "query" parameter, when it resolves to a string, is the operator's
-// query; otherwise the operator gets the user's query.
+// query; otherwise the operator gets the user's query. An output held as
+// a string of JSON is parsed once per step however many references read
+// it. Config.MaxTemplateRefs bounds the references of one input (a plan
+// with more is invalid) and Config.MaxInputBytes the size of a resolved
+// input (the step fails), so that a plan cannot copy a large output many
+// times over.
 //
 // # Execution on the graph engine
 //

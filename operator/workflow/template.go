@@ -47,15 +47,47 @@ func compileMapping(m map[string]any) ([]input, error) {
 	return out, nil
 }
 
-// resolve resolves an input against the query and the outputs of the
-// step's dependencies.
-func (in input) resolve(query string, outputs map[string]any) (any, error) {
+// resolver resolves the templates of one step's inputs against the
+// user's query and the outputs of the step's dependencies. It keeps each
+// object it parses out of an output (a string holding JSON, a struct), so
+// that an output read by many references is parsed once, and it bounds
+// the bytes one input renders.
+type resolver struct {
+	query   string
+	outputs map[string]any
+	// maxBytes bounds one input's size; 0 means no bound.
+	maxBytes int
+	// objects holds the objects parsed so far, keyed by the step and the
+	// path of the value in its output; ok is false for a value that is
+	// not an object. It holds at most one entry per distinct path prefix
+	// of the step's references.
+	objects map[string]parsed
+	// used counts the bytes of the input being resolved.
+	used int
+}
+
+// parsed is a value viewed as an object by asMap.
+type parsed struct {
+	m  map[string]any
+	ok bool
+}
+
+// errInputSize is the error of an input larger than the bound.
+type errInputSize struct{ limit int }
+
+func (e errInputSize) Error() string {
+	return fmt.Sprintf("resolves to more than %d bytes, the limit (Config.MaxInputBytes); reference a field of the output rather than the whole of it, use fewer references, or raise the limit", e.limit)
+}
+
+// resolve resolves an input.
+func (in input) resolve(r *resolver) (any, error) {
+	r.used = 0
 	if !in.list {
-		return in.tmpls[0].resolve(query, outputs)
+		return in.tmpls[0].resolve(r)
 	}
 	out := make([]any, len(in.tmpls))
 	for i, t := range in.tmpls {
-		v, err := t.resolve(query, outputs)
+		v, err := t.resolve(r)
 		if err != nil {
 			return nil, err
 		}
@@ -64,56 +96,92 @@ func (in input) resolve(query string, outputs map[string]any) (any, error) {
 	return out, nil
 }
 
-// resolveString parses and resolves one template.
+// refs returns the number of references of the input, over a list's items.
+func (in input) refs() int {
+	n := 0
+	for _, t := range in.tmpls {
+		n += len(t.refs)
+	}
+	return n
+}
+
+// resolveString parses and resolves one template, without a size bound.
 func resolveString(t, query string, outputs map[string]any) (any, error) {
 	refs, err := plan.ParseTemplate(t)
 	if err != nil {
 		return nil, err
 	}
-	return template{text: t, refs: refs}.resolve(query, outputs)
+	return template{text: t, refs: refs}.resolve(&resolver{query: query, outputs: outputs})
+}
+
+// grow counts n more bytes of the input, failing past the bound.
+func (r *resolver) grow(n int) error {
+	r.used += n
+	if r.maxBytes > 0 && r.used > r.maxBytes {
+		return errInputSize{limit: r.maxBytes}
+	}
+	return nil
 }
 
 // resolve fills in the template. A template that is exactly one reference
-// yields the referenced value itself.
-func (tp template) resolve(query string, outputs map[string]any) (any, error) {
+// yields the referenced value itself; it counts towards the input's size
+// by its length when it is a string, and not at all otherwise (it is not
+// copied).
+func (tp template) resolve(r *resolver) (any, error) {
 	t, refs := tp.text, tp.refs
 	if len(refs) == 0 {
-		return t, nil
+		return t, r.grow(len(t))
 	}
 	if len(refs) == 1 && refs[0].From == 0 && refs[0].To == len(t) {
-		return lookup(refs[0], query, outputs)
-	}
-	var b strings.Builder
-	last := 0
-	for _, r := range refs {
-		v, err := lookup(r, query, outputs)
+		v, err := r.lookup(refs[0])
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(t[last:r.From])
-		b.WriteString(operator.Text(v))
-		last = r.To
+		if s, ok := v.(string); ok {
+			if err := r.grow(len(s)); err != nil {
+				return nil, err
+			}
+		}
+		return v, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, ref := range refs {
+		v, err := r.lookup(ref)
+		if err != nil {
+			return nil, err
+		}
+		text := operator.Text(v)
+		if err := r.grow(ref.From - last + len(text)); err != nil {
+			return nil, err
+		}
+		b.WriteString(t[last:ref.From])
+		b.WriteString(text)
+		last = ref.To
+	}
+	if err := r.grow(len(t) - last); err != nil {
+		return nil, err
 	}
 	b.WriteString(t[last:])
 	return b.String(), nil
 }
 
-func lookup(r plan.Ref, query string, outputs map[string]any) (any, error) {
-	if r.Step == "" {
-		return query, nil
+func (r *resolver) lookup(ref plan.Ref) (any, error) {
+	if ref.Step == "" {
+		return r.query, nil
 	}
-	v, ok := outputs[r.Step]
+	v, ok := r.outputs[ref.Step]
 	if !ok {
-		return nil, fmt.Errorf("{{%s}}: step %s has no output", r.Text, r.Step)
+		return nil, fmt.Errorf("{{%s}}: step %s has no output", ref.Text, ref.Step)
 	}
-	path := r.Path
+	path := ref.Path
 	if len(path) > 0 && path[0] == "output" {
 		path = path[1:]
 	}
 	for i, field := range path {
-		m, ok := asMap(v)
+		m, ok := r.object(v, ref.Step, path[:i])
 		if !ok {
-			return nil, fmt.Errorf("{{%s}}: the output of %s at %q is a %T, not an object with field %q", r.Text, r.Step, strings.Join(path[:i], "."), v, field)
+			return nil, fmt.Errorf("{{%s}}: the output of %s at %q is a %T, not an object with field %q", ref.Text, ref.Step, strings.Join(path[:i], "."), v, field)
 		}
 		fv, ok := m[field]
 		if !ok {
@@ -122,11 +190,29 @@ func lookup(r plan.Ref, query string, outputs map[string]any) (any, error) {
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)
-			return nil, fmt.Errorf("{{%s}}: the output of %s has no field %q; it has: %s", r.Text, r.Step, field, strings.Join(keys, ", "))
+			return nil, fmt.Errorf("{{%s}}: the output of %s has no field %q; it has: %s", ref.Text, ref.Step, field, strings.Join(keys, ", "))
 		}
 		v = fv
 	}
 	return v, nil
+}
+
+// object views v, the value at path in step's output, as an object,
+// parsing it at most once per resolver.
+func (r *resolver) object(v any, step string, path []string) (map[string]any, bool) {
+	if m, ok := v.(map[string]any); ok {
+		return m, true
+	}
+	key := step + "." + strings.Join(path, ".")
+	if p, ok := r.objects[key]; ok {
+		return p.m, p.ok
+	}
+	m, ok := asMap(v)
+	if r.objects == nil {
+		r.objects = make(map[string]parsed)
+	}
+	r.objects[key] = parsed{m, ok}
+	return m, ok
 }
 
 // asMap views v as an object: a map, a struct (through JSON), or a string

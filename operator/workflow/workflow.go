@@ -19,9 +19,17 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultMaxConcurrency is the number of steps that run at once when
-// Config.MaxConcurrency is zero.
-const DefaultMaxConcurrency = 4
+// Defaults of [Config] fields left zero.
+const (
+	// DefaultMaxConcurrency is the number of steps that run at once.
+	DefaultMaxConcurrency = 4
+	// DefaultMaxInputBytes is the largest resolved input of a step:
+	// 16 MiB.
+	DefaultMaxInputBytes = 16 << 20
+	// DefaultMaxTemplateRefs is the most {{...}} references in one input
+	// of a step's input mapping.
+	DefaultMaxTemplateRefs = 100
+)
 
 // Names of the graph nodes around the steps. Step ids cannot contain ':',
 // so they never collide.
@@ -43,6 +51,20 @@ type Config struct {
 	// MaxConcurrency bounds how many steps run at once. Zero means
 	// DefaultMaxConcurrency; negative means no bound.
 	MaxConcurrency int
+	// MaxInputBytes bounds the size of each resolved input of a step: the
+	// bytes of text its templates render, a list's items together, a
+	// value passed whole (a template that is exactly one reference)
+	// counting its length when it is a string and nothing otherwise. A
+	// step whose input would be larger fails, before its operator runs,
+	// with an error naming the step, the input and the limit, so that a
+	// plan cannot copy a large output many times over. Zero means
+	// DefaultMaxInputBytes; negative means no bound.
+	MaxInputBytes int
+	// MaxTemplateRefs bounds the {{...}} references in each input of a
+	// step's input mapping, a list's items together; a plan with more is
+	// invalid (a *plan.StepError naming the step and the input). Zero
+	// means DefaultMaxTemplateRefs; negative means no bound.
+	MaxTemplateRefs int
 	// Logger receives debug logs. Nil means no logging.
 	Logger *zap.Logger
 	// Checkpointer, if set, saves the workflow's runs
@@ -196,7 +218,21 @@ func newRunner(cfg Config) (runner, error) {
 	case cfg.MaxConcurrency < 0:
 		cfg.MaxConcurrency = 0
 	}
+	cfg.MaxInputBytes = bound(cfg.MaxInputBytes, DefaultMaxInputBytes)
+	cfg.MaxTemplateRefs = bound(cfg.MaxTemplateRefs, DefaultMaxTemplateRefs)
 	return runner{cfg: cfg}, nil
+}
+
+// bound returns a limit of Config: def for zero, 0 (no bound) for a
+// negative v.
+func bound(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // env returns the operator.Env of the run ctx belongs to.
@@ -226,6 +262,14 @@ func (w *runner) check(def *plan.Plan) ([][]input, error) {
 		in, err := compileMapping(st.InputMapping)
 		if err != nil {
 			return nil, &plan.StepError{Step: st.ID, Field: "input_mapping", Reason: err.Error(), Err: err}
+		}
+		if lim := w.cfg.MaxTemplateRefs; lim > 0 {
+			for _, x := range in {
+				if n := x.refs(); n > lim {
+					return nil, &plan.StepError{Step: st.ID, Field: "input_mapping." + x.name,
+						Reason: fmt.Sprintf("has %d {{...}} references, more than the limit of %d (Config.MaxTemplateRefs); reference each value once", n, lim)}
+				}
+			}
 		}
 		inputs[i] = in
 	}
@@ -470,17 +514,17 @@ func (w *runner) runStep(ctx context.Context, sr stepRun) (res StepResult, chang
 // resolve fills res.Inputs and res.Query from the dependencies' outputs.
 func (w *runner) resolve(sr stepRun, res *StepResult) error {
 	st := sr.step
-	outputs := make(map[string]any, len(st.DependsOn))
+	r := resolver{query: sr.query, outputs: make(map[string]any, len(st.DependsOn)), maxBytes: w.cfg.MaxInputBytes}
 	for _, d := range st.DependsOn {
 		dr, _ := sr.deps(d)
-		outputs[d] = dr.Output
+		r.outputs[d] = dr.Output
 	}
 	var inputs map[string]any
 	if len(sr.inputs) > 0 {
 		inputs = make(map[string]any, len(sr.inputs))
 	}
 	for _, in := range sr.inputs {
-		v, err := in.resolve(sr.query, outputs)
+		v, err := in.resolve(&r)
 		if err != nil {
 			return fmt.Errorf("workflow: step %s: input %s: %w", st.ID, in.name, err)
 		}

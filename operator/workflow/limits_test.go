@@ -1,0 +1,153 @@
+package workflow_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
+	"github.com/agentgraph/agentgraph/operator/workflow"
+)
+
+// bigJSONOperators registers "big", whose output is a string holding a
+// JSON object of about size bytes (as a model answers), and "echo",
+// whose output is its params.
+func bigJSONOperators(t *testing.T, size int) *operator.Registry {
+	reg := operator.NewRegistry(operator.Deps{})
+	out := `{"x":"y","pad":"` + strings.Repeat("p", size) + `"}`
+	mustRegister(t, reg, "big", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: out}, nil
+	})
+	mustRegister(t, reg, "echo", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: oc.Params}, nil
+	})
+	return reg
+}
+
+func bigPlan(tmpl any) plan.Plan {
+	return plan.Plan{Steps: []plan.Step{
+		{ID: "a", Operator: "big"},
+		{ID: "b", Operator: "echo", DependsOn: []string{"a"}, InputMapping: map[string]any{"q": tmpl}},
+	}}
+}
+
+// An output held as a string of JSON is parsed once per step, however
+// many references read it: 100 references to a field of a 1 MB output
+// allocate about what one parse does, not 100 times that.
+func TestTemplateParsesOutputOnce(t *testing.T) {
+	const size = 1 << 20
+	x := newExecutor(t, workflow.Config{Operators: bigJSONOperators(t, size)})
+	def := bigPlan(strings.Repeat("{{a.x}} ", workflow.DefaultMaxTemplateRefs))
+	run := func() *workflow.Result {
+		res, err := x.Run(context.Background(), def, "q", operator.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	run() // warm up
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	res := run()
+	runtime.ReadMemStats(&m1)
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := res.Step("b")
+	if got, want := b.Inputs["q"], strings.Repeat("y ", workflow.DefaultMaxTemplateRefs); got != want {
+		t.Fatalf("input q = %.40q..., want %.40q...", got, want)
+	}
+	// One parse of the output allocates a few times its size; one per
+	// reference would be a hundred times.
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 20*size {
+		t.Errorf("a run allocated %d MB, want under %d MB: the output is parsed again per reference", alloc>>20, 20*size>>20)
+	}
+}
+
+func TestTemplateRefsBounded(t *testing.T) {
+	reg := bigJSONOperators(t, 10)
+	for name, tmpl := range map[string]any{
+		"string": strings.Repeat("{{a.x}} ", 11),
+		"list":   []any{strings.Repeat("{{a.x}}", 6), strings.Repeat("{{a.output}}", 5)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := workflow.Config{Operators: reg, MaxTemplateRefs: 10}
+			for _, check := range []func() error{
+				func() error { _, err := workflow.Compile(bigPlan(tmpl), cfg); return err },
+				func() error {
+					_, err := newExecutor(t, cfg).Run(context.Background(), bigPlan(tmpl), "q", operator.Env{})
+					return err
+				},
+			} {
+				err := check()
+				var se *plan.StepError
+				if !errors.As(err, &se) || se.Step != "b" || se.Field != "input_mapping.q" || !strings.Contains(se.Reason, "Config.MaxTemplateRefs") {
+					t.Errorf("err = %v, want a *plan.StepError for b's input_mapping.q naming Config.MaxTemplateRefs", err)
+				}
+			}
+			cfg.MaxTemplateRefs = 11
+			if _, err := workflow.Compile(bigPlan(tmpl), cfg); err != nil {
+				t.Errorf("with the limit at 11: %v", err)
+			}
+		})
+	}
+	if _, err := workflow.Compile(bigPlan(strings.Repeat("{{a.x}}", workflow.DefaultMaxTemplateRefs+1)), workflow.Config{Operators: reg}); err == nil {
+		t.Errorf("%d references compiled with the default limit", workflow.DefaultMaxTemplateRefs+1)
+	}
+	if _, err := workflow.Compile(bigPlan(strings.Repeat("{{a.x}}", workflow.DefaultMaxTemplateRefs+1)), workflow.Config{Operators: reg, MaxTemplateRefs: -1}); err != nil {
+		t.Errorf("no limit: %v", err)
+	}
+}
+
+// A step whose resolved input would be larger than Config.MaxInputBytes
+// fails before building it, naming the step, the input and the limit.
+func TestInputSizeBounded(t *testing.T) {
+	const size = 1 << 20
+	reg := bigJSONOperators(t, size)
+	for name, tmpl := range map[string]any{
+		"text":  strings.Repeat("{{a.output}}", 17),
+		"whole": []any{"{{a.output}}", "{{a.output}}"},
+		"mixed": []any{"{{a.output}}", "x{{a.output}}"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			x := newExecutor(t, workflow.Config{Operators: reg, MaxInputBytes: size + 100})
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			res, err := x.Run(context.Background(), bigPlan(tmpl), "q", operator.Env{})
+			runtime.ReadMemStats(&m1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := res.Step("b")
+			if b.Status != workflow.Failed || b.Err == nil {
+				t.Fatalf("step b: %s %v, want failed", b.Status, b.Err)
+			}
+			for _, want := range []string{"step b", "input q", "Config.MaxInputBytes", "1048676"} {
+				if !strings.Contains(b.Err.Error(), want) {
+					t.Errorf("error %q does not name %q", b.Err, want)
+				}
+			}
+			if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 10*size {
+				t.Errorf("a run allocated %d MB, want under %d MB", alloc>>20, 10*size>>20)
+			}
+		})
+	}
+	// The default bounds a plan copying a 1 MB output a hundred times.
+	x := newExecutor(t, workflow.Config{Operators: reg})
+	res, err := x.Run(context.Background(), bigPlan(strings.Repeat("{{a.output}}", workflow.DefaultMaxTemplateRefs)), "q", operator.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := res.Step("b"); b.Status != workflow.Failed || !strings.Contains(b.Err.Error(), "Config.MaxInputBytes") {
+		t.Errorf("step b: %s %v, want failed naming Config.MaxInputBytes", b.Status, b.Err)
+	}
+	// Negative: no bound.
+	x = newExecutor(t, workflow.Config{Operators: reg, MaxInputBytes: -1})
+	res, err = x.Run(context.Background(), bigPlan([]any{"{{a.output}}", "{{a.output}}"}), "q", operator.Env{})
+	if err != nil || res.Err() != nil {
+		t.Fatalf("no bound: %v %v", err, res.Err())
+	}
+}
