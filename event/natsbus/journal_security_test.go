@@ -122,8 +122,9 @@ func TestJournalRefusesOthersMessages(t *testing.T) {
 }
 
 // TestJournalWriterMessagesOutOfOrder: a message of the key's writer that
-// is not an event, and an event with the largest Seq, are told to the
-// reader, and every event after them is delivered.
+// is not an event is told to the reader; after an event with the largest
+// Seq, the events are taken for repeats and skipped (a Seq never goes back
+// for the reader).
 func TestJournalWriterMessagesOutOfOrder(t *testing.T) {
 	url := natsURL(t)
 	j := openJournal(t, JournalConfig{URL: url, Stream: "journaltest-" + randomID(), Lease: time.Hour, MaxAge: time.Minute, SigningKey: testSigningKey})
@@ -148,8 +149,7 @@ func TestJournalWriterMessagesOutOfOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	max := strconv.FormatUint(math.MaxUint64, 10)
-	maxLess := strconv.FormatUint(math.MaxUint64-1, 10)
-	if got, want := readNotices(ctx, j, "k1"), []string{"1", "lost 1", "lost " + maxLess, max, "lost 1", "2", "3"}; !cmp.Equal(got, want) {
+	if got, want := readNotices(ctx, j, "k1"), []string{"1", "lost 1", max}; !cmp.Equal(got, want) {
 		t.Errorf("read %v, want %v", got, want)
 	}
 	if st := j.Stats(); st.Undecodable != 1 || st.Refused != 0 {
