@@ -69,7 +69,7 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 				return
 			}
 			progressed, ended, err := func() (progressed, ended bool, err error) {
-				floor := maxSeq // the events up to it were yielded before
+				floor := maxSeq    // the events up to it were yielded before
 				var lastSeq uint64 // the Seq of the event before, on this connection
 				req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 				if err != nil {
