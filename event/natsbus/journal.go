@@ -92,14 +92,16 @@ type JournalConfig struct {
 	// (events, ends, heartbeats) with HMAC-SHA256, and makes its readers
 	// refuse messages that are unsigned or badly signed: only holders of
 	// the key can write a key's events, end it or keep its writer alive.
+	// Signed messages carry their send time: the instances' clocks must
+	// agree within JournalClockSkew.
 	// Every journal sharing the Stream uses the same key: 32 random
 	// bytes, at least 16. Nil means messages are not signed, and NATS
 	// subject permissions must keep other users from publishing on
 	// "<Stream>.key.>" and "<Stream>.alive.>" (see the package doc).
 	SigningKey []byte
 	// Logger receives publishing failures, and the messages readers
-	// refuse or cannot decode (at most one line a second, with the
-	// number left unlogged). Nil means no logging.
+	// refuse or cannot decode (each of the two at most one line a second,
+	// with the number left unlogged). Nil means no logging.
 	Logger *zap.Logger
 }
 

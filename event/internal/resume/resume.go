@@ -1,8 +1,9 @@
 // Package resume holds what the journals of event's subpackages (natsbus,
 // postgres) do alike when they read a key's events to a reader that
-// resumes after a sequence number: skip what the reader has, and tell it
-// when events it needed are missing: dropped by the retention before it
-// read them, not decodable, or out of order.
+// resumes after a sequence number: skip what the reader has (and copies
+// and events out of order), and tell it when events it needed are
+// missing: dropped by the retention before it read them, or not
+// decodable.
 package resume
 
 import (
