@@ -115,6 +115,10 @@ type JournalStats struct {
 	// were not events; each was told to the reader by an events_lost
 	// error event.
 	Undecodable uint64
+	// Repeats is the number of events from a key's writer that readers
+	// skipped because they had been given one with the same or a larger
+	// Seq: copies of an event published again, or events out of order.
+	Repeats uint64
 }
 
 // Journal is an [event.Journal] in NATS: it keeps the events of keyed
@@ -142,8 +146,8 @@ type Journal struct {
 	done   sync.WaitGroup
 	once   sync.Once
 
-	refused, undecodable       atomic.Uint64
-	refusedLog, undecodableLog ratelog.Limiter
+	refused, undecodable, repeats atomic.Uint64
+	refusedLog, undecodableLog    ratelog.Limiter
 }
 
 // Headers of journal messages.
@@ -466,7 +470,11 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 					}
 					continue
 				}
+				repeats := cur.Repeats()
 				yielded, more := cur.Pass(ev, yield)
+				if n := cur.Repeats(); n != repeats {
+					j.repeats.Add(n - repeats)
+				}
 				if !more {
 					return
 				}
@@ -585,7 +593,7 @@ func (j *Journal) refuse(key, subject, why string) {
 
 // Stats returns the journal's counters.
 func (j *Journal) Stats() JournalStats {
-	return JournalStats{Refused: j.refused.Load(), Undecodable: j.undecodable.Load()}
+	return JournalStats{Refused: j.refused.Load(), Undecodable: j.undecodable.Load(), Repeats: j.repeats.Load()}
 }
 
 // Close stops the heartbeats (readers following this journal's keys

@@ -154,8 +154,8 @@ func TestJournalWriterMessagesOutOfOrder(t *testing.T) {
 	if got, want := readNotices(ctx, j, "k1"), []string{"1", "lost 1", max}; !cmp.Equal(got, want) {
 		t.Errorf("read %v, want %v", got, want)
 	}
-	if st := j.Stats(); st.Undecodable != 1 || st.Refused != 0 {
-		t.Errorf("Stats = %+v, want Undecodable 1, Refused 0", st)
+	if st := j.Stats(); st.Undecodable != 1 || st.Refused != 0 || st.Repeats != 2 {
+		t.Errorf("Stats = %+v, want Undecodable 1, Refused 0, Repeats 2", st)
 	}
 }
 
