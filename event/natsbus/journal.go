@@ -72,7 +72,9 @@ type JournalConfig struct {
 	// "agentgraph-journal".
 	Stream string
 	// MaxAge is how long a key's events are kept after they were
-	// written. Zero means DefaultJournalMaxAge.
+	// written. Journals sharing the Stream use the same MaxAge (with a
+	// SigningKey, a reader refuses a key's first message older than its
+	// own). Zero means DefaultJournalMaxAge.
 	MaxAge time.Duration
 	// MaxEvents is how many of its latest events a key keeps; older ones
 	// are dropped (a Read that needed them starts with an events_lost

@@ -76,6 +76,11 @@ func (c *Cursor) Undecodable(seq uint64, err error, yield func(event.Event, erro
 	id := "an event"
 	at := c.prev
 	if seq != 0 {
+		if !c.started && seq-1 > c.prev {
+			if !yield(Lost(c.requestID, seq-1), nil) {
+				return false
+			}
+		}
 		id, at = "event id "+strconv.FormatUint(seq, 10), seq
 		c.prev, c.started = seq, true
 	}

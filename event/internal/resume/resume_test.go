@@ -83,6 +83,21 @@ func TestPassCoalesced(t *testing.T) {
 	}
 }
 
+// TestUndecodableFirst tells of the events the retention dropped before
+// an undecodable first event, as Pass does.
+func TestUndecodableFirst(t *testing.T) {
+	var got []string
+	yield := func(ev event.Event, _ error) bool {
+		got = append(got, "lost "+strconv.FormatUint(ev.Seq, 10))
+		return true
+	}
+	cur := resume.After(1)
+	cur.Undecodable(4, errors.New("bad"), yield)
+	if want := []string{"lost 3", "lost 4"}; !cmp.Equal(got, want) {
+		t.Errorf("yielded %v, want %v", got, want)
+	}
+}
+
 // TestPassStops reports what was yielded and stops when yield does.
 func TestPassStops(t *testing.T) {
 	cur := resume.After(0)
