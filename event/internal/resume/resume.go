@@ -66,7 +66,9 @@ func (c *Cursor) Repeats() uint64 { return c.repeats }
 // (err), with an error event with code "events_lost", unless the reader
 // has it: seq, when the journal knows it without decoding (0 when not),
 // is at most the cursor's after or at most that of an event yielded or
-// told of before. A notice for an unknown seq carries the Seq of the last
+// told of before. A known seq past after+1 at the first event read is
+// preceded by the notice of the events dropped before it, as in Pass. A
+// notice for an unknown seq carries the Seq of the last
 // event yielded (after, at first), so a reader resuming from it reads on
 // from there. It reports whether to go on.
 func (c *Cursor) Undecodable(seq uint64, err error, yield func(event.Event, error) bool) bool {
