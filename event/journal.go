@@ -33,10 +33,12 @@ var (
 // writer numbers from 1. A journal keeps a bounded number of each key's
 // latest events for a bounded time; a reader that asks for events already
 // dropped gets an [Error] event with code "events_lost" first, then the
-// events that are still kept. A reader skips only the events at or below
-// the Seq it resumes after: it is told by an events_lost event of any
-// other that it misses (a Seq that jumps, a stored event that does not
-// decode) and of a Seq that goes back, which it then gets too.
+// events that are still kept. A reader skips the events at or below the
+// Seq it resumes after, and those at or below the largest Seq it was given
+// (copies, events out of order). A stored event that does not decode is
+// told by an events_lost event. A gap in the Seqs after the first event
+// read is no loss: an [Emitter] numbers a progress event that replaces
+// queued ones after the events between (see [Event.Coalesced]).
 //
 // Implementations are safe for concurrent use.
 type Journal interface {

@@ -34,12 +34,15 @@ type Config struct {
 	Name string
 	// Local configures the in-process delivery to each subscription's handler
 	// (queue size, publish wait, logger); see event.BusConfig. A zero
-	// PublishWait means, here, do not wait: an event for a handler whose
-	// queue is full is dropped at once, since a wait would hold up every
-	// later message of the subscription (NATS hands them over one at a
-	// time) and, past NATS's pending limits, drop them instead. Drops and
-	// messages that are not events are counted in Stats and logged at most
-	// once a second each.
+	// PublishWait means event.BusConfig's default: an event for a handler
+	// whose queue is full waits up to 50ms for room, so a burst larger than
+	// QueueSize to a handler that keeps up is held in NATS's pending buffer
+	// rather than lost. A negative PublishWait drops such an event at once:
+	// set it when a handler may block for long, since every wait holds up
+	// the subscription's later messages (NATS hands them over one at a
+	// time) and, past NATS's pending limits, NATS drops them instead. Drops
+	// and messages that are not events are counted in Stats and logged at
+	// most once a second each.
 	Local event.BusConfig
 	// Decoder decodes the events received from NATS into the application's
 	// payload structs. Nil means payloads arrive as event.Raw (and
@@ -97,9 +100,6 @@ type subscription struct {
 func New(ctx context.Context, cfg Config) (*Bus, error) {
 	if cfg.Local.Logger == nil {
 		cfg.Local.Logger = zap.NewNop()
-	}
-	if cfg.Local.PublishWait == 0 {
-		cfg.Local.PublishWait = -1 // do not wait; see Config.Local
 	}
 	prefix := cfg.Subject
 	if prefix == "" {

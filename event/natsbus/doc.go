@@ -49,9 +49,15 @@
 // can end a key early, add events to it, or keep a dead writer's readers
 // waiting. With a SigningKey, each message is signed (HMAC-SHA256 over its
 // subject, its journal headers and its body) and readers refuse those
-// unsigned or badly signed; heartbeats are numbered, so that one replayed
-// is refused too. A signature proves who wrote a message, not that it is
-// new: a copy of a key's signed event published again under the same key
-// reaches readers as an event out of order, announced by an events_lost
-// error event.
+// unsigned or badly signed. Every message carries the time it was sent,
+// signed with it: a reader heeds a heartbeat only if it was sent within
+// Lease plus [JournalClockSkew] and numbered above the last one it heeded,
+// so that heartbeats replayed after the writer died, to a reader old or
+// new, do not keep it waiting; and a key's first message sent more than
+// MaxAge plus JournalClockSkew ago (a copy republished after the key
+// expired) does not make its writer the key's. A signature proves who
+// wrote a message, not that it is new: a copy of a key's signed event
+// published again under the same key has a Seq the reader has read, and
+// is skipped. The clocks of the instances must agree within
+// JournalClockSkew.
 package natsbus

@@ -44,14 +44,15 @@ func flood(t *testing.T, url string, b *Bus, subject string, data []byte, n int)
 // may leave over d, with one to spare.
 func maxLines(d time.Duration) int { return int(d/time.Second) + 2 }
 
-// TestFloodToBlockedHandler: events for a handler that does not return are
-// dropped at once when its queue is full, without holding up the
-// subscription's later messages, counted, and logged at a bounded rate.
+// TestFloodToBlockedHandler: with a negative PublishWait, events for a
+// handler that does not return are dropped at once when its queue is
+// full, without holding up the subscription's later messages, counted,
+// and logged at a bounded rate.
 func TestFloodToBlockedHandler(t *testing.T) {
 	url := natsURL(t)
 	core, logs := observer.New(zap.WarnLevel)
 	prefix := uniquePrefix()
-	b, err := New(t.Context(), Config{URL: url, Subject: prefix, Local: event.BusConfig{QueueSize: 4, Logger: zap.New(core)}})
+	b, err := New(t.Context(), Config{URL: url, Subject: prefix, Local: event.BusConfig{QueueSize: 4, PublishWait: -1, Logger: zap.New(core)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,5 +100,19 @@ func TestFloodOfGarbage(t *testing.T) {
 	}
 	if got := logs.FilterMessageSnippet("not an event").Len(); got < 1 || got > maxLines(took) {
 		t.Errorf("%d warnings logged in %v, want 1 to %d", got, took, maxLines(took))
+	}
+}
+
+// TestDefaultPublishWait: a zero PublishWait is event.BusConfig's default
+// wait, so that a burst larger than QueueSize to a handler that keeps up
+// waits in NATS's pending buffer instead of being dropped.
+func TestDefaultPublishWait(t *testing.T) {
+	b, err := New(t.Context(), Config{URL: natsURL(t), Subject: uniquePrefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background()) //nolint:errcheck
+	if b.cfg.Local.PublishWait < 0 {
+		t.Errorf("Local.PublishWait = %v after New with zero, want event.BusConfig's default (0)", b.cfg.Local.PublishWait)
 	}
 }

@@ -34,6 +34,14 @@ const (
 	DefaultJournalLease     = 10 * time.Second
 )
 
+// JournalClockSkew is how far the clocks of a stream's instances may
+// differ. With a JournalConfig.SigningKey, readers refuse a heartbeat
+// whose signed time is more than Lease plus JournalClockSkew old (a copy
+// replayed after its writer died), and a key's first message whose signed
+// time is more than MaxAge plus JournalClockSkew old (a copy republished
+// after the key expired).
+const JournalClockSkew = 5 * time.Second
+
 // Errors of a [Journal]: the values of package event, so that callers
 // test for them the same way whatever the journal.
 var (
@@ -64,7 +72,9 @@ type JournalConfig struct {
 	// "agentgraph-journal".
 	Stream string
 	// MaxAge is how long a key's events are kept after they were
-	// written. Zero means DefaultJournalMaxAge.
+	// written. Journals sharing the Stream use the same MaxAge (with a
+	// SigningKey, a reader refuses a key's first message older than its
+	// own). Zero means DefaultJournalMaxAge.
 	MaxAge time.Duration
 	// MaxEvents is how many of its latest events a key keeps; older ones
 	// are dropped (a Read that needed them starts with an events_lost
@@ -84,14 +94,16 @@ type JournalConfig struct {
 	// (events, ends, heartbeats) with HMAC-SHA256, and makes its readers
 	// refuse messages that are unsigned or badly signed: only holders of
 	// the key can write a key's events, end it or keep its writer alive.
+	// Signed messages carry their send time: the instances' clocks must
+	// agree within JournalClockSkew.
 	// Every journal sharing the Stream uses the same key: 32 random
 	// bytes, at least 16. Nil means messages are not signed, and NATS
 	// subject permissions must keep other users from publishing on
 	// "<Stream>.key.>" and "<Stream>.alive.>" (see the package doc).
 	SigningKey []byte
 	// Logger receives publishing failures, and the messages readers
-	// refuse or cannot decode (at most one line a second, with the
-	// number left unlogged). Nil means no logging.
+	// refuse or cannot decode (each of the two at most one line a second,
+	// with the number left unlogged). Nil means no logging.
 	Logger *zap.Logger
 }
 
@@ -105,6 +117,10 @@ type JournalStats struct {
 	// were not events; each was told to the reader by an events_lost
 	// error event.
 	Undecodable uint64
+	// Repeats is the number of events from a key's writer that readers
+	// skipped because they had been given one with the same or a larger
+	// Seq: copies of an event published again, or events out of order.
+	Repeats uint64
 }
 
 // Journal is an [event.Journal] in NATS: it keeps the events of keyed
@@ -132,8 +148,8 @@ type Journal struct {
 	done   sync.WaitGroup
 	once   sync.Once
 
-	refused, undecodable atomic.Uint64
-	logRate              ratelog.Limiter
+	refused, undecodable, repeats atomic.Uint64
+	refusedLog, undecodableLog    ratelog.Limiter
 }
 
 // Headers of journal messages.
@@ -141,6 +157,8 @@ const (
 	hdrWriter    = "Agentgraph-Writer"
 	hdrEnd       = "Agentgraph-End"
 	hdrBeat      = "Agentgraph-Beat" // a heartbeat's number, from 1
+	hdrSeq       = "Agentgraph-Seq"  // an event's Seq
+	hdrTime      = "Agentgraph-Time" // when the message was sent: Unix nanoseconds
 	hdrSignature = "Agentgraph-Signature"
 )
 
@@ -236,7 +254,7 @@ func (j *Journal) heartbeat() {
 	defer t.Stop()
 	for beat := uint64(1); ; beat++ {
 		m := &nats.Msg{Subject: j.aliveSubject(j.id), Header: nats.Header{hdrWriter: []string{j.id}, hdrBeat: []string{strconv.FormatUint(beat, 10)}}}
-		j.sign(m)
+		j.stampAndSign(m)
 		if err := j.nc.PublishMsg(m); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			j.log.Warn("natsbus: journal heartbeat failed", zap.Error(err))
 		}
@@ -262,7 +280,10 @@ func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error 
 		return fmt.Errorf("natsbus: %w", err)
 	}
 	m := &nats.Msg{Subject: j.subject(key), Data: data, Header: nats.Header{hdrWriter: []string{j.id}}}
-	j.sign(m)
+	if ev.Seq != 0 {
+		m.Header.Set(hdrSeq, strconv.FormatUint(ev.Seq, 10))
+	}
+	j.stampAndSign(m)
 	if err := j.nc.PublishMsg(m); err != nil {
 		return fmt.Errorf("natsbus: journal %s: %w", key, err)
 	}
@@ -276,7 +297,7 @@ func (j *Journal) End(ctx context.Context, key string) error {
 		return err
 	}
 	m := &nats.Msg{Subject: j.subject(key), Header: nats.Header{hdrWriter: []string{j.id}, hdrEnd: []string{"1"}}}
-	j.sign(m)
+	j.stampAndSign(m)
 	if _, err := j.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("natsbus: ending journal %s: %w", key, err)
 	}
@@ -312,10 +333,12 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // The key's writer is the journal that wrote the first message kept under
 // it: Read delivers the events and the end of that writer alone, and
 // heeds its heartbeats alone; with a SigningKey, only those signed with
-// it. It refuses other messages and counts them ([Journal.Stats]). A
-// message of the writer that is not an event, and an event whose Seq
-// does not follow the one before, are told to the reader by an
-// events_lost error event.
+// it, and only heartbeats sent within Lease plus [JournalClockSkew]. It
+// refuses other messages and counts them ([Journal.Stats]); a key whose
+// messages are all refused is unknown. A message of the writer that is
+// not an event is told to the reader by an events_lost error event; an
+// event with a Seq at most that of one yielded before (a copy, or out of
+// order) is skipped.
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		if err := event.CheckJournalKey(key); err != nil {
@@ -338,16 +361,22 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			return
 		}
 		writer, err := j.keyWriter(ctx, stream, key, subject)
+		if errors.Is(err, ErrUnknownKey) {
+			yield(event.Event{}, err)
+			return
+		}
 		if err != nil {
 			yield(event.Event{}, fmt.Errorf("natsbus: journal %s: %w", key, err))
 			return
 		}
 
 		// Heartbeats of the writer, from now on: with a SigningKey, each
-		// signed and numbered above the last one heeded, so that a
-		// heartbeat replayed is refused. Without one, any message on the
-		// writer's subject is a heartbeat (as those of journals that sent
-		// them without headers): only subject permissions guard it.
+		// signed, sent within Lease (plus the clock skew) and numbered
+		// above the last one heeded, so that a heartbeat replayed is
+		// refused, to this reader and to one started after the writer
+		// died. Without one, any message on the writer's subject is a
+		// heartbeat (as those of journals that sent them without headers):
+		// only subject permissions guard it.
 		alive := make(chan struct{}, 1)
 		var lastBeat uint64 // the subscription's handler runs one at a time
 		hb, err := j.nc.Subscribe(j.aliveSubject(writer), func(m *nats.Msg) {
@@ -357,7 +386,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 					return
 				}
 				beat, err := strconv.ParseUint(m.Header.Get(hdrBeat), 10, 64)
-				if err != nil || beat <= lastBeat {
+				if err != nil || beat <= lastBeat || !sentWithin(m.Header, j.cfg.Lease) {
 					j.refuse(key, m.Subject, "heartbeat replayed")
 					return
 				}
@@ -431,16 +460,23 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 				ev, err := j.cfg.Decoder.Decode(m.Data())
 				if err != nil {
 					j.undecodable.Add(1)
-					if ok, skipped := j.logRate.Allow(); ok {
+					if ok, skipped := j.undecodableLog.Allow(); ok {
 						j.log.Warn("natsbus: journal message is not an event; the reader is told it missed one",
 							zap.String("key", key), zap.Error(err), zap.Uint64("unlogged_since_last", skipped))
 					}
-					if !cur.Undecodable(0, err, yield) {
+					// The Seq the writer gave it, 0 if none: signed with the
+					// message when there is a SigningKey.
+					seq, _ := strconv.ParseUint(m.Headers().Get(hdrSeq), 10, 64)
+					if !cur.Undecodable(seq, err, yield) {
 						return
 					}
 					continue
 				}
+				repeats := cur.Repeats()
 				yielded, more := cur.Pass(ev, yield)
+				if n := cur.Repeats(); n != repeats {
+					j.repeats.Add(n - repeats)
+				}
 				if !more {
 					return
 				}
@@ -455,18 +491,35 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 
 // keyWriter returns the writer of the key whose subject is subject: the
 // writer of its first kept message that is a journal's (one of the first
-// writerScan).
+// writerScan) and, with a SigningKey, sent within MaxAge (plus the clock
+// skew), so that a copy of an expired key's first message republished
+// does not make its writer the key's. It fails with ErrUnknownKey when
+// the key holds fewer than writerScan messages and none is a writer's.
+// The messages it passes over are counted as refused by the consume loop
+// of Read, which sees them too; those of a key it fails for, here.
 func (j *Journal) keyWriter(ctx context.Context, stream jetstream.Stream, key, subject string) (string, error) {
 	seq := uint64(1)
+	var passed []string // the subjects of the messages passed over
+	defer func() {
+		for _, s := range passed {
+			j.refuse(key, s, "message not from a journal writer, or not signed")
+		}
+	}()
 	for range writerScan {
 		m, err := stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return "", ErrUnknownKey
+		}
 		if err != nil {
+			passed = nil
 			return "", fmt.Errorf("looking up the key's writer: %w", err)
 		}
-		if w := m.Header.Get(hdrWriter); w != "" && j.accepted(m.Subject, m.Header, m.Data, w) {
+		if w := m.Header.Get(hdrWriter); w != "" && j.accepted(m.Subject, m.Header, m.Data, w) &&
+			(j.cfg.SigningKey == nil || sentWithin(m.Header, j.cfg.MaxAge)) {
+			passed = nil // the consume loop counts them
 			return w, nil
 		}
-		j.refuse(key, m.Subject, "message not from a journal writer, or not signed")
+		passed = append(passed, m.Subject)
 		seq = m.Sequence + 1
 	}
 	return "", fmt.Errorf("none of the key's first %d messages is from a journal writer (with its writer header, signed with the JournalConfig.SigningKey if any): others publish on the journal's subjects; restrict them with NATS permissions or set JournalConfig.SigningKey", writerScan)
@@ -486,6 +539,20 @@ func (j *Journal) accepted(subject string, h nats.Header, data []byte, writer st
 	return err == nil && hmac.Equal(got, j.mac(subject, h, data))
 }
 
+// stampAndSign adds the time to m and, when the journal has a
+// SigningKey, its signature.
+func (j *Journal) stampAndSign(m *nats.Msg) {
+	m.Header.Set(hdrTime, strconv.FormatInt(time.Now().UnixNano(), 10))
+	j.sign(m)
+}
+
+// sentWithin reports whether the message with headers h was sent at most
+// d plus JournalClockSkew ago, by its time header.
+func sentWithin(h nats.Header, d time.Duration) bool {
+	ns, err := strconv.ParseInt(h.Get(hdrTime), 10, 64)
+	return err == nil && time.Since(time.Unix(0, ns)) <= d+JournalClockSkew
+}
+
 // sign adds its signature to m, when the journal has a SigningKey.
 func (j *Journal) sign(m *nats.Msg) {
 	if j.cfg.SigningKey != nil {
@@ -494,14 +561,24 @@ func (j *Journal) sign(m *nats.Msg) {
 }
 
 // mac is the HMAC-SHA256 of a message: its subject, the headers of
-// writer, end and heartbeat number, and its body, each but the body
-// prefixed by its length.
+// writer, end and heartbeat number, each prefixed by its length, then the
+// Seq and time headers present, each prefixed by its name and length, and
+// its body.
 func (j *Journal) mac(subject string, h nats.Header, data []byte) []byte {
 	mac := hmac.New(sha256.New, j.cfg.SigningKey)
 	var n [binary.MaxVarintLen64]byte
-	for _, s := range [...]string{subject, h.Get(hdrWriter), h.Get(hdrEnd), h.Get(hdrBeat)} {
+	put := func(s string) {
 		mac.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
 		mac.Write([]byte(s))
+	}
+	for _, s := range [...]string{subject, h.Get(hdrWriter), h.Get(hdrEnd), h.Get(hdrBeat)} {
+		put(s)
+	}
+	for _, k := range [...]string{hdrSeq, hdrTime} {
+		if v := h.Values(k); len(v) > 0 {
+			put(k)
+			put(v[0])
+		}
 	}
 	mac.Write(data)
 	return mac.Sum(nil)
@@ -510,7 +587,7 @@ func (j *Journal) mac(subject string, h nats.Header, data []byte) []byte {
 // refuse counts a message refused and logs it, at most once a second.
 func (j *Journal) refuse(key, subject, why string) {
 	j.refused.Add(1)
-	if ok, skipped := j.logRate.Allow(); ok {
+	if ok, skipped := j.refusedLog.Allow(); ok {
 		j.log.Warn("natsbus: journal refused a message: "+why+"; restrict the journal's subjects with NATS permissions or set JournalConfig.SigningKey",
 			zap.String("key", key), zap.String("subject", subject), zap.Uint64("unlogged_since_last", skipped))
 	}
@@ -518,7 +595,7 @@ func (j *Journal) refuse(key, subject, why string) {
 
 // Stats returns the journal's counters.
 func (j *Journal) Stats() JournalStats {
-	return JournalStats{Refused: j.refused.Load(), Undecodable: j.undecodable.Load()}
+	return JournalStats{Refused: j.refused.Load(), Undecodable: j.undecodable.Load(), Repeats: j.repeats.Load()}
 }
 
 // Close stops the heartbeats (readers following this journal's keys

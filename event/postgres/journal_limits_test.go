@@ -58,7 +58,9 @@ func TestJournalReadTellsOfBadRows(t *testing.T) {
 	}{
 		{"corrupt", "not json", 3, []string{"1", "2", "lost 3", "4", "5"}},
 		{"largest seq", `{"type":"step","request_id":"r","seq":18446744073709551615,"time":"2026-01-01T00:00:00Z"}`, -1,
-			[]string{"1", "2", "lost " + strconv.FormatUint(math.MaxUint64-1, 10), strconv.FormatUint(math.MaxUint64, 10), "lost 3", "4", "5"}},
+			// A Seq never goes back for the reader: the events after it
+			// are taken for repeats and skipped.
+			[]string{"1", "2", strconv.FormatUint(math.MaxUint64, 10)}},
 	} {
 		k := strings.ReplaceAll(tc.name, " ", "_")
 		app(k, 1)

@@ -35,8 +35,10 @@ type FollowConfig struct {
 // [Stream]) the way a browser's EventSource does: when the connection ends
 // or breaks it reconnects with a Last-Event-ID header and continues after
 // the last event it received, skipping the events the new connection sends
-// again (those with a Seq at most the last one yielded). An event whose Seq
-// goes back within one connection is yielded after an error saying so. It
+// again (those with a Seq at most the largest one yielded before it). An
+// event whose Seq is below the one before it within one connection is
+// yielded after an error saying so; one with the same Seq (a notice about
+// the event before it) is yielded as it is. It
 // ends when the server answers 204 No Content (the stream is over and
 // everything was read) or with an error: ctx's, a 4xx status, a response
 // that is not text/event-stream, or MaxFailures failed connections in a
@@ -58,7 +60,7 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 	return func(yield func(event.Event, error) bool) {
 		var (
 			lastID   string
-			lastSeq  uint64
+			maxSeq   uint64 // the largest Seq yielded
 			failures int
 		)
 		for {
@@ -67,7 +69,8 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 				return
 			}
 			progressed, ended, err := func() (progressed, ended bool, err error) {
-				floor := lastSeq // the events up to it were yielded before
+				floor := maxSeq    // the events up to it were yielded before
+				var lastSeq uint64 // the Seq of the event before, on this connection
 				req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 				if err != nil {
 					return false, true, fmt.Errorf("sse: follow: %w", err)
@@ -114,14 +117,14 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 					if ev.Seq != 0 && ev.Seq <= floor {
 						continue // already yielded before a reconnect
 					}
-					if ev.Seq != 0 && ev.Seq <= lastSeq {
+					if ev.Seq != 0 && ev.Seq < lastSeq {
 						err := fmt.Errorf("sse: follow %s: event id %d came after id %d, out of order; it follows", url, ev.Seq, lastSeq)
 						if !yield(event.Event{}, err) {
 							return progressed, true, errStop
 						}
 					}
 					if ev.Seq != 0 {
-						lastSeq = ev.Seq
+						lastSeq, maxSeq = ev.Seq, max(maxSeq, ev.Seq)
 					}
 					progressed = true
 					if !yield(ev, nil) {

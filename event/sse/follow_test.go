@@ -152,3 +152,42 @@ func TestFollowSeqBackwards(t *testing.T) {
 		t.Fatalf("Follow yielded %v, want %v", got, want)
 	}
 }
+
+// TestFollowSeqBackwardsReconnect: after an event whose Seq went back, a
+// reconnect yields none of the events yielded before again, and an event
+// with the Seq of the one before it (a notice about it) is no error.
+func TestFollowSeqBackwardsReconnect(t *testing.T) {
+	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var seqs []uint64
+		switch r.Header.Get("Last-Event-ID") {
+		case "":
+			seqs = []uint64{1, 2, 2, 5, 3}
+		case "3":
+			seqs = []uint64{4, 5, 6}
+		default:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, s := range seqs {
+			fmt.Fprintf(w, "id: %d\ndata: {\"type\":\"step\",\"request_id\":\"r\",\"seq\":%d}\n\n", s, s)
+		}
+	}))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	var got []string
+	for ev, err := range Follow(ctx, url, FollowConfig{Retry: time.Millisecond}) {
+		if err != nil {
+			if !strings.Contains(err.Error(), "out of order") {
+				t.Fatal(err)
+			}
+			got = append(got, "out of order")
+			continue
+		}
+		got = append(got, strconv.FormatUint(ev.Seq, 10))
+	}
+	want := []string{"1", "2", "2", "5", "out of order", "3", "6"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Follow yielded %v, want %v", got, want)
+	}
+}

@@ -14,6 +14,12 @@ import (
 // read passes the events of seqs through a cursor after after and returns
 // what it yields: a Seq each, and "lost N" for an events_lost notice.
 func read(after uint64, seqs ...uint64) []string {
+	return readCoalesced(after, nil, seqs...)
+}
+
+// readCoalesced is read with the events' Coalesced counts taken from
+// coalesced by Seq.
+func readCoalesced(after uint64, coalesced map[uint64]int, seqs ...uint64) []string {
 	var got []string
 	yield := func(ev event.Event, err error) bool {
 		if e, ok := ev.Payload.(event.Error); ok {
@@ -28,13 +34,13 @@ func read(after uint64, seqs ...uint64) []string {
 	}
 	cur := resume.After(after)
 	for _, s := range seqs {
-		cur.Pass(event.Event{RequestID: "r", Seq: s}, yield)
+		cur.Pass(event.Event{RequestID: "r", Seq: s, Coalesced: coalesced[s]}, yield)
 	}
 	return got
 }
 
-// TestPass skips what the reader has, and tells of dropped events and of
-// events out of order before the event that shows them.
+// TestPass skips what the reader has, repeats and events out of order, and
+// tells of events dropped before the first one read.
 func TestPass(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -44,21 +50,51 @@ func TestPass(t *testing.T) {
 	}{
 		{"from the start", 0, []uint64{1, 2, 3}, []string{"1", "2", "3"}},
 		{"resumed", 2, []uint64{1, 2, 3, 4}, []string{"3", "4"}},
-		{"repeats told", 0, []uint64{1, 2, 2, 3}, []string{"1", "2", "lost 1", "2", "3"}},
+		{"repeats skipped", 0, []uint64{1, 2, 2, 1, 3}, []string{"1", "2", "3"}},
+		// A replayed copy of event 2 after 10 is neither shown again nor
+		// taken for a loss of 3..10.
+		{"replayed copy skipped", 0, []uint64{1, 2, 10, 2, 11}, []string{"1", "2", "10", "11"}},
 		{"dropped before the start", 0, []uint64{3, 4}, []string{"lost 2", "3", "4"}},
 		{"dropped after resuming", 2, []uint64{5, 6}, []string{"lost 4", "5", "6"}},
 		{"nothing dropped that the reader needs", 4, []uint64{3, 4, 5}, []string{"5"}},
-		{"a gap later is a loss", 0, []uint64{1, 5}, []string{"1", "lost 4", "5"}},
+		{"a gap later is no loss", 0, []uint64{1, 5}, []string{"1", "5"}},
+		{"a gap later after resuming is no loss", 2, []uint64{3, 5, 6}, []string{"3", "5", "6"}},
 		{"below the resume point later", 3, []uint64{4, 2, 5}, []string{"4", "5"}},
-		// One event with the largest Seq hides none of those after it.
-		{"largest seq", 0, []uint64{1, 2, math.MaxUint64, 3, 4}, []string{"1", "2", "lost 18446744073709551614",
-			"18446744073709551615", "lost 2", "3", "4"}},
-		{"largest seq first", 0, []uint64{math.MaxUint64, 1}, []string{"lost 18446744073709551614",
-			"18446744073709551615", "lost 0", "1"}},
+		{"largest seq", 0, []uint64{1, 2, math.MaxUint64, 3}, []string{"1", "2", "18446744073709551615"}},
 	} {
 		if got := read(tc.after, tc.seqs...); !cmp.Equal(got, tc.want) {
 			t.Errorf("%s: yielded %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestPassCoalesced takes no gap after the first event read for a loss:
+// the Emitter removed coalesced events from their place and the survivor,
+// with its Coalesced count, comes later.
+func TestPassCoalesced(t *testing.T) {
+	// Progress event 2 was replaced by 4 (Coalesced 1), which came after 3.
+	got := readCoalesced(0, map[uint64]int{4: 1}, 1, 3, 4, 5)
+	if want := []string{"1", "3", "4", "5"}; !cmp.Equal(got, want) {
+		t.Errorf("yielded %v, want %v", got, want)
+	}
+	got = readCoalesced(1, map[uint64]int{5: 2}, 2, 5, 6)
+	if want := []string{"2", "5", "6"}; !cmp.Equal(got, want) {
+		t.Errorf("resumed: yielded %v, want %v", got, want)
+	}
+}
+
+// TestUndecodableFirst tells of the events the retention dropped before
+// an undecodable first event, as Pass does.
+func TestUndecodableFirst(t *testing.T) {
+	var got []string
+	yield := func(ev event.Event, _ error) bool {
+		got = append(got, "lost "+strconv.FormatUint(ev.Seq, 10))
+		return true
+	}
+	cur := resume.After(1)
+	cur.Undecodable(4, errors.New("bad"), yield)
+	if want := []string{"lost 3", "lost 4"}; !cmp.Equal(got, want) {
+		t.Errorf("yielded %v, want %v", got, want)
 	}
 }
 
@@ -74,8 +110,8 @@ func TestPassStops(t *testing.T) {
 	if yielded, more := cur.Pass(event.Event{Seq: 1}, stop); !yielded || more || n != 1 {
 		t.Errorf("Pass with the event refused = %v, %v after %d yields; want true, false after 1", yielded, more, n)
 	}
-	if yielded, more := cur.Pass(event.Event{Seq: 1}, stop); yielded || more || n != 2 {
-		t.Errorf("Pass with the notice of a repeat refused = %v, %v after %d yields; want false, false after 2", yielded, more, n)
+	if yielded, more := cur.Pass(event.Event{Seq: 1}, stop); yielded || !more || n != 1 || cur.Repeats() != 1 {
+		t.Errorf("Pass of a repeat = %v, %v after %d yields, %d repeats; want false, true, no yield, 1 repeat", yielded, more, n, cur.Repeats())
 	}
 	cur, n = resume.After(3), 0
 	if yielded, more := cur.Pass(event.Event{Seq: 2}, stop); yielded || !more || n != 0 {
@@ -96,6 +132,7 @@ func TestUndecodable(t *testing.T) {
 	}
 	cur.Pass(event.Event{RequestID: "r", Seq: 3}, yield)
 	cur.Undecodable(4, bad, yield)
+	cur.Undecodable(4, bad, yield) // a copy: told once
 	cur.Undecodable(0, bad, yield)
 	cur.Pass(event.Event{RequestID: "r", Seq: 5}, yield)
 	var seqs []string
