@@ -127,7 +127,7 @@ func TestWebhookOfFoldedEnd(t *testing.T) {
 		}
 		if values, _ := body["values"].(map[string]any); values["name"] != c.name ||
 			c.err == "" && values["reply"] != "hi "+c.name {
-			t.Fatalf("%s: webhook values %v; want the thread's values as the run's end left them", c.name, body["values"])
+			t.Fatalf("%s (thread deleted after the end: %v): webhook values %v; want the thread's values as the run's end left them", c.name, c.remove, body["values"])
 		}
 		md, _ := body["metadata"].(map[string]any)
 		var wantErr any
