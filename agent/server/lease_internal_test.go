@@ -297,7 +297,7 @@ func TestFoldedLostReplyOtherEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close(context.Background())
-			folded, ended, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
+			folded, ended, _, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
 				now().Truncate(time.Microsecond), nil)
 			if !folded || !errors.Is(err, tc.wantErr) || (tc.ours != (ended != nil)) {
 				t.Fatalf("finishFolded: folded %v, %+v, %v; want folded, ours %v, error %v", folded, ended, err, tc.ours, tc.wantErr)

@@ -536,7 +536,7 @@ func (m *MemoryStore) EndRunEvent(_ context.Context, e RunEnd) (*Run, Event, err
 	}
 	ev := m.appendEvent(e.RunID, e.EventName, e.EventData, e.MaxEvents)
 	wasFinished := finished(r.Status)
-	r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = e.Status, e.Error, e.At, "", time.Time{}
+	r.endAt(e.Status, e.Error, e.At)
 	if wasFinished != finished(r.Status) {
 		m.reindex(r.ThreadID)
 	}

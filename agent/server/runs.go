@@ -1160,7 +1160,8 @@ func (s *Server) cancelEnds(ctx context.Context, a *Run, action string) (ended b
 		err = s.store.DeleteRun(ctx, a.ID)
 	} else {
 		interrupted := false
-		_, err = s.store.UpdateRun(ctx, a.ID, func(r *Run) error {
+		var cur *Run
+		cur, err = s.store.UpdateRun(ctx, a.ID, func(r *Run) error {
 			if r.Status == RunPending {
 				r.Status, r.UpdatedAt = RunInterrupted, now()
 				interrupted = true
@@ -1173,7 +1174,7 @@ func (s *Server) cancelEnds(ctx context.Context, a *Run, action string) (ended b
 		}
 		var kw runCreate
 		if interrupted && err == nil && json.Unmarshal(a.Kwargs, &kw) == nil && kw.Webhook != "" {
-			s.sendWebhook(a.ID, nil, kw)
+			s.sendWebhook(a.ID, cur, nil, kw)
 		}
 		// A run no longer pending (claimed by another instance since
 		// it was read, or ended) did not end here.
@@ -1984,7 +1985,8 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	if status == RunError || status == RunTimeout {
 		failed = msg
 	}
-	var ended *Run // the run's record as it ended
+	var ended *Run             // the run's record as it ended
+	var values json.RawMessage // the thread's values as the end left them, when known
 	// The end's time, as the stores keep it (microseconds): a record
 	// read back is the end recorded here only if it bears this time.
 	at := now().Truncate(time.Microsecond)
@@ -1994,7 +1996,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	unlock, err := s.locks.local.Lock(bg, run.ThreadID)
 	if err == nil {
 		var folded bool
-		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at, kw.log)
+		folded, ended, values, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at, kw.log)
 		if !folded {
 			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData, at, kw.log)
 		}
@@ -2025,7 +2027,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	}
 	s.hub.notify(run.ID)
 	if kw.Webhook != "" {
-		s.sendWebhook(run.ID, ended, kw)
+		s.sendWebhook(run.ID, ended, values, kw)
 	}
 	// An attached run whose server closed may have been detached since
 	// it started (its request stopped waiting for it: see detach).
@@ -2044,21 +2046,27 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 // the lock is held elsewhere, or the store's transaction failed and the
 // run's record shows it did not commit. With next and a NextClaimer, it
 // claims the thread's next run into next (see finishWith). ended is the
-// run's record as ended only when it read it back (a failed transaction
-// that committed after all); otherwise nil, and finishWith's webhook
-// reads it.
-func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun, at time.Time, rl *runLog) (folded bool, ended *Run, idle bool, err error) {
+// run's record as ended, nil when the run's record is missing; it is
+// made here from run with the end's fields (the store's transaction
+// returns no record), or read back after a failed transaction that
+// committed after all. values are the thread's values as the end left
+// them, from the thread's state the end recorded (nil when it recorded
+// none, or read nothing back): ended and values are what the run's
+// webhook sends, with no read that a deletion of the run or its thread
+// after the commit (a stateless run's, or DELETE /threads/{id}) would
+// fail.
+func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun, at time.Time, rl *runLog) (folded bool, ended *Run, values json.RawMessage, idle bool, err error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
-		return false, nil, false, nil
+		return false, nil, nil, false, nil
 	}
 	f, err := threadRefresh(ctx, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
 	if err != nil {
-		return false, nil, false, nil // finishLocked reads it again, and logs the failure
+		return false, nil, nil, false, nil // finishLocked reads it again, and logs the failure
 	}
 	data, err := encodeEvent(evName, evData)
 	if err != nil {
-		return false, nil, false, nil
+		return false, nil, nil, false, nil
 	}
 	e := RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
 		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: at,
@@ -2099,11 +2107,11 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	}
 	switch {
 	case errors.Is(err, ErrThreadLocked):
-		return false, nil, false, nil
+		return false, nil, nil, false, nil
 	case errors.Is(err, ErrLeaseLost):
 		// Another worker owns the run now: its end is that worker's to
 		// record, not to be overwritten step by step here.
-		return true, nil, false, err
+		return true, nil, nil, false, err
 	case err != nil && !errors.Is(err, ErrNotFound):
 		// The one transaction failed (a dropped connection, a deadlock):
 		// unless it committed after all, record the end the plain way
@@ -2118,20 +2126,30 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		// owner's (its webhook is the owner's to send).
 		if r, rerr := s.store.Run(ctx, run.ID); rerr == nil && r.Status != RunRunning && r.Status != RunPending {
 			if run.Worker == "" || endedAs(run, r, status, msg, at) {
-				return true, r, false, nil
+				return true, r, nil, false, nil
 			}
-			return true, nil, false, fmt.Errorf("run %s: ended %s at %s by another worker, not by %q attempt %d: %w",
+			return true, nil, nil, false, fmt.Errorf("run %s: ended %s at %s by another worker, not by %q attempt %d: %w",
 				run.ID, r.Status, r.UpdatedAt.Format(time.RFC3339Nano), run.Worker, run.Attempt, ErrLeaseLost)
 		}
 		s.log.Warn("recording a run's end in one transaction failed; recording it step by step", zapString("run", run.ID), zapError(err))
-		return false, nil, false, nil
+		return false, nil, nil, false, nil
 	}
-	if err == nil && ev.Name != "" {
+	if err != nil { // ErrNotFound: the run's record is gone
+		return true, nil, nil, false, err
+	}
+	// The record as the transaction left it, made before the end is
+	// published: a stream's client that reads the end may delete the
+	// run's thread at once.
+	ended = new(Run)
+	*ended = *run
+	ended.endAt(status, msg, at)
+	if f.State {
+		values = f.Values
+	}
+	if ev.Name != "" {
 		s.hub.publish(run.ID, ev)
 	}
-	// The ended record is not returned by the store: sendWebhook reads
-	// it when the run has a webhook.
-	return true, nil, err == nil && active == 0, err
+	return true, ended, values, active == 0, nil
 }
 
 // A runCancel is the registration in Server.cancel of one execution of a
@@ -2297,9 +2315,16 @@ func (s *Server) endRun(ctx context.Context, run *Run, status, msg string, at ti
 			return fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
 				run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
 		}
-		r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, at, "", time.Time{}
+		r.endAt(status, msg, at)
 		return nil
 	})
+}
+
+// endAt records on r the run's end with status and error message msg at
+// at, as the stores record it: the run no longer under a worker, nor
+// leased.
+func (r *Run) endAt(status, msg string, at time.Time) {
+	r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, at, "", time.Time{}
 }
 
 func (b runCreate) attached() bool { return b.Attached }

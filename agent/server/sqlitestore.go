@@ -789,7 +789,7 @@ func (s *SQLiteStore) EndRunEvent(ctx context.Context, e RunEnd) (*Run, Event, e
 		if ev, err = s.appendEvent(ctx, tx, e.RunID, e.EventName, e.EventData, e.MaxEvents); err != nil {
 			return err
 		}
-		r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = e.Status, e.Error, e.At, "", time.Time{}
+		r.endAt(e.Status, e.Error, e.At)
 		out = r
 		return saveRun(ctx, tx, r)
 	})

@@ -391,9 +391,9 @@ type LockingRecorder interface {
 	// run's last event (AppendEvent with e.EventName, e.EventData and
 	// e.MaxEvents) and the run's end (EndRun with e.Status, e.Error and
 	// e.At). It returns the active runs counted by the refresh and the
-	// event, not the run's record (the server reads it with Run when it
-	// needs it: for a run's webhook); ErrNotFound if the run is missing
-	// (the thread, if any, is refreshed all the same).
+	// event, not the run's record (the server makes it, for a run's
+	// webhook, from the run it holds and e); ErrNotFound if the run is
+	// missing (the thread, if any, is refreshed all the same).
 	FinishRunLocked(ctx context.Context, e RunEnd) (active int, ev Event, err error)
 }
 

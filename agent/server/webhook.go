@@ -127,8 +127,9 @@ func newWebhookClient(timeout time.Duration, allowPrivate bool) *http.Client {
 // waits for: the run object with its status, run_started_at,
 // run_ended_at, webhook_sent_at, values (the thread's values) and error.
 // A webhook that fails every attempt is logged. run is the run's record
-// as it ended, or nil to read it from the store.
-func (s *Server) sendWebhook(runID string, run *Run, kw runCreate) {
+// as it ended, or nil to read it from the store; values are the thread's
+// values as the run's end left them, or nil to read them from the store.
+func (s *Server) sendWebhook(runID string, run *Run, values json.RawMessage, kw runCreate) {
 	bg := s.bg
 	var err error
 	if run == nil {
@@ -149,8 +150,13 @@ func (s *Server) sendWebhook(runID string, run *Run, kw runCreate) {
 	if run.Status == RunError || run.Status == RunTimeout {
 		body["error"] = run.Error
 	}
-	if t, err := s.store.Thread(bg, run.ThreadID); err == nil && len(t.Values) > 0 {
-		body["values"] = t.Values
+	if values == nil {
+		if t, err := s.store.Thread(bg, run.ThreadID); err == nil {
+			values = t.Values
+		}
+	}
+	if len(values) > 0 {
+		body["values"] = values
 	}
 	s.wg.Add(1)
 	go func() {

@@ -1239,14 +1239,15 @@ func outcomeUnknown(err error) bool {
 
 // finishedBy reads whether finishRun's batch for e committed although
 // its reply was lost, and if it did (ok), what it returned: the active
-// runs and the event (read now, as the batch left them) and, for a worker, the run its claim took with its thread (the
-// run under that worker written by the same transaction). The run's end
-// is told apart from another's by its status and time, and by its
-// worker when e names one (an end under another worker would have been
-// refused). The run claimed is adopted only if its lease is still live
-// as it is read, and the read renews the lease (lease from now): a lease
-// that expired meanwhile may have been claimed by a sweeper too, and
-// the run is left to it.
+// runs and the event (read now, as the batch left them) and, for a
+// worker, the run its claim took with its thread (the run under that
+// worker written by the same transaction). The run's end is told apart
+// from another's by its status and time, and by its worker when e names
+// one (an end under another worker would have been refused). The run
+// claimed is adopted only if its lease is still live as it is read, and
+// the read renews the lease (lease from now): a lease that expired
+// meanwhile may have been claimed by a sweeper too, and the run is left
+// to it.
 func (s *Store) finishedBy(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (active int, ev server.Event, next *server.Run, t *server.Thread, ok bool, err error) {
 	exclude := e.Refresh.Exclude
 	if exclude == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,16 +19,31 @@ import (
 )
 
 // finishCounter is a Store that counts its FinishRunLocked calls that
-// recorded an end.
+// recorded an end. With remove set, each such call then deletes the
+// run's thread (and with it the run), as DELETE /threads/{id}, or a
+// stateless run's end, may right after the commit, keeping in ended the
+// run's record as the end left it, read before the deletion.
 type finishCounter struct {
 	*postgres.Store
-	ends atomic.Int32
+	ends   atomic.Int32
+	remove atomic.Bool
+	ended  atomic.Pointer[server.Run]
 }
 
 func (f *finishCounter) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, error) {
 	active, ev, err := f.Store.FinishRunLocked(ctx, e)
 	if err == nil {
 		f.ends.Add(1)
+		if f.remove.Load() {
+			r, rerr := f.Store.Run(ctx, e.RunID)
+			if rerr == nil {
+				f.ended.Store(r)
+				rerr = f.Store.DeleteThread(ctx, e.ThreadID)
+			}
+			if rerr != nil {
+				return active, ev, fmt.Errorf("test: deleting the thread of an ended run: %w", rerr)
+			}
+		}
 	}
 	return active, ev, err
 }
@@ -35,7 +51,10 @@ func (f *finishCounter) FinishRunLocked(ctx context.Context, e server.RunEnd) (i
 // TestWebhookOfFoldedEnd: a run whose end is recorded in one
 // transaction (FinishRunLocked, which returns no record of the run) sends
 // its webhook with the run as ended: its status, its error, its end's
-// time and the fields of its creation, as the store holds them.
+// time and the fields of its creation, as the store holds them, and the
+// thread's values as the end left them; also when the run's thread, and
+// the run, are deleted right after the end's commit, before the webhook
+// is sent.
 func TestWebhookOfFoldedEnd(t *testing.T) {
 	base, schema := postgrestest.Schema(t, "agentserver_webhook_")
 	pst, err := postgres.New(t.Context(), postgres.Config{Pool: base, Schema: schema})
@@ -57,7 +76,15 @@ func TestWebhookOfFoldedEnd(t *testing.T) {
 			}
 			return greetingReply.Set("hi " + s.Name), nil
 		})
-	for _, c := range []struct{ name, status, err string }{{"ada", server.RunSuccess, ""}, {"boom", server.RunError, "boom"}} {
+	for _, c := range []struct {
+		name, status, err string
+		remove            bool
+	}{
+		{"ada", server.RunSuccess, "", false}, {"boom", server.RunError, "boom", false},
+		{"ada", server.RunSuccess, "", true}, {"boom", server.RunError, "boom", true},
+	} {
+		st.remove.Store(c.remove)
+		st.ended.Store(nil)
 		resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
 		if err != nil {
 			t.Fatal(err)
@@ -82,14 +109,25 @@ func TestWebhookOfFoldedEnd(t *testing.T) {
 		select {
 		case body = <-got:
 		case <-time.After(time.Minute): // a guard against a hang only
-			t.Fatalf("%s: the webhook was never called", c.name)
+			t.Fatalf("%s (thread deleted after the end: %v): the webhook was never called", c.name, c.remove)
 		}
 		if st.ends.Load() == before {
 			t.Fatalf("%s: the run's end was not recorded by FinishRunLocked", c.name)
 		}
 		r, err := pst.Run(t.Context(), run.ID)
-		if err != nil {
+		if c.remove {
+			if !errors.Is(err, server.ErrNotFound) {
+				t.Fatalf("%s: the run after its thread's deletion: %+v, %v; want ErrNotFound", c.name, r, err)
+			}
+			if r = st.ended.Load(); r == nil {
+				t.Fatalf("%s: the run's thread was not deleted after its end", c.name)
+			}
+		} else if err != nil {
 			t.Fatal(err)
+		}
+		if values, _ := body["values"].(map[string]any); values["name"] != c.name ||
+			c.err == "" && values["reply"] != "hi "+c.name {
+			t.Fatalf("%s (thread deleted after the end: %v): webhook values %v; want the thread's values as the run's end left them", c.name, c.remove, body["values"])
 		}
 		md, _ := body["metadata"].(map[string]any)
 		var wantErr any
