@@ -63,9 +63,10 @@ func WithSchema(schema json.RawMessage) FuncOption {
 // funcTool is a Tool made from a typed function. It writes its result
 // into its caller's storage for callers that have some (toolcall.Into).
 type funcTool[In, Out any] struct {
-	def  model.ToolDef
-	args *argSchema
-	fn   func(ctx context.Context, in In) (Out, error)
+	def   model.ToolDef
+	args  *argSchema
+	fn    func(ctx context.Context, in In) (Out, error)
+	roomy bool // Out is a predeclared integer type or bool (plainResultOf)
 }
 
 var _ toolcall.Into = (*funcTool[struct{}, int])(nil)
@@ -131,10 +132,13 @@ func FuncTool[In, Out any](name, description string, fn func(ctx context.Context
 	if err != nil {
 		return nil, fmt.Errorf("operator: tool %q: %w", name, err)
 	}
+	var zero Out
+	var buf [toolcall.TextLen]byte
 	return &funcTool[In, Out]{
-		def:  model.ToolDef{Name: name, Description: description, Parameters: args.json},
-		args: args,
-		fn:   fn,
+		def:   model.ToolDef{Name: name, Description: description, Parameters: args.json},
+		args:  args,
+		fn:    fn,
+		roomy: appendPlain(buf[:0], any(zero)) != nil,
 	}, nil
 }
 
@@ -198,6 +202,10 @@ func (t *funcTool[In, Out]) CallInto(ctx context.Context, args json.RawMessage, 
 	*res = *r
 	return nil
 }
+
+// Roomy reports whether the tool's results fit a [toolcall.Room]: those
+// of a predeclared integer type or bool (see [toolcall.Into]).
+func (t *funcTool[In, Out]) Roomy() bool { return t.roomy }
 
 // run decodes and checks args and calls the function. It returns the
 // function's result; or the text of the error result telling the model
@@ -269,37 +277,25 @@ func resultOf(out any) (*model.ToolResult, error) {
 }
 
 // plainResult is the result of a function whose result is a value of a
-// predeclared integer type or bool, in one allocation: the result, its
-// text part, and its JSON twice, as Structured (which the result's holder
-// may modify) and as the text (which nothing modifies).
+// predeclared integer type or bool, in one allocation: the result and the
+// room holding its content (see plainInto).
 type plainResult struct {
-	res   model.ToolResult
-	parts [1]model.Part
-	raw   [plainLen]byte
-	text  [plainLen]byte
+	res  model.ToolResult
+	room toolcall.Room
 }
-
-// plainLen is the length of the longest JSON of a plain value:
-// "-9223372036854775808" and "18446744073709551615".
-const plainLen = 20
 
 // plainResultOf returns the result of out when it is a value of a
 // predeclared integer type or bool, which encoding/json writes as strconv
 // does and which have no methods: the text is the JSON. It returns nil for
 // any other value.
 func plainResultOf(out any) *model.ToolResult {
-	var buf [plainLen]byte
+	var buf [toolcall.TextLen]byte
 	raw := appendPlain(buf[:0], out)
-	if raw == nil || len(raw) > plainLen {
+	if raw == nil || len(raw) > toolcall.TextLen {
 		return nil
 	}
 	p := new(plainResult)
-	n := copy(p.raw[:], raw)
-	copy(p.text[:], raw)
-	// p.text is written only here: the string's bytes never change.
-	p.parts[0] = model.TextPart(unsafe.String(&p.text[0], n))
-	p.res.Structured = p.raw[:n:n]
-	p.res.Content = p.parts[:]
+	writePlain(raw, &p.res, &p.room)
 	return &p.res
 }
 
@@ -312,18 +308,24 @@ func plainInto(out any, res *model.ToolResult, room *toolcall.Room) bool {
 	if room == nil || room.Text[0] != 0 {
 		return false
 	}
-	var buf [plainLen]byte
+	var buf [toolcall.TextLen]byte
 	raw := appendPlain(buf[:0], out)
 	if raw == nil || len(raw) > toolcall.TextLen {
 		return false
 	}
+	writePlain(raw, res, room)
+	return true
+}
+
+// writePlain sets *res to the result whose JSON and text are raw, at most
+// toolcall.TextLen bytes, with its content in room, which must be zero.
+func writePlain(raw []byte, res *model.ToolResult, room *toolcall.Room) {
 	n := copy(room.Raw[:], raw)
 	copy(room.Text[:], raw)
 	// room.Text is written only here, once: the string's bytes never
 	// change.
 	room.Parts[0] = model.TextPart(unsafe.String(&room.Text[0], n))
 	*res = model.ToolResult{Content: room.Parts[:], Structured: room.Raw[:n:n]}
-	return true
 }
 
 // appendPlain appends to b the JSON of out when it is a value of a

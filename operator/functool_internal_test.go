@@ -155,6 +155,41 @@ func TestCallIntoAsCall(t *testing.T) {
 			if !reflect.DeepEqual(&got, want) {
 				t.Errorf("%s(%s): result %+v, Call's %+v", name, raw, got, *want)
 			}
+			// Without a room, as a caller that has none to spare calls it.
+			var bare model.ToolResult
+			if err := tool.(toolcall.Into).CallInto(t.Context(), json.RawMessage(raw), &bare, nil); !errors.Is(err, wantErr) || !reflect.DeepEqual(&bare, want) {
+				t.Errorf("%s(%s) without a room: result %+v, %v; Call's %+v, %v", name, raw, bare, err, *want, wantErr)
+			}
+		}
+	}
+}
+
+// Roomy says true for the results a room holds, those of a predeclared
+// integer type or bool, and false for any other, which never fit one.
+func TestFuncToolRoomy(t *testing.T) {
+	type args struct{}
+	roomy := func(tool Tool) bool { return tool.(toolcall.Into).Roomy() }
+	for name, tool := range map[string]Tool{
+		"int":   MustFuncTool("int", "A test tool.", func(context.Context, args) (int, error) { return 0, nil }),
+		"int64": MustFuncTool("int64", "A test tool.", func(context.Context, args) (int64, error) { return 0, nil }),
+		"uint8": MustFuncTool("uint8", "A test tool.", func(context.Context, args) (uint8, error) { return 0, nil }),
+		"bool":  MustFuncTool("bool", "A test tool.", func(context.Context, args) (bool, error) { return false, nil }),
+	} {
+		if !roomy(tool) {
+			t.Errorf("%s: Roomy false, want true", name)
+		}
+	}
+	for name, tool := range map[string]Tool{
+		"string": MustFuncTool("string", "A test tool.", func(context.Context, args) (string, error) { return "", nil }),
+		"named":  MustFuncTool("named", "A test tool.", func(context.Context, args) (namedInt, error) { return 0, nil }),
+		"struct": MustFuncTool("struct", "A test tool.", func(context.Context, args) (args, error) { return args{}, nil }),
+		"float":  MustFuncTool("float", "A test tool.", func(context.Context, args) (float64, error) { return 0, nil }),
+		"any":    MustFuncTool("any", "A test tool.", func(context.Context, args) (any, error) { return 1, nil }),
+		"parts":  MustFuncTool("parts", "A test tool.", func(context.Context, args) ([]model.Part, error) { return nil, nil }),
+		"result": MustFuncTool("result", "A test tool.", func(context.Context, args) (*model.ToolResult, error) { return nil, nil }),
+	} {
+		if roomy(tool) {
+			t.Errorf("%s: Roomy true, want false", name)
 		}
 	}
 }

@@ -36,10 +36,16 @@ type Into interface {
 	// CallInto runs the tool as Call does and, where Call returns a
 	// result, writes the same result to *res, using room, which must be
 	// zero, for a small result's content (which then stays in room: the
-	// caller keeps room as long as res). The result's Content and
+	// caller keeps room as long as res); room may be nil, and the result
+	// is then allocated as Call's. The result's Content and
 	// Structured are then what Call's would be: the caller may clip them
 	// as it would Call's. An error is returned as Call returns it, and
 	// *res and room are then left as they were. CallInto is safe for
 	// concurrent use as Call is, each call with its own res and room.
 	CallInto(ctx context.Context, args json.RawMessage, res *model.ToolResult, room *Room) error
+	// Roomy reports whether a result of the tool may use a Room: a
+	// caller that has none to spare for it passes a nil room to a tool
+	// that says false, whose results never fit one, and keeps the
+	// storage. The answer never changes.
+	Roomy() bool
 }
