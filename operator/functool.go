@@ -60,16 +60,23 @@ func WithSchema(schema json.RawMessage) FuncOption {
 	return func(c *funcConfig) { c.schema = schema }
 }
 
-// funcTool is a Tool made from a typed function. It writes its result
-// into its caller's storage for callers that have some (toolcall.Into).
+// funcTool is a Tool made from a typed function.
 type funcTool[In, Out any] struct {
-	def   model.ToolDef
-	args  *argSchema
-	fn    func(ctx context.Context, in In) (Out, error)
-	roomy bool // Out is a predeclared integer type or bool (plainResultOf)
+	def  model.ToolDef
+	args *argSchema
+	fn   func(ctx context.Context, in In) (Out, error)
 }
 
-var _ toolcall.Into = (*funcTool[struct{}, int])(nil)
+// plainFuncTool is a funcTool whose Out is a predeclared integer type or
+// bool (plainResultOf), whose results fit a toolcall.Room: it writes them
+// into its caller's storage (toolcall.Into). A funcTool of any other Out
+// does not implement toolcall.Into, so that its caller gives it no room,
+// which its results would leave unused.
+type plainFuncTool[In, Out any] struct {
+	funcTool[In, Out]
+}
+
+var _ toolcall.Into = (*plainFuncTool[struct{}, int])(nil)
 
 // FuncTool makes a [Tool] of a typed Go function. In is the type of the
 // arguments, a struct (or a pointer to one), or a map with string keys for
@@ -132,14 +139,17 @@ func FuncTool[In, Out any](name, description string, fn func(ctx context.Context
 	if err != nil {
 		return nil, fmt.Errorf("operator: tool %q: %w", name, err)
 	}
+	t := funcTool[In, Out]{
+		def:  model.ToolDef{Name: name, Description: description, Parameters: args.json},
+		args: args,
+		fn:   fn,
+	}
 	var zero Out
 	var buf [toolcall.TextLen]byte
-	return &funcTool[In, Out]{
-		def:   model.ToolDef{Name: name, Description: description, Parameters: args.json},
-		args:  args,
-		fn:    fn,
-		roomy: appendPlain(buf[:0], any(zero)) != nil,
-	}, nil
+	if appendPlain(buf[:0], any(zero)) != nil {
+		return &plainFuncTool[In, Out]{t}, nil
+	}
+	return &t, nil
 }
 
 // MustFuncTool is [FuncTool] for tools defined at package level or in
@@ -183,7 +193,7 @@ func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (*mo
 // CallInto runs the tool as Call does, writing the result to *res, and a
 // result of a predeclared integer type or bool to room, where Call
 // allocates it (see [toolcall.Into]).
-func (t *funcTool[In, Out]) CallInto(ctx context.Context, args json.RawMessage, res *model.ToolResult, room *toolcall.Room) error {
+func (t *plainFuncTool[In, Out]) CallInto(ctx context.Context, args json.RawMessage, res *model.ToolResult, room *toolcall.Room) error {
 	out, bad, err := t.run(ctx, args)
 	switch {
 	case err != nil:
@@ -202,10 +212,6 @@ func (t *funcTool[In, Out]) CallInto(ctx context.Context, args json.RawMessage, 
 	*res = *r
 	return nil
 }
-
-// Roomy reports whether the tool's results fit a [toolcall.Room]: those
-// of a predeclared integer type or bool (see [toolcall.Into]).
-func (t *funcTool[In, Out]) Roomy() bool { return t.roomy }
 
 // run decodes and checks args and calls the function. It returns the
 // function's result; or the text of the error result telling the model

@@ -32,6 +32,8 @@ type Room struct {
 }
 
 // Into is a tool whose result can be written into storage its caller owns.
+// Only a tool whose results may fit a [Room] implements it: a caller gives
+// room to the tools that do, and to no other, which would leave it unused.
 type Into interface {
 	// CallInto runs the tool as Call does and, where Call returns a
 	// result, writes the same result to *res, using room, which must be
@@ -43,9 +45,4 @@ type Into interface {
 	// *res and room are then left as they were. CallInto is safe for
 	// concurrent use as Call is, each call with its own res and room.
 	CallInto(ctx context.Context, args json.RawMessage, res *model.ToolResult, room *Room) error
-	// Roomy reports whether a result of the tool may use a Room: a
-	// caller that has none to spare for it passes a nil room to a tool
-	// that says false, whose results never fit one, and keeps the
-	// storage. The answer never changes.
-	Roomy() bool
 }
