@@ -60,15 +60,23 @@ func WithSchema(schema json.RawMessage) FuncOption {
 	return func(c *funcConfig) { c.schema = schema }
 }
 
-// funcTool is a Tool made from a typed function. It writes its result
-// into its caller's storage for callers that have some (toolcall.Into).
+// funcTool is a Tool made from a typed function.
 type funcTool[In, Out any] struct {
 	def  model.ToolDef
 	args *argSchema
 	fn   func(ctx context.Context, in In) (Out, error)
 }
 
-var _ toolcall.Into = (*funcTool[struct{}, int])(nil)
+// plainFuncTool is a funcTool whose Out is a predeclared integer type or
+// bool (plainResultOf), whose results fit a toolcall.Room: it writes them
+// into its caller's storage (toolcall.Into). A funcTool of any other Out
+// does not implement toolcall.Into, so that its caller gives it no room,
+// which its results would leave unused.
+type plainFuncTool[In, Out any] struct {
+	funcTool[In, Out]
+}
+
+var _ toolcall.Into = (*plainFuncTool[struct{}, int])(nil)
 
 // FuncTool makes a [Tool] of a typed Go function. In is the type of the
 // arguments, a struct (or a pointer to one), or a map with string keys for
@@ -131,11 +139,17 @@ func FuncTool[In, Out any](name, description string, fn func(ctx context.Context
 	if err != nil {
 		return nil, fmt.Errorf("operator: tool %q: %w", name, err)
 	}
-	return &funcTool[In, Out]{
+	t := funcTool[In, Out]{
 		def:  model.ToolDef{Name: name, Description: description, Parameters: args.json},
 		args: args,
 		fn:   fn,
-	}, nil
+	}
+	var zero Out
+	var buf [toolcall.TextLen]byte
+	if appendPlain(buf[:0], any(zero)) != nil {
+		return &plainFuncTool[In, Out]{t}, nil
+	}
+	return &t, nil
 }
 
 // MustFuncTool is [FuncTool] for tools defined at package level or in
@@ -179,7 +193,7 @@ func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (*mo
 // CallInto runs the tool as Call does, writing the result to *res, and a
 // result of a predeclared integer type or bool to room, where Call
 // allocates it (see [toolcall.Into]).
-func (t *funcTool[In, Out]) CallInto(ctx context.Context, args json.RawMessage, res *model.ToolResult, room *toolcall.Room) error {
+func (t *plainFuncTool[In, Out]) CallInto(ctx context.Context, args json.RawMessage, res *model.ToolResult, room *toolcall.Room) error {
 	out, bad, err := t.run(ctx, args)
 	switch {
 	case err != nil:
@@ -269,37 +283,25 @@ func resultOf(out any) (*model.ToolResult, error) {
 }
 
 // plainResult is the result of a function whose result is a value of a
-// predeclared integer type or bool, in one allocation: the result, its
-// text part, and its JSON twice, as Structured (which the result's holder
-// may modify) and as the text (which nothing modifies).
+// predeclared integer type or bool, in one allocation: the result and the
+// room holding its content (see plainInto).
 type plainResult struct {
-	res   model.ToolResult
-	parts [1]model.Part
-	raw   [plainLen]byte
-	text  [plainLen]byte
+	res  model.ToolResult
+	room toolcall.Room
 }
-
-// plainLen is the length of the longest JSON of a plain value:
-// "-9223372036854775808" and "18446744073709551615".
-const plainLen = 20
 
 // plainResultOf returns the result of out when it is a value of a
 // predeclared integer type or bool, which encoding/json writes as strconv
 // does and which have no methods: the text is the JSON. It returns nil for
 // any other value.
 func plainResultOf(out any) *model.ToolResult {
-	var buf [plainLen]byte
+	var buf [toolcall.TextLen]byte
 	raw := appendPlain(buf[:0], out)
-	if raw == nil || len(raw) > plainLen {
+	if raw == nil || len(raw) > toolcall.TextLen {
 		return nil
 	}
 	p := new(plainResult)
-	n := copy(p.raw[:], raw)
-	copy(p.text[:], raw)
-	// p.text is written only here: the string's bytes never change.
-	p.parts[0] = model.TextPart(unsafe.String(&p.text[0], n))
-	p.res.Structured = p.raw[:n:n]
-	p.res.Content = p.parts[:]
+	writePlain(raw, &p.res, &p.room)
 	return &p.res
 }
 
@@ -312,18 +314,24 @@ func plainInto(out any, res *model.ToolResult, room *toolcall.Room) bool {
 	if room == nil || room.Text[0] != 0 {
 		return false
 	}
-	var buf [plainLen]byte
+	var buf [toolcall.TextLen]byte
 	raw := appendPlain(buf[:0], out)
 	if raw == nil || len(raw) > toolcall.TextLen {
 		return false
 	}
+	writePlain(raw, res, room)
+	return true
+}
+
+// writePlain sets *res to the result whose JSON and text are raw, at most
+// toolcall.TextLen bytes, with its content in room, which must be zero.
+func writePlain(raw []byte, res *model.ToolResult, room *toolcall.Room) {
 	n := copy(room.Raw[:], raw)
 	copy(room.Text[:], raw)
 	// room.Text is written only here, once: the string's bytes never
 	// change.
 	room.Parts[0] = model.TextPart(unsafe.String(&room.Text[0], n))
 	*res = model.ToolResult{Content: room.Parts[:], Structured: room.Raw[:n:n]}
-	return true
 }
 
 // appendPlain appends to b the JSON of out when it is a value of a

@@ -113,9 +113,9 @@ func TestNumText(t *testing.T) {
 	}
 }
 
-// CallInto gives what Call gives, for every kind of result (a plain
-// value, in the caller's room or not, a string, a struct, a tool result),
-// for arguments that are not valid and for the function's error.
+// CallInto gives what Call gives, for every plain result (in the caller's
+// room or without one), for arguments that are not valid and for the
+// function's error.
 func TestCallIntoAsCall(t *testing.T) {
 	type args struct {
 		N int `json:"n"`
@@ -138,11 +138,15 @@ func TestCallIntoAsCall(t *testing.T) {
 		"fail":    MustFuncTool("fail", "A test tool.", func(context.Context, args) (int, error) { return 0, failed }),
 	}
 	for name, tool := range tools {
+		into, ok := tool.(toolcall.Into)
+		if !ok {
+			continue // its results never fit a room (TestFuncToolInto)
+		}
 		for _, raw := range []string{`{"n":3}`, `{"n":-2}`, `{"n":"x"}`, `{}`} {
 			want, wantErr := tool.Call(t.Context(), json.RawMessage(raw))
 			var got model.ToolResult
 			var room toolcall.Room
-			err := tool.(toolcall.Into).CallInto(t.Context(), json.RawMessage(raw), &got, &room)
+			err := into.CallInto(t.Context(), json.RawMessage(raw), &got, &room)
 			if !errors.Is(err, wantErr) || (err == nil) != (wantErr == nil) {
 				t.Fatalf("%s(%s): error %v, Call's %v", name, raw, err, wantErr)
 			}
@@ -155,6 +159,42 @@ func TestCallIntoAsCall(t *testing.T) {
 			if !reflect.DeepEqual(&got, want) {
 				t.Errorf("%s(%s): result %+v, Call's %+v", name, raw, got, *want)
 			}
+			// Without a room, as a caller that has none to spare calls it.
+			var bare model.ToolResult
+			if err := into.CallInto(t.Context(), json.RawMessage(raw), &bare, nil); !errors.Is(err, wantErr) || !reflect.DeepEqual(&bare, want) {
+				t.Errorf("%s(%s) without a room: result %+v, %v; Call's %+v, %v", name, raw, bare, err, *want, wantErr)
+			}
+		}
+	}
+}
+
+// A FuncTool writes its results into its caller's room (toolcall.Into)
+// when they fit one, those of a predeclared integer type or bool, and no
+// other does: its caller would keep a room it leaves unused.
+func TestFuncToolInto(t *testing.T) {
+	type args struct{}
+	into := func(tool Tool) bool { _, ok := tool.(toolcall.Into); return ok }
+	for name, tool := range map[string]Tool{
+		"int":   MustFuncTool("int", "A test tool.", func(context.Context, args) (int, error) { return 0, nil }),
+		"int64": MustFuncTool("int64", "A test tool.", func(context.Context, args) (int64, error) { return 0, nil }),
+		"uint8": MustFuncTool("uint8", "A test tool.", func(context.Context, args) (uint8, error) { return 0, nil }),
+		"bool":  MustFuncTool("bool", "A test tool.", func(context.Context, args) (bool, error) { return false, nil }),
+	} {
+		if !into(tool) {
+			t.Errorf("%s: not a toolcall.Into, want one", name)
+		}
+	}
+	for name, tool := range map[string]Tool{
+		"string": MustFuncTool("string", "A test tool.", func(context.Context, args) (string, error) { return "", nil }),
+		"named":  MustFuncTool("named", "A test tool.", func(context.Context, args) (namedInt, error) { return 0, nil }),
+		"struct": MustFuncTool("struct", "A test tool.", func(context.Context, args) (args, error) { return args{}, nil }),
+		"float":  MustFuncTool("float", "A test tool.", func(context.Context, args) (float64, error) { return 0, nil }),
+		"any":    MustFuncTool("any", "A test tool.", func(context.Context, args) (any, error) { return 1, nil }),
+		"parts":  MustFuncTool("parts", "A test tool.", func(context.Context, args) ([]model.Part, error) { return nil, nil }),
+		"result": MustFuncTool("result", "A test tool.", func(context.Context, args) (*model.ToolResult, error) { return nil, nil }),
+	} {
+		if into(tool) {
+			t.Errorf("%s: a toolcall.Into, want none (its results never fit a room)", name)
 		}
 	}
 }

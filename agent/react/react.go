@@ -762,8 +762,11 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 // newToolMessage returns the tool message of the call c, and the tool to
 // run, nil when the call is not run (rejected at approval) or names no
 // tool of the agent. A tool that writes its result into its caller's
-// storage (toolcall.Into) gets room for it in the message's allocation,
-// which newToolMessage returns too; otherwise room is nil.
+// storage (toolcall.Into), which only a tool whose results may fit a
+// room does, gets room for it in the message's allocation, which
+// newToolMessage returns too; otherwise room is nil, and the message has
+// none: a room the result cannot use would be kept, unused, as long as
+// the conversation.
 //
 // It is not inlined, so that its locals do not widen the frame of
 // toolMessage, on the task's fresh stack.

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -177,6 +178,65 @@ func TestFuncToolResultInToolMessage(t *testing.T) {
 	if res.Text() != "5" {
 		t.Fatalf("the text became %q once Structured was modified", res.Text())
 	}
+}
+
+// A call of an operator.FuncTool whose result cannot use a room (a
+// string, a struct, a tool result) gets a tool message without one: the
+// room would be kept, unused, as long as the conversation.
+func TestFuncToolMessageWithoutRoom(t *testing.T) {
+	type args struct {
+		N int `json:"n"`
+	}
+	tools := []operator.Tool{
+		operator.MustFuncTool("say", "Says ok.", func(context.Context, args) (string, error) { return "ok", nil }),
+		operator.MustFuncTool("echo", "Echoes.", func(_ context.Context, in args) (args, error) { return in, nil }),
+		operator.MustFuncTool("result", "A result.", func(context.Context, args) (*model.ToolResult, error) {
+			return &model.ToolResult{Content: []model.Part{model.TextPart("r")}}, nil
+		}),
+		operator.MustFuncTool("add", "Adds one.", func(_ context.Context, in args) (int, error) { return in.N + 1, nil }),
+	}
+	a := &agent{names: []string{"say", "echo", "result", "add"}, list: tools, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
+	for _, name := range a.names {
+		c := &call{Call: model.ToolCall{ID: "call_1", Name: name, Arguments: json.RawMessage(`{"n":2}`)}, ResultID: "m-0000000000000001"}
+		if _, _, room := a.newToolMessage(c); (room != nil) != (name == "add") {
+			t.Errorf("tool %s: room %v, want one for the integer result only", name, room != nil)
+		}
+	}
+	// The string result's message: the message, the result, its part and
+	// the string boxed for the result's making.
+	c := &call{Call: model.ToolCall{ID: "call_1", Name: "say", Arguments: json.RawMessage(`{"n":2}`)}, ResultID: "m-0000000000000001"}
+	var m *toolMessage
+	var err error
+	if n := testing.AllocsPerRun(100, func() { m, err = a.toolMessage(t.Context(), c) }); n != 4 {
+		t.Errorf("a string FuncTool call allocates %v times, want 4", n)
+	}
+	if err != nil || m.res.Text() != "ok" || m.res.CallID != "call_1" {
+		t.Fatalf("result %+v, %v; want ok for call_1", m.res, err)
+	}
+	// The bytes of one call: none for a room (Sizeof(toolcall.Room)).
+	size := unsafe.Sizeof(toolMessage{}) + unsafe.Sizeof(model.ToolResult{}) + unsafe.Sizeof(model.Part{})
+	room := unsafe.Sizeof(roomyMessage{}) - unsafe.Sizeof(toolMessage{})
+	got := allocBytes(func() { m, err = a.toolMessage(t.Context(), c) })
+	t.Logf("%d bytes; message, result, part: %d; room: %d", got, size, room)
+	if got >= size+room {
+		t.Errorf("a string FuncTool call allocates %d bytes, want less than %d (%d and a room of %d)", got, size+room, size, room)
+	}
+}
+
+// allocBytes returns the bytes f allocates, the least of a few runs (a
+// run that a background allocation adds to counts more).
+func allocBytes(f func()) uintptr {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f()
+	least := ^uint64(0)
+	var before, after runtime.MemStats
+	for range 5 {
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return uintptr(least)
 }
 
 // hexDigits writes every digit value in every position as fmt does.

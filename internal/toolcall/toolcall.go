@@ -32,11 +32,14 @@ type Room struct {
 }
 
 // Into is a tool whose result can be written into storage its caller owns.
+// Only a tool whose results may fit a [Room] implements it: a caller gives
+// room to the tools that do, and to no other, which would leave it unused.
 type Into interface {
 	// CallInto runs the tool as Call does and, where Call returns a
 	// result, writes the same result to *res, using room, which must be
 	// zero, for a small result's content (which then stays in room: the
-	// caller keeps room as long as res). The result's Content and
+	// caller keeps room as long as res); room may be nil, and the result
+	// is then allocated as Call's. The result's Content and
 	// Structured are then what Call's would be: the caller may clip them
 	// as it would Call's. An error is returned as Call returns it, and
 	// *res and room are then left as they were. CallInto is safe for
