@@ -376,7 +376,7 @@ type Compiled[S any] struct {
 	// its subgraphs' included; both 0 without a checkpointer. See
 	// checkIDRoom.
 	threadRoom, interruptRoom int
-	pool   sync.Pool         // *run[S]
+	pool                      sync.Pool // *run[S]
 	// deep is set once a node is marked deep (node.deep): a helper then
 	// makes room on its stack as soon as it joins a step (see helper).
 	deep atomic.Bool
