@@ -338,6 +338,7 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 		if !c.set.durability.valid() {
 			errs = append(errs, invalid("unknown durability mode %d: use graph.DurabilityStep, graph.DurabilityAsync or graph.DurabilityExit", int(c.set.durability)))
 		}
+		errs = append(errs, c.checkIDRoom()...)
 		c.dur = d
 	} else if len(c.set.before)+len(c.set.after) > 0 {
 		errs = append(errs, invalid("breakpoints need a checkpointer: add graph.WithCheckpointer"))
@@ -369,7 +370,13 @@ type Compiled[S any] struct {
 	set    settings
 	labels map[[2]int]string // Mermaid labels by (from, to); START is -1
 	dur    *durable[S]       // nil without a checkpointer
-	pool   sync.Pool         // *run[S]
+	// threadRoom is the most bytes the subgraph threads of a durable run
+	// of the graph (SubgraphThread, nested) add to its thread id, and
+	// interruptRoom the most bytes an interrupt id of the graph takes,
+	// its subgraphs' included; both 0 without a checkpointer. See
+	// checkIDRoom.
+	threadRoom, interruptRoom int
+	pool                      sync.Pool // *run[S]
 	// deep is set once a node is marked deep (node.deep): a helper then
 	// makes room on its stack as soon as it joins a step (see helper).
 	deep atomic.Bool

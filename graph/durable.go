@@ -226,7 +226,12 @@ func (r *run[S]) runDurable(ctx context.Context, input S) error {
 			}
 		}()
 	}
-	err := r.startDurable(ctx, input)
+	err := r.c.checkThreadRoom(d.thread)
+	if err != nil {
+		err = loadError(d.thread, err)
+	} else {
+		err = r.startDurable(ctx, input)
+	}
 	if err == nil {
 		r.base = r.step // the step limit counts this run's steps only
 		err = r.steps(ctx)

@@ -58,6 +58,10 @@ func newDurable[S any](saver checkpoint.Saver, ser checkpoint.Serializer) (*dura
 			errs = append(errs, invalid("state field %s.%s (%s) cannot be checkpointed: %v", t.Name(), f.Name, f.Type, err))
 			continue
 		}
+		if err := checkpoint.ValidateID("Compile", "the channel of state field "+t.Name()+"."+f.Name[:min(len(f.Name), 40)], f.Name); err != nil {
+			errs = append(errs, invalid("%v; rename the field", err))
+			continue
+		}
 		d.byKey[f.Name] = len(d.chans)
 		d.chans = append(d.chans, channel{name: f.Name, typ: f.Type, offset: f.Offset, slice: f.Type.Kind() == reflect.Slice})
 	}

@@ -94,7 +94,7 @@ type CheckpointError struct {
 // Error says what failed, then the Saver's error.
 func (e *CheckpointError) Error() string {
 	if e.msg == "" {
-		return fmt.Sprintf("graph: checkpointer %s of thread %q failed: %v", e.Op, e.Thread, e.Err)
+		return fmt.Sprintf("graph: checkpointer %s of thread %.64q failed: %v", e.Op, e.Thread, e.Err)
 	}
 	return e.msg + ": " + e.Err.Error()
 }
@@ -104,7 +104,7 @@ func (e *CheckpointError) Unwrap() error { return e.Err }
 
 // loadError is the error of a failed read of thread's checkpoints.
 func loadError(thread string, err error) error {
-	return &CheckpointError{Op: "load", Thread: thread, msg: fmt.Sprintf("graph: loading thread %q", thread), Err: err}
+	return &CheckpointError{Op: "load", Thread: thread, msg: fmt.Sprintf("graph: loading thread %.64q", thread), Err: err}
 }
 
 // StepLimitError is the error of a run that needed more super-steps than its

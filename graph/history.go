@@ -116,7 +116,7 @@ func (t Thread[S]) History(ctx context.Context, opts checkpoint.ListOptions) ite
 		}
 		for snap, err := range checkpoint.AllSnapshots(ctx, d.saver, t.id, opts) {
 			if err != nil {
-				yield(StateSnapshot[S]{}, &CheckpointError{Op: "load", Thread: t.id, msg: fmt.Sprintf("graph: reading the history of thread %q", t.id), Err: err})
+				yield(StateSnapshot[S]{}, &CheckpointError{Op: "load", Thread: t.id, msg: fmt.Sprintf("graph: reading the history of thread %.64q", t.id), Err: err})
 				return
 			}
 			s, err := d.stateOf(snap)

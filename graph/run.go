@@ -1275,7 +1275,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, hook
 	for {
 		snap, err := c.dur.saver.Get(ctx, thread, "")
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-			return zero, &CheckpointError{Op: "load", Thread: thread, msg: fmt.Sprintf("graph: loading the thread %q of subgraph %q", thread, it.node), Err: err}
+			return zero, &CheckpointError{Op: "load", Thread: thread, msg: fmt.Sprintf("graph: loading the thread %.64q of subgraph %q", thread, it.node), Err: err}
 		}
 		input, set := in, c.set
 		set.hooks = hooks

@@ -1384,14 +1384,15 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 	s.history(w, r, q, fields)
 }
 
-// checkCheckpointID answers 404 for a checkpoint id, given as field, that
-// no checkpointer stores (checkpoint.ValidateID: not UTF-8, a NUL
-// character, longer than checkpoint.MaxIDLen): it names no checkpoint, as
-// an id that could exist and does not, where the checkpointer would
-// refuse it as an invalid request (a 500). "" passes.
+// checkCheckpointID answers 422 for a checkpoint id, given as field, that
+// is malformed: one no checkpointer stores (checkpoint.ValidateID: not
+// UTF-8, a NUL character, longer than checkpoint.MaxIDLen), which the
+// checkpointer would refuse as an invalid request (a 500). A malformed
+// thread id is a 422 alike (canonUUID); only a well-formed checkpoint id
+// the thread lacks is a 404. "" passes.
 func checkCheckpointID(field, id string) error {
 	if checkpoint.ValidateID("", field, id) != nil {
-		return errorf(http.StatusNotFound, "%s: no checkpoint has the id %q (checkpoint ids are UTF-8 text without NUL characters, at most %d bytes); give one of the thread's (its history lists them)", field, clip(id), checkpoint.MaxIDLen)
+		return errorf(http.StatusUnprocessableEntity, "%s: %q is not a checkpoint id; checkpoint ids are UTF-8 text without NUL characters, at most %d bytes: give one of the thread's (its history lists them)", field, clip(id), checkpoint.MaxIDLen)
 	}
 	return nil
 }

@@ -10,9 +10,11 @@ import (
 )
 
 // TestCheckpointIDNoSaverStores: a checkpoint id that no checkpointer can
-// store (a NUL character, longer than checkpoint.MaxIDLen) names no
-// checkpoint: 404 naming the field and the rule, on every store, in every
-// request that takes one, where the checkpointer's refusal answered 500.
+// store (a NUL character, longer than checkpoint.MaxIDLen) is malformed:
+// 422 naming the field and the rule, on every store, in every request that
+// takes one, as for a malformed thread id, where the checkpointer's
+// refusal answered 500. A stateless run naming one is refused for being
+// stateless; a well-formed id the thread lacks is a 404.
 func TestCheckpointIDNoSaverStores(t *testing.T) {
 	for name, config := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
@@ -29,9 +31,17 @@ func TestCheckpointIDNoSaverStores(t *testing.T) {
 				{"POST", "/threads/" + tid + "/runs/wait", `{"assistant_id":"agent","checkpoint_id":"a\u0000b","command":{"resume":"yes"}}`, "checkpoint_id"},
 			} {
 				code, body := raw(t, tc.method, ts.URL+tc.path, tc.body, nil)
-				if code != 404 || !strings.Contains(body, `"`+tc.field+`: `) || !strings.Contains(body, "NUL") || !strings.Contains(body, strconv.Itoa(checkpoint.MaxIDLen)) {
-					t.Errorf("%s %.80s %.80s: %d %.300s; want 404 naming %s and the rule", tc.method, tc.path, tc.body, code, body, tc.field)
+				if code != 422 || !strings.Contains(body, `"`+tc.field+`: `) || !strings.Contains(body, "NUL") || !strings.Contains(body, strconv.Itoa(checkpoint.MaxIDLen)) {
+					t.Errorf("%s %.80s %.80s: %d %.300s; want 422 naming %s and the rule", tc.method, tc.path, tc.body, code, body, tc.field)
 				}
+			}
+			code, body := raw(t, "POST", ts.URL+"/runs/wait", `{"assistant_id":"agent","checkpoint_id":"a\u0000b","input":{}}`, nil)
+			if code != 422 || !strings.Contains(body, "stateless") {
+				t.Errorf("stateless run with a malformed checkpoint_id: %d %.300s; want 422 saying a stateless run has no checkpoints", code, body)
+			}
+			code, body = raw(t, "GET", ts.URL+"/threads/"+tid+"/state/"+checkpoint.NewID(), "", nil)
+			if code != 404 {
+				t.Errorf("GET the state at a well-formed checkpoint id the thread lacks: %d %.300s; want 404", code, body)
 			}
 		})
 	}

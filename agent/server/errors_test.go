@@ -28,7 +28,7 @@ func TestLongValuesAreNotEchoedWhole(t *testing.T) {
 		{"POST", "/threads/" + tid + "/runs/wait", `{"assistant_id":"` + long + `","input":{}}`, 404},
 		{"POST", "/threads/" + tid + "/state/checkpoint", `{"checkpoint":{"thread_id":"` + long + `","checkpoint_id":"x"}}`, 422},
 		{"POST", "/threads/" + tid + "/state/checkpoint", `{"checkpoint_id":"` + long + `"}`, 422},
-		{"GET", "/threads/" + tid + "/state/" + long, "", 404},
+		{"GET", "/threads/" + tid + "/state/" + long, "", 422},
 	} {
 		code, body := raw(t, c.method, ts.URL+c.path, c.body, nil)
 		if code != c.code || len(body) > 4096 || !utf8.ValidString(body) {

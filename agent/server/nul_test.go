@@ -87,10 +87,9 @@ func TestNULInInterruptValue(t *testing.T) {
 	}
 }
 
-// TestCheckpointIDWithNUL: a checkpoint id with a NUL character names no
-// checkpoint (404) in every path and body that takes one, on every
-// store; the PostgreSQL checkpointer answered that the thread was
-// corrupt (500).
+// TestCheckpointIDWithNUL: a checkpoint id with a NUL character is
+// malformed (422) in every path and body that takes one, on every store;
+// the PostgreSQL checkpointer answered that the thread was corrupt (500).
 func TestCheckpointIDWithNUL(t *testing.T) {
 	for name, config := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
@@ -103,8 +102,8 @@ func TestCheckpointIDWithNUL(t *testing.T) {
 				{"POST", "/threads/" + tid + "/history", `{"checkpoint":{"checkpoint_id":"a\u0000b"}}`},
 				{"GET", "/threads/" + tid + "/history?before=a%00b", ""},
 			} {
-				if code, body := raw(t, tc.method, ts.URL+tc.path, tc.body, nil); code != http.StatusNotFound {
-					t.Errorf("%s %s %s: %d %s; want 404", tc.method, tc.path, tc.body, code, body)
+				if code, body := raw(t, tc.method, ts.URL+tc.path, tc.body, nil); code != http.StatusUnprocessableEntity {
+					t.Errorf("%s %s %s: %d %s; want 422", tc.method, tc.path, tc.body, code, body)
 				}
 			}
 		})

@@ -2584,11 +2584,11 @@ func (s *Server) checkRunCheckpoint(r *http.Request, tid string, body *runCreate
 		return nil
 	}
 	const field = "checkpoint_id" // or checkpoint.checkpoint_id, or config's
-	if err := checkCheckpointID(field, cid); err != nil {
-		return err
-	}
 	if tid == "" {
 		return errorf(422, "%s: a stateless run starts on a new thread, which has no checkpoints; drop %s, or start the run on its thread (POST /threads/{thread_id}/runs)", field, field)
+	}
+	if err := checkCheckpointID(field, cid); err != nil {
+		return err
 	}
 	t, err := s.ownThread(r, tid)
 	if re := (*requestError)(nil); errors.As(err, &re) && re.status == http.StatusNotFound {

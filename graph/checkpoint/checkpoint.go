@@ -83,7 +83,9 @@ type Saver interface {
 	List(ctx context.Context, threadID string, opts ListOptions) ([]Checkpoint, error)
 
 	// DeleteThread deletes every checkpoint, blob and pending write of the
-	// thread. Deleting a thread that does not exist is not an error.
+	// thread. Deleting a thread that does not exist is not an error. It
+	// takes any thread ID, without ValidateID's rule, so that a thread an
+	// earlier release stored under a longer ID can still be deleted.
 	DeleteThread(ctx context.Context, threadID string) error
 }
 

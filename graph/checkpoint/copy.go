@@ -23,7 +23,7 @@ import (
 // so far (delete it with DeleteThread). A write to from during the copy
 // may or may not be copied.
 func CopyThread(ctx context.Context, s Saver, from, to string) (int, error) {
-	if err := ValidateCopy(from, to); err != nil {
+	if err := validateCopy(from, to); err != nil {
 		return 0, err
 	}
 	if c, ok := s.(Copier); ok {

@@ -103,8 +103,8 @@
 // [github.com/agentgraph/agentgraph/graph/checkpoint/checkpointtest] holds
 // the conformance suite every backend passes; run it against your own Saver.
 // A backend of your own can check requests with [ValidatePut],
-// [ValidateWrites], [ValidateRead], [ValidateList], [ValidateCopy],
-// [ValidateMetadata] and [ValidateRetention], word missing checkpoints with
+// [ValidateWrites], [ValidateID], [ValidateMetadata] and
+// [ValidateRetention], word missing checkpoints with
 // [NotFoundError] and report damaged data with [CorruptError], as the
 // backends here do.
 package checkpoint

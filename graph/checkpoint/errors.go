@@ -172,8 +172,12 @@ func quoteClipped(s string) string {
 // valid UTF-8 without NUL bytes, at most MaxIDLen bytes. The empty string
 // passes; whether it is allowed is the caller's check. The error wraps
 // ErrInvalid and names op, field and the limit. ValidatePut and
-// ValidateWrites check every ID of a write with it; backends check the IDs
-// a read names with ValidateRead.
+// ValidateWrites check every ID of a write with it; backends check with it
+// the IDs that Get, List (and ListOptions.Before), PutWrites,
+// PatchMetadata, CopyThread and Usage name, so that an ID no Put accepts
+// is refused with ErrInvalid by every Saver alike. DeleteThread and
+// Retention.ThreadID do not apply it: a thread stored by a release without
+// the limit can still be deleted.
 func ValidateID(op, field, value string) error {
 	if why := badID(value); why != "" {
 		return invalidID(op, field, value, why)
@@ -181,47 +185,29 @@ func ValidateID(op, field, value string) error {
 	return nil
 }
 
-// ValidateRead checks the thread ID and checkpoint ID (either may be
-// empty) that op, a read or a delete, names, with ValidateID: an ID no Put
-// accepts is refused with an error wrapping ErrInvalid, by every Saver
-// alike, rather than found missing by one backend and failing with a
-// database error in another.
-func ValidateRead(op, threadID, checkpointID string) error {
-	if why := badID(threadID); why != "" {
-		return invalidID(op, "the thread ID", threadID, why)
-	}
-	if why := badID(checkpointID); why != "" {
-		return invalidID(op, "the checkpoint ID", checkpointID, why)
-	}
-	return nil
-}
-
-// ValidateList checks the thread ID and options of a List or
-// ListSnapshots: the thread ID and opts.Before as ValidateRead checks
-// them, and opts.Metadata with ValidateMetadata.
-func ValidateList(threadID string, opts ListOptions) error {
-	if why := badID(threadID); why != "" {
-		return invalidID("List", "the thread ID", threadID, why)
-	}
-	if why := badID(opts.Before); why != "" {
-		return invalidID("List", "ListOptions.Before", opts.Before, why)
-	}
-	return ValidateMetadata("List", "ListOptions.Metadata", opts.Metadata)
-}
-
-// ValidateCopy checks the thread IDs of a CopyThread: two different,
+// validateCopy checks the thread IDs of a CopyThread: two different,
 // non-empty IDs that pass ValidateID.
-func ValidateCopy(from, to string) error {
+func validateCopy(from, to string) error {
 	if from == "" || to == "" || from == to {
 		return invalid("CopyThread: from %s and to %s must be two different thread ids", quoteClipped(from), quoteClipped(to))
 	}
-	if why := badID(from); why != "" {
-		return invalidID("CopyThread", "from", from, why)
+	if err := ValidateID("CopyThread", "from", from); err != nil {
+		return err
 	}
-	if why := badID(to); why != "" {
-		return invalidID("CopyThread", "to", to, why)
+	return ValidateID("CopyThread", "to", to)
+}
+
+// validateList checks the thread ID and options of a List or
+// ListSnapshots: the thread ID and opts.Before with ValidateID, and
+// opts.Metadata with ValidateMetadata.
+func validateList(threadID string, opts ListOptions) error {
+	if err := ValidateID("List", "the thread ID", threadID); err != nil {
+		return err
 	}
-	return nil
+	if err := ValidateID("List", "ListOptions.Before", opts.Before); err != nil {
+		return err
+	}
+	return ValidateMetadata("List", "ListOptions.Metadata", opts.Metadata)
 }
 
 // ValidateMetadata checks the keys and values of md, the field of op:
@@ -346,7 +332,10 @@ func ValidateWrites(threadID, checkpointID string, writes []Write) error {
 	if checkpointID == "" {
 		return invalid("PutWrites: the checkpoint ID is empty; name the checkpoint the step started from")
 	}
-	if err := ValidateRead("PutWrites", threadID, checkpointID); err != nil {
+	if err := ValidateID("PutWrites", "the thread ID", threadID); err != nil {
+		return err
+	}
+	if err := ValidateID("PutWrites", "the checkpoint ID", checkpointID); err != nil {
 		return err
 	}
 	return validateWrites("PutWrites", writes)

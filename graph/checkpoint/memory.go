@@ -259,7 +259,10 @@ func (m *Memory) PutWrites(ctx context.Context, threadID, checkpointID string, w
 
 // Get implements Saver.
 func (m *Memory) Get(ctx context.Context, threadID, checkpointID string) (*Snapshot, error) {
-	if err := ValidateRead("Get", threadID, checkpointID); err != nil {
+	if err := ValidateID("Get", "the thread ID", threadID); err != nil {
+		return nil, err
+	}
+	if err := ValidateID("Get", "the checkpoint ID", checkpointID); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -335,7 +338,7 @@ func (m *Memory) ListSnapshots(ctx context.Context, threadID string, opts ListOp
 // list calls f, under the lock, on every checkpoint List selects, newest
 // first.
 func (m *Memory) list(ctx context.Context, threadID string, opts ListOptions, f func(*memThread, *memCheckpoint) error) error {
-	if err := ValidateList(threadID, opts); err != nil {
+	if err := validateList(threadID, opts); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -379,9 +382,6 @@ func (m *Memory) list(ctx context.Context, threadID string, opts ListOptions, f 
 
 // DeleteThread implements Saver.
 func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
-	if err := ValidateRead("DeleteThread", threadID, ""); err != nil {
-		return err
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -407,7 +407,10 @@ func (m *Memory) stored(threadID, checkpointID string) (*memCheckpoint, error) {
 // PatchMetadata implements MetadataPatcher. The checkpoint gets a new
 // metadata map: copies of the thread (CopyThread) keep the old one.
 func (m *Memory) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
-	if err := ValidateRead("PatchMetadata", threadID, checkpointID); err != nil {
+	if err := ValidateID("PatchMetadata", "the thread ID", threadID); err != nil {
+		return err
+	}
+	if err := ValidateID("PatchMetadata", "the checkpoint ID", checkpointID); err != nil {
 		return err
 	}
 	if err := ValidateMetadata("PatchMetadata", "the metadata", md); err != nil {
@@ -435,7 +438,7 @@ func (m *Memory) CopyThread(ctx context.Context, from, to string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := ValidateCopy(from, to); err != nil {
+	if err := validateCopy(from, to); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()
@@ -538,7 +541,7 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 
 // Usage implements UsageReporter.
 func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
-	if err := ValidateRead("Usage", threadID, ""); err != nil {
+	if err := ValidateID("Usage", "the thread ID", threadID); err != nil {
 		return Usage{}, err
 	}
 	if err := ctx.Err(); err != nil {

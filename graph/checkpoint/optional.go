@@ -98,6 +98,9 @@ type Usage struct {
 }
 
 // ValidateRetention checks a Retention policy; the error wraps ErrInvalid.
+// r.ThreadID is not held to ValidateID's rule, as DeleteThread's is not: a
+// thread stored by a release without that rule can still be pruned, and an
+// ID no backend stores prunes nothing.
 func ValidateRetention(r Retention) error {
 	if r.KeepLatest < 0 {
 		return invalid("Prune: Retention.KeepLatest is %d; use 0 to keep every checkpoint or a positive count", r.KeepLatest)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -29,7 +30,8 @@ func longID(prefix string, n int) string {
 // name that is not valid UTF-8, holds a NUL byte or is longer is refused
 // with checkpoint.ErrInvalid naming the field, by writes and reads alike,
 // rather than accepted by one backend and refused by the database of
-// another.
+// another. DeleteThread and Prune take any thread ID and delete nothing
+// for one no Put accepts.
 func testIDs(t *testing.T, s checkpoint.Saver) {
 	ctx := context.Background()
 	full := func(ch string) checkpoint.Blob {
@@ -110,11 +112,24 @@ func testIDs(t *testing.T, s checkpoint.Saver) {
 			check(t, "List of a bad thread", err, "thread ID", b.says)
 			_, err = s.List(ctx, "t", checkpoint.ListOptions{Before: v})
 			check(t, "List before a bad checkpoint", err, "ListOptions.Before", b.says)
-			for _, err := range checkpoint.AllSnapshots(ctx, s, v, checkpoint.ListOptions{}) {
-				check(t, "AllSnapshots of a bad thread", err, "thread ID", b.says)
-				break
+			if sl, ok := s.(checkpoint.SnapshotLister); ok {
+				_, err = sl.ListSnapshots(ctx, v, checkpoint.ListOptions{})
+				check(t, "ListSnapshots of a bad thread", err, "thread ID", b.says)
+				_, err = sl.ListSnapshots(ctx, "t", checkpoint.ListOptions{Before: v})
+				check(t, "ListSnapshots before a bad checkpoint", err, "ListOptions.Before", b.says)
 			}
-			check(t, "DeleteThread of a bad thread", s.DeleteThread(ctx, v), "thread ID", b.says)
+			// DeleteThread and Prune take any thread ID, so that a thread
+			// stored by a release without the rule can be deleted: one no
+			// Put accepts names no thread, and nothing is deleted.
+			if err := s.DeleteThread(ctx, v); err != nil {
+				t.Errorf("DeleteThread of a thread no Put accepts: %v; want nil (nothing to delete)", err)
+			}
+			if p, ok := s.(checkpoint.Pruner); ok {
+				got, err := p.Prune(ctx, checkpoint.Retention{ThreadID: v, KeepLatest: 1, MaxIdle: time.Nanosecond})
+				if err != nil || got != (checkpoint.Pruned{}) {
+					t.Errorf("Prune of a thread no Put accepts = %+v, %v; want nothing pruned and nil", got, err)
+				}
+			}
 			if _, err := checkpoint.ThreadUsage(ctx, s, v); !errors.Is(err, errors.ErrUnsupported) {
 				check(t, "ThreadUsage of a bad thread", err, "thread ID", b.says)
 			}
@@ -139,6 +154,11 @@ func testIDs(t *testing.T, s checkpoint.Saver) {
 			}
 			if _, err := s.List(ctx, "t", checkpoint.ListOptions{Metadata: map[string]string{"k": v}}); !errors.Is(err, checkpoint.ErrInvalid) {
 				t.Errorf("List filtering on %q: got %v; want ErrInvalid", v, err)
+			}
+			if sl, ok := s.(checkpoint.SnapshotLister); ok {
+				if _, err := sl.ListSnapshots(ctx, "t", checkpoint.ListOptions{Metadata: map[string]string{"k": v}}); !errors.Is(err, checkpoint.ErrInvalid) {
+					t.Errorf("ListSnapshots filtering on %q: got %v; want ErrInvalid", v, err)
+				}
 			}
 			if err := checkpoint.PatchMetadata(ctx, s, "t", id, map[string]string{"k": v}); !errors.Is(err, checkpoint.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
 				t.Errorf("PatchMetadata with %q: got %v; want ErrInvalid", v, err)

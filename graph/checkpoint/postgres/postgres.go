@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -534,7 +535,10 @@ func decodeCheckpoint(threadID string, r *row, rawRefs, body, md []byte, created
 
 // Get implements checkpoint.Saver.
 func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
-	if err := checkpoint.ValidateRead("Get", threadID, checkpointID); err != nil {
+	if err := checkpoint.ValidateID("Get", "the thread ID", threadID); err != nil {
+		return nil, err
+	}
+	if err := checkpoint.ValidateID("Get", "the checkpoint ID", checkpointID); err != nil {
 		return nil, err
 	}
 	// One statement, which reads from one snapshot of the database: the
@@ -610,10 +614,10 @@ func (s *Saver) damaged(ctx context.Context, threadID, checkpointID string, byID
 }
 
 // listArgs checks the arguments of a List or ListSnapshots
-// (checkpoint.ValidateList) and returns the metadata filter (nil for none)
+// (validateList) and returns the metadata filter (nil for none)
 // and the limit (nil for none).
 func listArgs(threadID string, opts checkpoint.ListOptions) (filter []byte, limit *int, err error) {
-	if err := checkpoint.ValidateList(threadID, opts); err != nil {
+	if err := validateList(threadID, opts); err != nil {
 		return nil, nil, err
 	}
 	if len(opts.Metadata) > 0 {
@@ -782,9 +786,12 @@ func nullString(b []byte) *string {
 }
 
 // DeleteThread implements checkpoint.Saver.
+// A thread ID PostgreSQL cannot hold (a NUL byte, invalid UTF-8) names no
+// stored thread: there is nothing to delete. A longer thread ID than
+// checkpoint.MaxIDLen, stored by an earlier release, is deleted.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	if err := checkpoint.ValidateRead("DeleteThread", threadID, ""); err != nil {
-		return err
+	if unstorable(threadID) {
+		return nil
 	}
 	s.recent.forget(threadID)
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -800,7 +807,10 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 
 // PatchMetadata implements checkpoint.MetadataPatcher.
 func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
-	if err := checkpoint.ValidateRead("PatchMetadata", threadID, checkpointID); err != nil {
+	if err := checkpoint.ValidateID("PatchMetadata", "the thread ID", threadID); err != nil {
+		return err
+	}
+	if err := checkpoint.ValidateID("PatchMetadata", "the checkpoint ID", checkpointID); err != nil {
 		return err
 	}
 	if err := checkpoint.ValidateMetadata("PatchMetadata", "the metadata", md); err != nil {
@@ -826,7 +836,13 @@ func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string
 // so a Put to from waits for the copy (and the copy for a Put in
 // progress).
 func (s *Saver) CopyThread(ctx context.Context, from, to string) (int, error) {
-	if err := checkpoint.ValidateCopy(from, to); err != nil {
+	if from == "" || to == "" || from == to {
+		return 0, fmt.Errorf("%w: CopyThread: from and to must be two different, non-empty thread ids", checkpoint.ErrInvalid)
+	}
+	if err := checkpoint.ValidateID("CopyThread", "from", from); err != nil {
+		return 0, err
+	}
+	if err := checkpoint.ValidateID("CopyThread", "to", to); err != nil {
 		return 0, err
 	}
 	n, sch := 0, pgx.Identifier{s.schema}.Sanitize()
@@ -893,8 +909,13 @@ func (s *Saver) deleteThreadData(ctx context.Context, tx pgx.Tx, threads []strin
 // MaxIdle, agentgraph_threads (one short row per thread; its touched
 // column is not indexed, so that a Put's update of the row adds no index
 // entries), and with KeepLatest, the thread ids of
-// agentgraph_checkpoints. Call it periodically, not per run.
+// agentgraph_checkpoints. Call it periodically, not per run. A
+// Retention.ThreadID PostgreSQL cannot hold (a NUL byte, invalid UTF-8)
+// names no stored thread: nothing is pruned.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
+	if unstorable(r.ThreadID) {
+		return checkpoint.Pruned{}, checkpoint.ValidateRetention(r)
+	}
 	return prune.Run(r, s.log, prune.Steps{
 		Idle: func(before time.Time) (checkpoint.Pruned, error) {
 			var p checkpoint.Pruned
@@ -1008,7 +1029,7 @@ func (s *Saver) keepLatest(ctx context.Context, tx pgx.Tx, threadID string, keep
 
 // Usage implements checkpoint.UsageReporter.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
-	if err := checkpoint.ValidateRead("Usage", threadID, ""); err != nil {
+	if err := checkpoint.ValidateID("Usage", "the thread ID", threadID); err != nil {
 		return checkpoint.Usage{}, err
 	}
 	var u checkpoint.Usage
@@ -1017,4 +1038,24 @@ func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, e
 		return u, fmt.Errorf("postgres: usage: %w", err)
 	}
 	return u, nil
+}
+
+// validateList checks the thread ID and options of a List or
+// ListSnapshots: the thread ID and opts.Before with checkpoint.ValidateID,
+// and opts.Metadata with checkpoint.ValidateMetadata.
+func validateList(threadID string, opts checkpoint.ListOptions) error {
+	if err := checkpoint.ValidateID("List", "the thread ID", threadID); err != nil {
+		return err
+	}
+	if err := checkpoint.ValidateID("List", "ListOptions.Before", opts.Before); err != nil {
+		return err
+	}
+	return checkpoint.ValidateMetadata("List", "ListOptions.Metadata", opts.Metadata)
+}
+
+// unstorable reports whether PostgreSQL's text cannot hold s (it has a NUL
+// byte or is not valid UTF-8): no stored ID is s, and a query passing it
+// fails with a data exception instead of matching nothing.
+func unstorable(s string) bool {
+	return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s)
 }

@@ -310,7 +310,10 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 
 // PatchMetadata implements checkpoint.MetadataPatcher.
 func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
-	if err := checkpoint.ValidateRead("PatchMetadata", threadID, checkpointID); err != nil {
+	if err := checkpoint.ValidateID("PatchMetadata", "the thread ID", threadID); err != nil {
+		return err
+	}
+	if err := checkpoint.ValidateID("PatchMetadata", "the checkpoint ID", checkpointID); err != nil {
 		return err
 	}
 	if err := checkpoint.ValidateMetadata("PatchMetadata", "the metadata", md); err != nil {
@@ -422,7 +425,10 @@ func scanCheckpoint(threadID string, sc interface{ Scan(...any) error }) (row, e
 
 // Get implements checkpoint.Saver.
 func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
-	if err := checkpoint.ValidateRead("Get", threadID, checkpointID); err != nil {
+	if err := checkpoint.ValidateID("Get", "the thread ID", threadID); err != nil {
+		return nil, err
+	}
+	if err := checkpoint.ValidateID("Get", "the checkpoint ID", checkpointID); err != nil {
 		return nil, err
 	}
 	var snap *checkpoint.Snapshot
@@ -489,7 +495,7 @@ func (s *Saver) loadChains(ctx context.Context, tx *sql.Tx, threadID string, ref
 
 // List implements checkpoint.Saver.
 func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
-	if err := checkpoint.ValidateList(threadID, opts); err != nil {
+	if err := validateList(threadID, opts); err != nil {
 		return nil, err
 	}
 	var out []checkpoint.Checkpoint
@@ -559,7 +565,7 @@ func listRows(ctx context.Context, tx *sql.Tx, threadID string, opts checkpoint.
 // page's size: the Before checkpoint, the page's checkpoints, every blob of
 // their delta chains, and their pending writes.
 func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]*checkpoint.Snapshot, error) {
-	if err := checkpoint.ValidateList(threadID, opts); err != nil {
+	if err := validateList(threadID, opts); err != nil {
 		return nil, err
 	}
 	var out []*checkpoint.Snapshot
@@ -703,9 +709,6 @@ func loadPageWrites(ctx context.Context, tx *sql.Tx, threadID string, page []row
 
 // DeleteThread implements checkpoint.Saver.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	if err := checkpoint.ValidateRead("DeleteThread", threadID, ""); err != nil {
-		return err
-	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := deleteThreads(ctx, tx, `thread_id = ?`, threadID)
 		return err
@@ -715,7 +718,13 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 // CopyThread implements checkpoint.Copier: it copies the thread's rows as
 // they are stored, in one transaction.
 func (s *Saver) CopyThread(ctx context.Context, from, to string) (int, error) {
-	if err := checkpoint.ValidateCopy(from, to); err != nil {
+	if from == "" || to == "" || from == to {
+		return 0, fmt.Errorf("%w: CopyThread: from and to must be two different, non-empty thread ids", checkpoint.ErrInvalid)
+	}
+	if err := checkpoint.ValidateID("CopyThread", "from", from); err != nil {
+		return 0, err
+	}
+	if err := checkpoint.ValidateID("CopyThread", "to", to); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -915,7 +924,7 @@ func keepLatest(ctx context.Context, tx *sql.Tx, threadID string, keep int) (che
 
 // Usage implements checkpoint.UsageReporter.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
-	if err := checkpoint.ValidateRead("Usage", threadID, ""); err != nil {
+	if err := checkpoint.ValidateID("Usage", "the thread ID", threadID); err != nil {
 		return checkpoint.Usage{}, err
 	}
 	var u checkpoint.Usage
@@ -933,4 +942,17 @@ func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, e
 		return nil
 	})
 	return u, err
+}
+
+// validateList checks the thread ID and options of a List or
+// ListSnapshots: the thread ID and opts.Before with checkpoint.ValidateID,
+// and opts.Metadata with checkpoint.ValidateMetadata.
+func validateList(threadID string, opts checkpoint.ListOptions) error {
+	if err := checkpoint.ValidateID("List", "the thread ID", threadID); err != nil {
+		return err
+	}
+	if err := checkpoint.ValidateID("List", "ListOptions.Before", opts.Before); err != nil {
+		return err
+	}
+	return checkpoint.ValidateMetadata("List", "ListOptions.Metadata", opts.Metadata)
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
@@ -33,9 +32,12 @@ func Damaged(threadID, checkpointID, what string, err error) error {
 
 // The body of a checkpoint record is a JSON object with the fields of body,
 // each left out when empty. Every release so far wrote this shape, without a
-// format version: a release that changes it adds "v" with a version above 1,
-// which DecodeBody refuses by name rather than reading the body as one
-// without tasks.
+// format version. "v" marks a breaking change: a release that changes the
+// meaning of a field adds "v" with a version above 1, which DecodeBody
+// refuses by name rather than reading the body as one without tasks. A
+// compatible change (a new optional field) keeps the version: DecodeBody
+// ignores fields it does not know, so that an earlier release still reads
+// the body (after a rollback, say).
 type body struct {
 	Ran        []string    `json:"ran,omitempty"`
 	Next       []task      `json:"next,omitempty"`
@@ -59,8 +61,8 @@ type interrupt struct {
 // (without a "v" field) and the only one DecodeBody reads.
 const bodyVersion = 1
 
-// wireBody is what DecodeBody reads a body into, in one pass refusing
-// unknown fields; "v" is read to refuse a newer format by name.
+// wireBody is what DecodeBody reads a body into, in one pass; "v" is read
+// to refuse a newer format by name. Fields it does not have are ignored.
 type wireBody struct {
 	V          *int64          `json:"v"`
 	Ran        []string        `json:"ran"`
@@ -109,12 +111,12 @@ func EncodeBody(cp *checkpoint.Checkpoint) ([]byte, error) {
 }
 
 // DecodeBody fills the nodes that ran, the next tasks and the interrupts of
-// cp from data. It reads only what EncodeBody writes: data that is not a
-// JSON object, has a field EncodeBody does not write, a null list or node
+// cp from data. Data that is not a JSON object, has a null list or node
 // name, a task or interrupt without its ID or node, or a format version
-// other than 1 is reported as a *checkpoint.CorruptError of cp, as is data
+// ("v") other than 1 (a missing "v" is 1) is reported as a *checkpoint.CorruptError of cp, as is data
 // that does not decode. Reading such a body as best it could would turn a
-// paused thread into a finished one.
+// paused thread into a finished one. Fields EncodeBody does not write are
+// ignored: a later release may add optional ones.
 func DecodeBody(data []byte, cp *checkpoint.Checkpoint) error {
 	if err := decodeBody(data, cp); err != nil {
 		return Damaged(cp.ThreadID, cp.ID, "nodes, tasks and interrupts", err)
@@ -129,17 +131,9 @@ func decodeBody(data []byte, cp *checkpoint.Checkpoint) error {
 		return fmt.Errorf("the body is %s, not a JSON object", describe(trimmed))
 	}
 	var w wireBody
-	err := strictUnmarshal(data, &w)
-	if err != nil {
-		// A newer format has fields this release does not know: name
-		// the version rather than the first such field.
-		var v struct {
-			V *int64 `json:"v"`
-		}
-		if json.Unmarshal(data, &v) == nil && v.V != nil {
-			w.V = v.V
-		}
-	}
+	err := json.Unmarshal(data, &w)
+	// A newer format may not decode as this one: name the version rather
+	// than the first field that does not.
 	if w.V != nil && *w.V != bodyVersion {
 		return fmt.Errorf("the body has format version %d and this release reads version %d: it was written by a newer release of agentgraph, which can read it", *w.V, bodyVersion)
 	}
@@ -202,20 +196,6 @@ func checkNulls(data []byte) error {
 		if name == nil {
 			return fmt.Errorf("ran[%d] is null; a node name was expected", i)
 		}
-	}
-	return nil
-}
-
-// strictUnmarshal is json.Unmarshal refusing object fields that v does not
-// have.
-func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data follows the JSON value")
 	}
 	return nil
 }

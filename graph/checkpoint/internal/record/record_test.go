@@ -68,15 +68,14 @@ func TestDecodeBodyRefused(t *testing.T) {
 		{"null ran", `{"ran":null}`, "ran is null"},
 		{"null node name", `{"ran":["a",null]}`, "ran[1]"},
 		{"newer format", `{"v":2,"tasks":[{"id":"t1","node":"approve"}]}`, "format version 2"},
-		{"unknown field", `{"tasks":[{"id":"t1","node":"approve"}]}`, `"tasks"`},
-		{"unknown task field", `{"next":[{"id":"t1","node":"approve","retry":1}]}`, `"retry"`},
+		{"format version 0", `{"v":0,"next":[{"id":"t1","node":"approve"}]}`, "format version 0"},
 		{"task without id", `{"next":[{"node":"approve"}]}`, "next[0] has no id"},
 		{"task with null node", `{"next":[{"id":"t1","node":null}]}`, "next[0] has no node"},
 		{"null task", `{"next":[null]}`, "next[0] has no id and node"},
 		{"interrupt without node", `{"interrupts":[{"id":"i1"}]}`, "interrupts[0] has no node"},
 		{"wrong type", `{"next":[{"id":5,"node":"a"}]}`, "next"},
-		{"trailing data", `{} {}`, "follows"},
-		{"not JSON", `{"ran":`, "EOF"},
+		{"trailing data", `{} {}`, "after top-level value"},
+		{"not JSON", `{"ran":`, "unexpected end"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,6 +101,24 @@ func BenchmarkDecodeBody(b *testing.B) {
 		var cp checkpoint.Checkpoint
 		if err := DecodeBody(data, &cp); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestDecodeBodyIgnoresUnknownFields: a field this release does not know,
+// such as an optional one a later release adds without changing "v", is
+// ignored, so that a rollback still reads what the later release wrote.
+func TestDecodeBodyIgnoresUnknownFields(t *testing.T) {
+	for _, data := range []string{
+		`{"next":[{"id":"t1","node":"approve","retry":1}],"deadline":"2030-01-01"}`,
+		`{"v":1,"next":[{"id":"t1","node":"approve","retry":1}],"deadline":"2030-01-01"}`,
+	} {
+		cp := checkpoint.Checkpoint{ThreadID: "th", ID: "c1"}
+		if err := DecodeBody([]byte(data), &cp); err != nil {
+			t.Fatalf("DecodeBody(%s) = %v; want unknown fields ignored", data, err)
+		}
+		if len(cp.Next) != 1 || cp.Next[0].ID != "t1" || cp.Next[0].Node != "approve" {
+			t.Errorf("DecodeBody(%s) Next = %v; want the task t1 of approve", data, cp.Next)
 		}
 	}
 }
