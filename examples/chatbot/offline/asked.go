@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
 )
 
 // A question that asks a value of a kind (a year, a count, an amount of
@@ -498,7 +500,7 @@ var valueTerms = map[valueKind]string{
 
 // deepTopK is how many passages a deeper search for a count asks for:
 // the most search_knowledge returns.
-const deepTopK = 20
+const deepTopK = knowledge.MaxTopK
 
 // deeperQuery returns a second query for the knowledge base (the tool
 // named internal) when a question asks a count of a noun (askedNoun)
