@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
 )
 
 // A question that asks a value of a kind (a year, a count, an amount of
@@ -387,59 +389,85 @@ func answersAsked(q string, rs []result) bool {
 		return false
 	}
 	if k != valueNone && !answered(names) {
-		// "What do Pipelines and Forecast cost?": the price of one is
-		// an answer, which says what it found.
 		return false
 	}
 	// A thing that is no name of the documents' own (a competitor, a
-	// partner) is answered only by a sentence that names it and holds at
-	// least half of what is asked of it: "What uptime does Northwind
-	// guarantee?" is not answered by our own uptime with Northwind's
-	// prices elsewhere, nor a count of a partner's sites by a count of
-	// our sources that lists the partner.
+	// partner) is answered only where the results speak of it: by the
+	// passage about it, or, named only in passing, by the sentence that
+	// names it or one beside it, holding at least half of what is asked
+	// of it (see namedWith): "What uptime does Northwind guarantee?" is
+	// not answered by our own uptime with Northwind's prices elsewhere,
+	// nor a count of a partner's sites by a count of our sources that
+	// lists the partner. A value asked of several things is answered by
+	// that of one ("What do Pipelines and Forecast cost?": the answer
+	// says what it found); whether each is there ("do you support
+	// Snowflake and Redshift?") by every one.
 	var asked []string
+	found := false
 	for _, n := range names {
 		if k == valueNone && !answered([]string{n}) {
 			return false
 		}
-		if slices.ContainsFunc(strings.Fields(n), func(w string) bool { return slices.Contains(nameWords, w) }) {
-			continue
+		if !slices.ContainsFunc(strings.Fields(n), func(w string) bool { return slices.Contains(nameWords, w) }) {
+			if asked == nil {
+				words := contentWords(q)
+				// What is asked of it: its focus, but for the names and
+				// the verb that asks whether it is connected ("support"
+				// of "do you support Snowflake?", see relevanceWords).
+				rel := relevanceWords(q)
+				asked = slices.DeleteFunc(focusWords(q, words), func(w string) bool { return inNames(w, names) || !slices.Contains(rel, w) })
+				syn = expandWords(q, words, resultWords(rs))
+			}
+			counted := ""
+			if k == valueCount {
+				counted = askedNoun(q)
+			}
+			if len(asked) > 0 && !namedWith(rs, n, asked, counted, syn) {
+				if k == valueNone {
+					return false
+				}
+				continue
+			}
 		}
-		if asked == nil {
-			words := contentWords(q)
-			// What is asked of it: its focus, but for the names and the
-			// verb that asks whether it is connected ("support" of "do
-			// you support Snowflake?", see relevanceWords).
-			rel := relevanceWords(q)
-			asked = slices.DeleteFunc(focusWords(q, words), func(w string) bool { return inNames(w, names) || !slices.Contains(rel, w) })
-			syn = expandWords(q, words, resultWords(rs))
-		}
-		counted := ""
-		if k == valueCount {
-			counted = askedNoun(q)
-		}
-		if len(asked) > 0 && !namedWith(rs, n, asked, counted, syn) {
-			return false
+		if k == valueNone || answered([]string{n}) {
+			found = true
 		}
 	}
-	return true
+	return found || len(names) == 0
 }
 
-// namedWith reports whether a sentence of the results names the thing n
-// (see namesAny) and holds at least half of the words of asked, what the
-// question asks of it, as written or by a synonym (see coversFocus), and,
-// when the question asks a count of the noun counted, counts it (see
+// namedWith reports whether the results speak of the thing n with what
+// the question asks of it: a sentence names n (see namesAny) and, with
+// the sentences of its passage when the passage's heading names n (the
+// passage is about n) or else with the sentences beside it in its
+// passage (n named in passing: "Pipelines reads Salesforce accounts.
+// They sync every 15 minutes."), holds at least half of the words of
+// asked, as written or by a synonym (see coversFocus), and, when the
+// question asks a count of the noun counted, counts it (see
 // countsNoun): "more than 120 sources" that lists a partner counts no
 // warehouses of the partner's.
 func namedWith(rs []result, n string, asked []string, counted string, syn expanded) bool {
 	for _, r := range rs {
-		for _, s := range sentencesOf(r.text) {
-			if !namesAny(s, []string{n}, true) || counted != "" && !countsNoun(s.text, counted) {
+		ss := sentencesOf(r.text)
+		for i, s := range ss {
+			if !namesAny(s, []string{n}, true) {
+				continue
+			}
+			lo, hi := i, i+1
+			about := namesAny(sentence{heading: s.heading}, []string{n}, false)
+			for lo > 0 && ss[lo-1].where == s.where && (about || lo == i) {
+				lo--
+			}
+			for hi < len(ss) && ss[hi].where == s.where && (about || hi == i+1) {
+				hi++
+			}
+			near := ss[lo:hi]
+			if counted != "" && !slices.ContainsFunc(near, func(x sentence) bool { return countsNoun(x.text, counted) }) {
 				continue
 			}
 			held := 0
 			for _, w := range asked {
-				if coversFocus([]string{w}, syn, s.toks, s.heading) {
+				if slices.ContainsFunc(near, func(x sentence) bool { return coversFocus([]string{w}, syn, x.toks, x.heading) }) {
 					held++
 				}
 			}
@@ -472,7 +500,7 @@ var valueTerms = map[valueKind]string{
 
 // deepTopK is how many passages a deeper search for a count asks for:
 // the most search_knowledge returns.
-const deepTopK = 20
+const deepTopK = knowledge.MaxTopK
 
 // deeperQuery returns a second query for the knowledge base (the tool
 // named internal) when a question asks a count of a noun (askedNoun)

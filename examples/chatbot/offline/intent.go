@@ -629,6 +629,15 @@ func relevanceWords(q string) []string {
 			skip[toks[i]] = true
 		}
 	}
+	// "What does Team cost in USD?": a currency asks an amount of money,
+	// which a price gives ("$29"), whatever the passage calls it.
+	if valueAsked(q) == valueMoney {
+		for _, w := range toks {
+			if currencyCodes[w] || hasAny([]string{w}, "dollar", "dollars", "euro", "euros") {
+				skip[w] = true
+			}
+		}
+	}
 	// "Which countries host my data?", "where do you keep it?": a place
 	// asked is answered by one ("stays in the region chosen at sign-up"),
 	// whatever the passage calls it or the keeping.
@@ -1066,22 +1075,61 @@ func relevant(q string, rs []result) bool {
 // initialism names a thing, and one the results do not hold names a
 // thing they are not about, however well its other words match ("what
 // does the Acme CDP cost?" is not answered by the prices of the plans).
+//
+// A question typed mostly in capitals ("HOW MUCH DOES TEAM COST?") names
+// nothing by its capitals, nor does a word that is an ordinary word in
+// lower case ("NOT", see lexicon.Known), a chat wrapper ("ASAP", see
+// chatInitialisms) or a currency code ("USD", see currencyCodes), which
+// asks an amount of money, as "dollars" does, and is held by any price.
 func holdsInitialisms(q string, rs []result) bool {
+	if mostlyCapitals(q) {
+		return true
+	}
 	var missing []string
 	for _, f := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if len(f) >= 3 && lexicon.Initialism(f) {
-			missing = append(missing, strings.ToLower(f))
+		w := strings.ToLower(f)
+		if len(f) < 3 || !lexicon.Initialism(f) || stopwords[w] || lexicon.Known(w) || chatInitialisms[w] {
+			continue
 		}
+		if currencyCodes[w] {
+			w = "$"
+		}
+		missing = append(missing, w)
 	}
 	for _, r := range rs {
 		if len(missing) == 0 {
 			break
 		}
 		for _, s := range sentencesOf(r.text) {
-			missing = slices.DeleteFunc(missing, func(w string) bool { return matches(w, s.words) })
+			missing = slices.DeleteFunc(missing, func(w string) bool { return w == "$" && moneyRE.MatchString(s.text) || matches(w, s.words) })
 		}
 	}
 	return len(missing) == 0
+}
+
+// chatInitialisms are the initialisms chat wraps a question in ("Tell me
+// ASAP", "FYI, ..."): they name no thing the question is about.
+var chatInitialisms = map[string]bool{"asap": true, "fyi": true, "btw": true, "imo": true, "imho": true, "tbh": true,
+	"afaik": true, "iirc": true, "pls": true, "plz": true, "thx": true, "eta": true}
+
+// currencyCodes are the ISO 4217 codes of the currencies a question asks
+// a price in ("What does Team cost in USD?").
+var currencyCodes = map[string]bool{"usd": true, "eur": true, "gbp": true, "cad": true, "aud": true, "chf": true,
+	"jpy": true, "cny": true, "inr": true, "sek": true, "nok": true, "dkk": true, "nzd": true, "sgd": true}
+
+// mostlyCapitals reports whether most of the letters of q are capitals:
+// a question typed with caps lock on, whose capitals mark no names.
+func mostlyCapitals(q string) bool {
+	upper, letters := 0, 0
+	for _, r := range q {
+		if unicode.IsLetter(r) {
+			letters++
+			if unicode.IsUpper(r) {
+				upper++
+			}
+		}
+	}
+	return 2*upper > letters
 }
 
 // holdsFocus reports whether a sentence of the results holds the

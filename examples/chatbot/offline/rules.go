@@ -258,21 +258,30 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results, p.tools)}
 	}
 	if !last {
+		tried := map[string]bool{}
+		for _, r := range p.results {
+			tried[r.source] = true
+		}
+		searches := [][]string{{"search_knowledge", "rag_retriever", "knowledge", "rag"}, {"web_search", "web_searcher", "web"}}
+		untried := 0
+		for _, names := range searches {
+			if t := pick(p.tools, names...); t != "" && !tried[t] {
+				untried++
+			}
+		}
 		// A value asked of a named thing that no result gives: search
 		// the knowledge base for the thing and the kind of value first.
 		if internal := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag"); internal != "" && len(usable) > 0 {
 			if query, ok := narrowQuery(q, p.results, internal); ok {
 				return call("The results name no value of the kind asked of "+strings.Join(namedThings(q), ", ")+"; searching for it.", internal, map[string]any{"query": query})
 			}
-			if query, ok := deeperQuery(q, p.results, internal); ok {
+			// The deeper search only when the calls left after it (the
+			// last iteration answers) still try every untried search.
+			if query, ok := deeperQuery(q, p.results, internal); ok && p.max-p.iteration-1 >= untried {
 				return call("The results mention what the question counts but give no count of it; searching deeper.", internal, map[string]any{"query": query, "top_k": deepTopK})
 			}
 		}
-		tried := map[string]bool{}
-		for _, r := range p.results {
-			tried[r.source] = true
-		}
-		for _, names := range [][]string{{"search_knowledge", "rag_retriever", "knowledge", "rag"}, {"web_search", "web_searcher", "web"}} {
+		for _, names := range searches {
 			if t := pick(p.tools, names...); t != "" && !tried[t] {
 				why := "The results so far do not cover: " + strings.Join(missing, ", ") + "."
 				if len(usable) == 0 {
