@@ -432,7 +432,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		if last.Header.Get(hdrEnd) == "" || !j.accepted(last.Subject, last.Header, last.Data, writer) {
 			leaseC = lease.C
 		}
-		cur := resume.After(after)
+		cur := resume.After(key, after)
 		for {
 			select {
 			case <-ctx.Done():

@@ -422,7 +422,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		unsubscribe := func() {}
 		defer func() { unsubscribe() }()
 		pos := int64(-1)
-		cur := resume.After(after)
+		cur := resume.After(key, after)
 		backoff := time.Millisecond
 		for {
 			b, err := j.readBatch(ctx, key, pos)
