@@ -434,6 +434,14 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 				yield(event.Event{}, event.ErrUnknownKey)
 				return
 			}
+			// A key's positions follow each other: a batch that does not
+			// start right after the last one read found the events
+			// between trimmed (the key's last MaxEvents kept) meanwhile.
+			if pos >= 0 && len(b.data) > 0 && b.first != pos+1 {
+				if !cur.Dropped(uint64(b.seqs[0]), yield) {
+					return
+				}
+			}
 			for i, data := range b.data {
 				ev, err := j.cfg.Decoder.Decode(data)
 				if err != nil {
@@ -494,7 +502,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 // next events.
 type readRows struct {
 	found, ended, alive bool
-	pos                 int64    // of the last event
+	first, pos          int64    // of the first and the last event
 	seqs                []int64  // of the events, as stored
 	data                [][]byte // the events' JSON
 	more                bool     // whether the batch was full: more may follow
@@ -518,6 +526,9 @@ func (j *Journal) readBatch(ctx context.Context, key string, pos int64) (readRow
 		}
 		b.found = true
 		if p != nil {
+			if b.data == nil {
+				b.first = *p
+			}
 			b.pos = *p
 			b.seqs = append(b.seqs, *seq)
 			b.data = append(b.data, data)

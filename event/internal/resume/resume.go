@@ -176,6 +176,19 @@ func (c *Cursor) Undecodable(seq uint64, err error, yield func(event.Event, erro
 	}}, nil)
 }
 
+// Dropped tells the reader, with an error event with code "events_lost",
+// that the journal found events dropped by its retention in the middle of
+// a read, before the event numbered next: the notice carries the Seq
+// before next, or the position when larger. The position does not move.
+// It reports whether to go on.
+func (c *Cursor) Dropped(next uint64, yield func(event.Event, error) bool) bool {
+	upTo := c.prev
+	if next-1 > upTo && next != 0 {
+		upTo = next - 1
+	}
+	return yield(Lost(c.requestID, upTo), nil)
+}
+
 // Lost returns the error event telling a reader of request requestID that
 // the events up to Seq upTo are no longer kept. Its Time is now.
 func Lost(requestID string, upTo uint64) event.Event {
