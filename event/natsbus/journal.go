@@ -150,7 +150,15 @@ type Journal struct {
 
 	refused, undecodable, repeats atomic.Uint64
 	refusedLog, undecodableLog    ratelog.Limiter
+
+	numMu sync.Mutex
+	nums  map[string]uint64 // the number of the last event message of each key written, at most maxNumbered keys
 }
+
+// maxNumbered bounds the keys whose message numbers (hdrNum) a Journal
+// remembers. A key forgotten numbers its next message 1 again, which
+// readers take for a new count, not for a loss.
+const maxNumbered = 4096
 
 // Headers of journal messages.
 const (
@@ -159,6 +167,7 @@ const (
 	hdrBeat      = "Agentgraph-Beat" // a heartbeat's number, from 1
 	hdrSeq       = "Agentgraph-Seq"  // an event's Seq
 	hdrTime      = "Agentgraph-Time" // when the message was sent: Unix nanoseconds
+	hdrNum       = "Agentgraph-Num"  // an event message's number in its key, by its writer: 1, 2, 3...
 	hdrSignature = "Agentgraph-Signature"
 )
 
@@ -283,11 +292,33 @@ func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error 
 	if ev.Seq != 0 {
 		m.Header.Set(hdrSeq, strconv.FormatUint(ev.Seq, 10))
 	}
+	m.Header.Set(hdrNum, strconv.FormatUint(j.number(key), 10))
 	j.stampAndSign(m)
 	if err := j.nc.PublishMsg(m); err != nil {
 		return fmt.Errorf("natsbus: journal %s: %w", key, err)
 	}
 	return nil
+}
+
+// number returns the number of key's next event message: one more than
+// the last, from 1. Readers take a number more than one past the last
+// they read for messages the stream dropped before them.
+func (j *Journal) number(key string) uint64 {
+	j.numMu.Lock()
+	defer j.numMu.Unlock()
+	n, ok := j.nums[key]
+	if !ok && len(j.nums) >= maxNumbered {
+		for k := range j.nums { // any one: it starts at 1 again
+			delete(j.nums, k)
+			break
+		}
+	}
+	if j.nums == nil {
+		j.nums = make(map[string]uint64)
+	}
+	n++
+	j.nums[key] = n
+	return n
 }
 
 // End marks key's events complete: readers that reach the mark end. It
@@ -296,6 +327,9 @@ func (j *Journal) End(ctx context.Context, key string) error {
 	if err := event.CheckJournalKey(key); err != nil {
 		return err
 	}
+	j.numMu.Lock()
+	delete(j.nums, key)
+	j.numMu.Unlock()
 	m := &nats.Msg{Subject: j.subject(key), Header: nats.Header{hdrWriter: []string{j.id}, hdrEnd: []string{"1"}}}
 	j.stampAndSign(m)
 	if _, err := j.js.PublishMsg(ctx, m); err != nil {
@@ -433,6 +467,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			leaseC = lease.C
 		}
 		cur := resume.After(key, after)
+		var lastNum uint64 // the number (hdrNum) of the last event message read
 		for {
 			select {
 			case <-ctx.Done():
@@ -462,6 +497,20 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 				}
 				if m.Headers().Get(hdrEnd) != "" {
 					return
+				}
+				// The writer numbers its messages of the key 1, 2, 3...:
+				// a number more than one past the last read means the
+				// stream dropped the messages between (its per-subject
+				// limit or MaxAge) before this reader read them; a lower
+				// one, that the writer counts anew.
+				if n, err := strconv.ParseUint(m.Headers().Get(hdrNum), 10, 64); err == nil {
+					if lastNum != 0 && n > lastNum+1 {
+						seq, _ := strconv.ParseUint(m.Headers().Get(hdrSeq), 10, 64)
+						if !cur.Dropped(seq, yield) {
+							return
+						}
+					}
+					lastNum = n
 				}
 				ev, err := j.cfg.Decoder.Decode(m.Data())
 				if err != nil {
@@ -578,7 +627,7 @@ func (j *Journal) sign(m *nats.Msg) {
 const macVersion = "agentgraph-journal-mac-v2"
 
 // mac is the HMAC-SHA256 of a message: macVersion, then its subject, the
-// headers of writer, end, heartbeat number, Seq and time (empty when
+// headers of writer, end, heartbeat number, Seq, message number and time (empty when
 // absent) and its body, in this order, each prefixed by its length, so
 // that no two messages share the signed text.
 func (j *Journal) mac(subject string, h nats.Header, data []byte) []byte {
@@ -588,7 +637,7 @@ func (j *Journal) mac(subject string, h nats.Header, data []byte) []byte {
 		mac.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
 		mac.Write(b)
 	}
-	for _, s := range [...]string{macVersion, subject, h.Get(hdrWriter), h.Get(hdrEnd), h.Get(hdrBeat), h.Get(hdrSeq), h.Get(hdrTime)} {
+	for _, s := range [...]string{macVersion, subject, h.Get(hdrWriter), h.Get(hdrEnd), h.Get(hdrBeat), h.Get(hdrSeq), h.Get(hdrNum), h.Get(hdrTime)} {
 		put([]byte(s))
 	}
 	put(data)

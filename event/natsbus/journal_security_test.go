@@ -459,3 +459,36 @@ func TestSentWithinFuture(t *testing.T) {
 		t.Error("sentWithin(an hour too old) = true, want false")
 	}
 }
+
+// TestJournalTellsOfDroppedMessages: messages of a key the stream dropped
+// ahead of a reader, after its first event, are told to it with an
+// events_lost notice; the gap was taken for an Emitter's coalescing.
+func TestJournalTellsOfDroppedMessages(t *testing.T) {
+	url := natsURL(t)
+	cfg := JournalConfig{URL: url, Stream: "journaltest-" + randomID(), Lease: time.Hour, MaxAge: time.Minute}
+	j := openJournal(t, cfg)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	for s := uint64(1); s <= 3; s++ {
+		if err := j.Append(ctx, "k", progress(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.End(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := j.js.Stream(ctx, cfg.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := stream.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(j.subject("k")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.DeleteMsg(ctx, first.Sequence+1); err != nil { // event 2
+		t.Fatal(err)
+	}
+	if got, want := readNotices(ctx, j, "k"), []string{"1", "lost 2", "3"}; !cmp.Equal(got, want) {
+		t.Errorf("read %v, want %v", got, want)
+	}
+}

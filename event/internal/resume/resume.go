@@ -178,12 +178,16 @@ func (c *Cursor) Undecodable(seq uint64, err error, yield func(event.Event, erro
 
 // Dropped tells the reader, with an error event with code "events_lost",
 // that the journal found events dropped by its retention in the middle of
-// a read, before the event numbered next: the notice carries the Seq
-// before next, or the position when larger. The position does not move.
-// It reports whether to go on.
+// a read, before the event numbered next (0 when not known), unless the
+// reader has every event before next: the notice carries the Seq before
+// next, or the position when next is not known. The position does not
+// move. It reports whether to go on.
 func (c *Cursor) Dropped(next uint64, yield func(event.Event, error) bool) bool {
 	upTo := c.prev
-	if next-1 > upTo && next != 0 {
+	if next != 0 {
+		if next-1 <= c.prev {
+			return true
+		}
 		upTo = next - 1
 	}
 	return yield(Lost(c.requestID, upTo), nil)

@@ -187,3 +187,22 @@ func TestUndecodableFar(t *testing.T) {
 		t.Errorf("event 2 after an undecodable one numbered %d was skipped; yielded %v", uint64(math.MaxUint64), seqs)
 	}
 }
+
+// TestDropped tells of events dropped in the middle of a read unless the
+// reader has them, without moving the position.
+func TestDropped(t *testing.T) {
+	var got []string
+	yield := func(ev event.Event, _ error) bool {
+		got = append(got, strconv.FormatUint(ev.Seq, 10))
+		return true
+	}
+	cur := resume.After("r", 3)
+	cur.Dropped(3, yield) // the reader has 1 and 2
+	cur.Pass(event.Event{RequestID: "r", Seq: 4}, yield)
+	cur.Dropped(7, yield)
+	cur.Dropped(0, yield)
+	cur.Pass(event.Event{RequestID: "r", Seq: 5}, yield)
+	if want := []string{"4", "6", "4", "5"}; !cmp.Equal(got, want) {
+		t.Errorf("yielded %v, want %v", got, want)
+	}
+}
