@@ -372,7 +372,9 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // messages are all refused is unknown. A message of the writer that is
 // not an event is told to the reader by an events_lost error event; an
 // event with a Seq at most that of one yielded before (a copy, or out of
-// order) is skipped.
+// order) is skipped. The writer numbers its event messages of a key (a
+// signed header): a reader that finds numbers missing, dropped by the
+// stream ahead of it, is told by an events_lost error event.
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		if err := event.CheckJournalKey(key); err != nil {

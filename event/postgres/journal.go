@@ -411,7 +411,9 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // waits), and reads again at least every third of the lease to see
 // whether the writer is still alive.
 // A stored row that does not decode is told to the reader by an
-// error event with code "events_lost" and the row's Seq.
+// error event with code "events_lost" and the row's Seq; so are events
+// trimmed to MaxEvents while the reader read the key (its positions no
+// longer follow each other).
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		if err := event.CheckJournalKey(key); err != nil {
