@@ -38,7 +38,11 @@ var (
 // (copies, events out of order). A stored event that does not decode is
 // told by an events_lost event. A gap in the Seqs after the first event
 // read is no loss: an [Emitter] numbers a progress event that replaces
-// queued ones after the events between (see [Event.Coalesced]).
+// queued ones after the events between (see [Event.Coalesced]); events
+// the journal drops in the middle of a read (a slow reader) are told by
+// an events_lost event, which the implementation detects from its storage.
+// An event numbered far past the largest Seq given (more than 1<<20) is
+// told and shown, and does not hide the events after it.
 //
 // Implementations are safe for concurrent use.
 type Journal interface {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -303,5 +304,59 @@ func TestFoldedLostReplyOtherEnd(t *testing.T) {
 				t.Fatalf("finishFolded: folded %v, %+v, %v; want folded, ours %v, error %v", folded, ended, err, tc.ours, tc.wantErr)
 			}
 		})
+	}
+}
+
+// endingStore is a LockingRecorder on a MemoryStore whose
+// FinishRunLocked records the end and succeeds.
+type endingStore struct{ lostReplyStore }
+
+func (e *endingStore) FinishRunLocked(_ context.Context, end RunEnd) (int, Event, error) {
+	e.commit(end)
+	return 0, Event{}, nil
+}
+
+// TestFoldedEndOfDetachedRun: the record of a folded end (what the run's
+// webhook sends) has the run's request as stored: without attached when
+// the server's Close detached the run while it ran.
+func TestFoldedEndOfDetachedRun(t *testing.T) {
+	ctx := t.Context()
+	ms := NewMemoryStore()
+	at := time.Now().UTC().Add(-time.Minute)
+	if err := ms.CreateThread(ctx, &Thread{ID: "t1", CreatedAt: at, UpdatedAt: at, Status: ThreadBusy, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	run := &Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: RunRunning,
+		Worker: "w1", Attempt: 1, LeaseUntil: at.Add(time.Hour), Metadata: map[string]any{},
+		Kwargs: json.RawMessage(`{"assistant_id":"a","attached":true}`), MultitaskStrategy: "enqueue"}
+	if err := ms.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	st := &endingStore{lostReplyStore{MemoryStore: ms, commit: func(e RunEnd) {
+		if _, err := ms.UpdateRun(ctx, "r1", func(r *Run) error {
+			r.Status, r.Error, r.UpdatedAt, r.Worker = e.Status, e.Error, e.At, ""
+			return nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}}}
+	s, err := New(Config{Store: st, Worker: "w1", SweepInterval: time.Hour, Heartbeat: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	s.shut.Store(true) // as Close does before it detaches
+	s.detach(run)
+	stored, err := ms.Run(ctx, "r1")
+	if err != nil || strings.Contains(string(stored.Kwargs), "attached") {
+		t.Fatalf("the run's request after detach: %+v, %v; want no attached", stored, err)
+	}
+	folded, ended, _, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
+		now().Truncate(time.Microsecond), nil)
+	if !folded || err != nil || ended == nil {
+		t.Fatalf("finishFolded: folded %v, %+v, %v; want folded", folded, ended, err)
+	}
+	if string(ended.Kwargs) != string(stored.Kwargs) {
+		t.Errorf("the ended record's kwargs %s; want the stored %s", ended.Kwargs, stored.Kwargs)
 	}
 }

@@ -2143,6 +2143,13 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	ended = new(Run)
 	*ended = *run
 	ended.endAt(status, msg, at)
+	// Its request as stored: detach, once the server closes, may have
+	// removed attached from it while the run ran (see finishWith).
+	if s.shut.Load() {
+		if kw, ok := withoutAttached(ended.Kwargs); ok && s.detached(run.ID) {
+			ended.Kwargs = kw
+		}
+	}
 	if f.State {
 		values = f.Values
 	}
@@ -2651,19 +2658,9 @@ func (s *Server) removeWhenEnded(run *Run, cancel bool) {
 func (s *Server) detach(run *Run) {
 	bg := s.bg
 	_, err := s.store.UpdateRun(bg, run.ID, func(r *Run) error {
-		var kw map[string]json.RawMessage
-		if err := json.Unmarshal(r.Kwargs, &kw); err != nil {
-			return err
+		if b, ok := withoutAttached(r.Kwargs); ok {
+			r.Kwargs = b
 		}
-		if _, ok := kw["attached"]; !ok {
-			return nil
-		}
-		delete(kw, "attached")
-		b, err := json.Marshal(kw)
-		if err != nil {
-			return err
-		}
-		r.Kwargs = b
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) {
@@ -2679,6 +2676,25 @@ func (s *Server) detach(run *Run) {
 			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
 		}
 	}
+}
+
+// withoutAttached returns a run's stored request kwargs without its
+// attached field, and whether it had one (false too when kwargs is not a
+// JSON object).
+func withoutAttached(kwargs json.RawMessage) (json.RawMessage, bool) {
+	var kw map[string]json.RawMessage
+	if json.Unmarshal(kwargs, &kw) != nil {
+		return kwargs, false
+	}
+	if _, ok := kw["attached"]; !ok {
+		return kwargs, false
+	}
+	delete(kw, "attached")
+	b, err := json.Marshal(kw)
+	if err != nil {
+		return kwargs, false
+	}
+	return b, true
 }
 
 // detached reports whether the stored request of run runID, created

@@ -150,7 +150,15 @@ type Journal struct {
 
 	refused, undecodable, repeats atomic.Uint64
 	refusedLog, undecodableLog    ratelog.Limiter
+
+	numMu sync.Mutex
+	nums  map[string]uint64 // the number of the last event message of each key written, at most maxNumbered keys
 }
+
+// maxNumbered bounds the keys whose message numbers (hdrNum) a Journal
+// remembers. A key forgotten numbers its next message 1 again, which
+// readers take for a new count, not for a loss.
+const maxNumbered = 4096
 
 // Headers of journal messages.
 const (
@@ -159,6 +167,7 @@ const (
 	hdrBeat      = "Agentgraph-Beat" // a heartbeat's number, from 1
 	hdrSeq       = "Agentgraph-Seq"  // an event's Seq
 	hdrTime      = "Agentgraph-Time" // when the message was sent: Unix nanoseconds
+	hdrNum       = "Agentgraph-Num"  // an event message's number in its key, by its writer: 1, 2, 3...
 	hdrSignature = "Agentgraph-Signature"
 )
 
@@ -283,11 +292,33 @@ func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error 
 	if ev.Seq != 0 {
 		m.Header.Set(hdrSeq, strconv.FormatUint(ev.Seq, 10))
 	}
+	m.Header.Set(hdrNum, strconv.FormatUint(j.number(key), 10))
 	j.stampAndSign(m)
 	if err := j.nc.PublishMsg(m); err != nil {
 		return fmt.Errorf("natsbus: journal %s: %w", key, err)
 	}
 	return nil
+}
+
+// number returns the number of key's next event message: one more than
+// the last, from 1. Readers take a number more than one past the last
+// they read for messages the stream dropped before them.
+func (j *Journal) number(key string) uint64 {
+	j.numMu.Lock()
+	defer j.numMu.Unlock()
+	n, ok := j.nums[key]
+	if !ok && len(j.nums) >= maxNumbered {
+		for k := range j.nums { // any one: it starts at 1 again
+			delete(j.nums, k)
+			break
+		}
+	}
+	if j.nums == nil {
+		j.nums = make(map[string]uint64)
+	}
+	n++
+	j.nums[key] = n
+	return n
 }
 
 // End marks key's events complete: readers that reach the mark end. It
@@ -296,6 +327,9 @@ func (j *Journal) End(ctx context.Context, key string) error {
 	if err := event.CheckJournalKey(key); err != nil {
 		return err
 	}
+	j.numMu.Lock()
+	delete(j.nums, key)
+	j.numMu.Unlock()
 	m := &nats.Msg{Subject: j.subject(key), Header: nats.Header{hdrWriter: []string{j.id}, hdrEnd: []string{"1"}}}
 	j.stampAndSign(m)
 	if _, err := j.js.PublishMsg(ctx, m); err != nil {
@@ -338,7 +372,9 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // messages are all refused is unknown. A message of the writer that is
 // not an event is told to the reader by an events_lost error event; an
 // event with a Seq at most that of one yielded before (a copy, or out of
-// order) is skipped.
+// order) is skipped. The writer numbers its event messages of a key (a
+// signed header): a reader that finds numbers missing, dropped by the
+// stream ahead of it, is told by an events_lost error event.
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		if err := event.CheckJournalKey(key); err != nil {
@@ -360,7 +396,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			yield(event.Event{}, fmt.Errorf("natsbus: journal %s: %w", key, err))
 			return
 		}
-		writer, err := j.keyWriter(ctx, stream, key, subject)
+		writer, first, err := j.keyWriter(ctx, stream, key, subject)
 		if errors.Is(err, ErrUnknownKey) {
 			yield(event.Event{}, err)
 			return
@@ -432,7 +468,8 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		if last.Header.Get(hdrEnd) == "" || !j.accepted(last.Subject, last.Header, last.Data, writer) {
 			leaseC = lease.C
 		}
-		cur := resume.After(after)
+		cur := resume.After(key, after)
+		var lastNum uint64 // the number (hdrNum) of the last event message read
 		for {
 			select {
 			case <-ctx.Done():
@@ -450,12 +487,32 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 				yield(event.Event{}, ErrWriterLost)
 				return
 			case m := <-msgs:
+				// Messages before the writer's first, which keyWriter
+				// passed over (stale copies among them), are refused too.
+				if md, err := m.Metadata(); err == nil && md.Sequence.Stream < first {
+					j.refuse(key, m.Subject(), "message before the first of the key's writer, or sent longer than MaxAge ago")
+					continue
+				}
 				if !j.accepted(m.Subject(), m.Headers(), m.Data(), writer) {
 					j.refuse(key, m.Subject(), "message not from the key's writer, or not signed")
 					continue
 				}
 				if m.Headers().Get(hdrEnd) != "" {
 					return
+				}
+				// The writer numbers its messages of the key 1, 2, 3...:
+				// a number more than one past the last read means the
+				// stream dropped the messages between (its per-subject
+				// limit or MaxAge) before this reader read them; a lower
+				// one, that the writer counts anew.
+				if n, err := strconv.ParseUint(m.Headers().Get(hdrNum), 10, 64); err == nil {
+					if lastNum != 0 && n > lastNum+1 {
+						seq, _ := strconv.ParseUint(m.Headers().Get(hdrSeq), 10, 64)
+						if !cur.Dropped(seq, yield) {
+							return
+						}
+					}
+					lastNum = n
 				}
 				ev, err := j.cfg.Decoder.Decode(m.Data())
 				if err != nil {
@@ -495,9 +552,11 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 // skew), so that a copy of an expired key's first message republished
 // does not make its writer the key's. It fails with ErrUnknownKey when
 // the key holds fewer than writerScan messages and none is a writer's.
-// The messages it passes over are counted as refused by the consume loop
-// of Read, which sees them too; those of a key it fails for, here.
-func (j *Journal) keyWriter(ctx context.Context, stream jetstream.Stream, key, subject string) (string, error) {
+// It returns the stream sequence of that first message too. The messages
+// it passes over are counted as refused by the consume loop of Read,
+// which refuses every message before that sequence; those of a key it
+// fails for, here.
+func (j *Journal) keyWriter(ctx context.Context, stream jetstream.Stream, key, subject string) (writer string, first uint64, err error) {
 	seq := uint64(1)
 	var passed []string // the subjects of the messages passed over
 	defer func() {
@@ -508,21 +567,21 @@ func (j *Journal) keyWriter(ctx context.Context, stream jetstream.Stream, key, s
 	for range writerScan {
 		m, err := stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return "", ErrUnknownKey
+			return "", 0, ErrUnknownKey
 		}
 		if err != nil {
 			passed = nil
-			return "", fmt.Errorf("looking up the key's writer: %w", err)
+			return "", 0, fmt.Errorf("looking up the key's writer: %w", err)
 		}
 		if w := m.Header.Get(hdrWriter); w != "" && j.accepted(m.Subject, m.Header, m.Data, w) &&
 			(j.cfg.SigningKey == nil || sentWithin(m.Header, j.cfg.MaxAge)) {
 			passed = nil // the consume loop counts them
-			return w, nil
+			return w, m.Sequence, nil
 		}
 		passed = append(passed, m.Subject)
 		seq = m.Sequence + 1
 	}
-	return "", fmt.Errorf("none of the key's first %d messages is from a journal writer (with its writer header, signed with the JournalConfig.SigningKey if any): others publish on the journal's subjects; restrict them with NATS permissions or set JournalConfig.SigningKey", writerScan)
+	return "", 0, fmt.Errorf("none of the key's first %d messages is from a journal writer (with its writer header, signed with the JournalConfig.SigningKey if any): others publish on the journal's subjects; restrict them with NATS permissions or set JournalConfig.SigningKey", writerScan)
 }
 
 // accepted reports whether the message on subject with headers h and
@@ -547,10 +606,15 @@ func (j *Journal) stampAndSign(m *nats.Msg) {
 }
 
 // sentWithin reports whether the message with headers h was sent at most
-// d plus JournalClockSkew ago, by its time header.
+// d plus JournalClockSkew ago, by its time header, and at most
+// JournalClockSkew in the future.
 func sentWithin(h nats.Header, d time.Duration) bool {
 	ns, err := strconv.ParseInt(h.Get(hdrTime), 10, 64)
-	return err == nil && time.Since(time.Unix(0, ns)) <= d+JournalClockSkew
+	if err != nil {
+		return false
+	}
+	age := time.Since(time.Unix(0, ns))
+	return age <= d+JournalClockSkew && age >= -JournalClockSkew
 }
 
 // sign adds its signature to m, when the journal has a SigningKey.
@@ -560,27 +624,25 @@ func (j *Journal) sign(m *nats.Msg) {
 	}
 }
 
-// mac is the HMAC-SHA256 of a message: its subject, the headers of
-// writer, end and heartbeat number, each prefixed by its length, then the
-// Seq and time headers present, each prefixed by its name and length, and
-// its body.
+// macVersion opens the signed text of every message, so that a change of
+// its fields makes older signatures fail.
+const macVersion = "agentgraph-journal-mac-v2"
+
+// mac is the HMAC-SHA256 of a message: macVersion, then its subject, the
+// headers of writer, end, heartbeat number, Seq, message number and time (empty when
+// absent) and its body, in this order, each prefixed by its length, so
+// that no two messages share the signed text.
 func (j *Journal) mac(subject string, h nats.Header, data []byte) []byte {
 	mac := hmac.New(sha256.New, j.cfg.SigningKey)
 	var n [binary.MaxVarintLen64]byte
-	put := func(s string) {
-		mac.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-		mac.Write([]byte(s))
+	put := func(b []byte) {
+		mac.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
+		mac.Write(b)
 	}
-	for _, s := range [...]string{subject, h.Get(hdrWriter), h.Get(hdrEnd), h.Get(hdrBeat)} {
-		put(s)
+	for _, s := range [...]string{macVersion, subject, h.Get(hdrWriter), h.Get(hdrEnd), h.Get(hdrBeat), h.Get(hdrSeq), h.Get(hdrNum), h.Get(hdrTime)} {
+		put([]byte(s))
 	}
-	for _, k := range [...]string{hdrSeq, hdrTime} {
-		if v := h.Values(k); len(v) > 0 {
-			put(k)
-			put(v[0])
-		}
-	}
-	mac.Write(data)
+	put(data)
 	return mac.Sum(nil)
 }
 

@@ -411,7 +411,9 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // waits), and reads again at least every third of the lease to see
 // whether the writer is still alive.
 // A stored row that does not decode is told to the reader by an
-// error event with code "events_lost" and the row's Seq.
+// error event with code "events_lost" and the row's Seq; so are events
+// trimmed to MaxEvents while the reader read the key (its positions no
+// longer follow each other).
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		if err := event.CheckJournalKey(key); err != nil {
@@ -422,7 +424,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		unsubscribe := func() {}
 		defer func() { unsubscribe() }()
 		pos := int64(-1)
-		cur := resume.After(after)
+		cur := resume.After(key, after)
 		backoff := time.Millisecond
 		for {
 			b, err := j.readBatch(ctx, key, pos)
@@ -433,6 +435,14 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			if !b.found {
 				yield(event.Event{}, event.ErrUnknownKey)
 				return
+			}
+			// A key's positions follow each other: a batch that does not
+			// start right after the last one read found the events
+			// between trimmed (the key's last MaxEvents kept) meanwhile.
+			if pos >= 0 && len(b.data) > 0 && b.first != pos+1 {
+				if !cur.Dropped(uint64(b.seqs[0]), yield) {
+					return
+				}
 			}
 			for i, data := range b.data {
 				ev, err := j.cfg.Decoder.Decode(data)
@@ -494,7 +504,7 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 // next events.
 type readRows struct {
 	found, ended, alive bool
-	pos                 int64    // of the last event
+	first, pos          int64    // of the first and the last event
 	seqs                []int64  // of the events, as stored
 	data                [][]byte // the events' JSON
 	more                bool     // whether the batch was full: more may follow
@@ -518,6 +528,9 @@ func (j *Journal) readBatch(ctx context.Context, key string, pos int64) (readRow
 		}
 		b.found = true
 		if p != nil {
+			if b.data == nil {
+				b.first = *p
+			}
 			b.pos = *p
 			b.seqs = append(b.seqs, *seq)
 			b.data = append(b.data, data)

@@ -32,7 +32,7 @@ func readCoalesced(after uint64, coalesced map[uint64]int, seqs ...uint64) []str
 		got = append(got, strconv.FormatUint(ev.Seq, 10))
 		return true
 	}
-	cur := resume.After(after)
+	cur := resume.After("r", after)
 	for _, s := range seqs {
 		cur.Pass(event.Event{RequestID: "r", Seq: s, Coalesced: coalesced[s]}, yield)
 	}
@@ -60,7 +60,17 @@ func TestPass(t *testing.T) {
 		{"a gap later is no loss", 0, []uint64{1, 5}, []string{"1", "5"}},
 		{"a gap later after resuming is no loss", 2, []uint64{3, 5, 6}, []string{"3", "5", "6"}},
 		{"below the resume point later", 3, []uint64{4, 2, 5}, []string{"4", "5"}},
-		{"largest seq", 0, []uint64{1, 2, math.MaxUint64, 3}, []string{"1", "2", "18446744073709551615"}},
+		// One event with a wrong Seq far on is shown after a notice and
+		// hides nothing.
+		{"largest seq", 0, []uint64{1, 2, math.MaxUint64, 3}, []string{"1", "2", "lost 2", "18446744073709551615", "3"}},
+		{"gap of MaxGap", 0, []uint64{1, 1 + resume.MaxGap, 2 + resume.MaxGap}, []string{"1", "1048577", "1048578"}},
+		// A wrong Seq first: the ids that follow it in a row are read on
+		// from, after a notice, once ResyncAfter came.
+		{"resync after a wrong first seq", 0, []uint64{math.MaxUint64, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+			[]string{"lost 18446744073709551614", "18446744073709551615", "lost 18446744073709551615", "8", "9"}},
+		// Copies replayed close below the position are only repeats.
+		{"replay near the position", 0, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+			[]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"}},
 	} {
 		if got := read(tc.after, tc.seqs...); !cmp.Equal(got, tc.want) {
 			t.Errorf("%s: yielded %v, want %v", tc.name, got, tc.want)
@@ -91,7 +101,7 @@ func TestUndecodableFirst(t *testing.T) {
 		got = append(got, "lost "+strconv.FormatUint(ev.Seq, 10))
 		return true
 	}
-	cur := resume.After(1)
+	cur := resume.After("r", 1)
 	cur.Undecodable(4, errors.New("bad"), yield)
 	if want := []string{"lost 3", "lost 4"}; !cmp.Equal(got, want) {
 		t.Errorf("yielded %v, want %v", got, want)
@@ -100,20 +110,20 @@ func TestUndecodableFirst(t *testing.T) {
 
 // TestPassStops reports what was yielded and stops when yield does.
 func TestPassStops(t *testing.T) {
-	cur := resume.After(0)
+	cur := resume.After("r", 0)
 	n := 0
 	stop := func(event.Event, error) bool { n++; return false }
 	if yielded, more := cur.Pass(event.Event{Seq: 3}, stop); yielded || more || n != 1 {
 		t.Errorf("Pass with the notice refused = %v, %v after %d yields; want false, false after 1", yielded, more, n)
 	}
-	cur, n = resume.After(0), 0
+	cur, n = resume.After("r", 0), 0
 	if yielded, more := cur.Pass(event.Event{Seq: 1}, stop); !yielded || more || n != 1 {
 		t.Errorf("Pass with the event refused = %v, %v after %d yields; want true, false after 1", yielded, more, n)
 	}
 	if yielded, more := cur.Pass(event.Event{Seq: 1}, stop); yielded || !more || n != 1 || cur.Repeats() != 1 {
 		t.Errorf("Pass of a repeat = %v, %v after %d yields, %d repeats; want false, true, no yield, 1 repeat", yielded, more, n, cur.Repeats())
 	}
-	cur, n = resume.After(3), 0
+	cur, n = resume.After("r", 3), 0
 	if yielded, more := cur.Pass(event.Event{Seq: 2}, stop); yielded || !more || n != 0 {
 		t.Errorf("Pass of an event the reader has = %v, %v after %d yields; want false, true and no yield", yielded, more, n)
 	}
@@ -124,7 +134,7 @@ func TestPassStops(t *testing.T) {
 func TestUndecodable(t *testing.T) {
 	var got []event.Event
 	yield := func(ev event.Event, _ error) bool { got = append(got, ev); return true }
-	cur := resume.After(2)
+	cur := resume.After("r", 2)
 	bad := errors.New("bad")
 	cur.Undecodable(1, bad, yield)
 	if len(got) != 0 {
@@ -148,5 +158,51 @@ func TestUndecodable(t *testing.T) {
 	}
 	if want := []string{"3", "lost 4", "lost 4", "5"}; !cmp.Equal(seqs, want) {
 		t.Errorf("yielded %v, want %v", seqs, want)
+	}
+}
+
+// TestUndecodableBeforeEvents names the key in notices told before any
+// event, and takes an undecodable event with no known Seq for the first
+// read: the next is no loss.
+func TestUndecodableBeforeEvents(t *testing.T) {
+	var got []event.Event
+	yield := func(ev event.Event, _ error) bool { got = append(got, ev); return true }
+	cur := resume.After("key1", 0)
+	cur.Undecodable(0, errors.New("bad"), yield)
+	cur.Pass(event.Event{RequestID: "key1", Seq: 2}, yield)
+	if len(got) != 2 || got[0].RequestID != "key1" || got[1].Payload != nil {
+		t.Fatalf("yielded %+v, want the notice of request key1 then event 2", got)
+	}
+}
+
+// TestUndecodableFar does not move the position for a Seq header far past
+// it.
+func TestUndecodableFar(t *testing.T) {
+	var seqs []uint64
+	yield := func(ev event.Event, _ error) bool { seqs = append(seqs, ev.Seq); return true }
+	cur := resume.After("r", 0)
+	cur.Pass(event.Event{RequestID: "r", Seq: 1}, yield)
+	cur.Undecodable(math.MaxUint64, errors.New("bad"), yield)
+	if yielded, _ := cur.Pass(event.Event{RequestID: "r", Seq: 2}, yield); !yielded {
+		t.Errorf("event 2 after an undecodable one numbered %d was skipped; yielded %v", uint64(math.MaxUint64), seqs)
+	}
+}
+
+// TestDropped tells of events dropped in the middle of a read unless the
+// reader has them, without moving the position.
+func TestDropped(t *testing.T) {
+	var got []string
+	yield := func(ev event.Event, _ error) bool {
+		got = append(got, strconv.FormatUint(ev.Seq, 10))
+		return true
+	}
+	cur := resume.After("r", 3)
+	cur.Dropped(3, yield) // the reader has 1 and 2
+	cur.Pass(event.Event{RequestID: "r", Seq: 4}, yield)
+	cur.Dropped(7, yield)
+	cur.Dropped(0, yield)
+	cur.Pass(event.Event{RequestID: "r", Seq: 5}, yield)
+	if want := []string{"4", "6", "4", "5"}; !cmp.Equal(got, want) {
+		t.Errorf("yielded %v, want %v", got, want)
 	}
 }
