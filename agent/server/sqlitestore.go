@@ -78,13 +78,16 @@ var sqliteMigrations = []string{
 	// statement, on a column of the thread's UpdatedAt in Unix
 	// nanoseconds (as created is its CreatedAt), rather than reading
 	// every thread to sort them in the process. The threads of earlier
-	// versions take it from their documents' RFC 3339 text: the seconds
-	// by unixepoch (which reads the offset, or Z), the fraction's digits
-	// (up to 9, as time.Time writes them) after.
+	// versions take it from their documents' RFC 3339 text: the whole
+	// seconds and the zone (Z or an offset) by unixepoch, the fraction's
+	// digits (up to 9, as time.Time writes them) added after. unixepoch
+	// is given no fraction: it rounds one of .9995 s or more up to the
+	// next second.
 	`ALTER TABLE agentserver_threads ADD COLUMN updated INTEGER NOT NULL DEFAULT 0;
-	UPDATE agentserver_threads SET updated = (SELECT unixepoch(u) * 1000000000 + CASE WHEN substr(u, 20, 1) = '.'
-		THEN CAST(substr(substr(f, 1, CASE WHEN instr(f, 'Z') > 0 THEN instr(f, 'Z') WHEN instr(f, '+') > 0 THEN instr(f, '+') ELSE instr(f, '-') END - 1) || '000000000', 1, 9) AS INTEGER)
-		ELSE 0 END FROM (SELECT json_extract(doc, '$.updated_at') AS u, substr(json_extract(doc, '$.updated_at'), 21) AS f))
+	UPDATE agentserver_threads SET updated = (SELECT unixepoch(substr(u, 1, 19) || substr(f, z)) * 1000000000 + CASE WHEN substr(f, 1, 1) = '.'
+		THEN CAST(substr(substr(f, 2, z - 2) || '000000000', 1, 9) AS INTEGER) ELSE 0 END
+		FROM (SELECT u, f, CASE WHEN instr(f, 'Z') > 0 THEN instr(f, 'Z') WHEN instr(f, '+') > 0 THEN instr(f, '+') ELSE instr(f, '-') END AS z
+			FROM (SELECT json_extract(doc, '$.updated_at') AS u, substr(json_extract(doc, '$.updated_at'), 20) AS f)))
 	WHERE json_type(doc, '$.updated_at') = 'text';`,
 }
 
