@@ -280,7 +280,9 @@ func (s *SQLiteStore) DeleteThread(ctx context.Context, id string) error {
 // metadata (and values, for a values filter) are read a chunk at a
 // time, in order, filtered in the process and counted, and only the
 // page's ids are kept. The page's threads are then read one by one, up
-// to q.MaxBytes: only the page's documents are read whole.
+// to q.MaxBytes, and checked again against q: only the page's documents
+// are read whole. The count, the ids and the threads are read in one
+// read transaction, so they agree.
 func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thread, int, error) {
 	cond, args := `owner = ?`, []any{q.Owner}
 	if q.Status != "" {
@@ -312,33 +314,49 @@ func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thre
 	if q.Limit > 0 {
 		limit = q.Limit
 	}
+	// One read transaction (a snapshot of the database) for the count,
+	// the page's ids and their threads: no thread deleted, created or
+	// changed in between makes the count disagree with the page or
+	// brings another principal's thread into it.
+	rtx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rtx.Rollback()
 	var page []string
 	total := 0
 	if len(q.Metadata) == 0 && len(q.Values) == 0 {
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_threads WHERE `+cond, args...).Scan(&total); err != nil {
+		if err := rtx.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_threads WHERE `+cond, args...).Scan(&total); err != nil {
 			return nil, 0, err
 		}
-		var err error
-		if page, err = queryIDs(ctx, s.db, ordered+` LIMIT ? OFFSET ?`, append(args, limit, q.Offset)...); err != nil {
+		if page, err = queryIDs(ctx, rtx, ordered+` LIMIT ? OFFSET ?`, append(args, limit, q.Offset)...); err != nil {
 			return nil, 0, err
 		}
 	} else {
-		all, err := queryIDs(ctx, s.db, ordered, args...)
+		all, err := queryIDs(ctx, rtx, ordered, args...)
 		if err != nil {
 			return nil, 0, err
 		}
-		if page, total, err = s.filterThreads(ctx, all, q, limit); err != nil {
+		if page, total, err = filterThreads(ctx, rtx, all, q, limit); err != nil {
 			return nil, 0, err
 		}
 	}
+	if searchPaged != nil {
+		searchPaged()
+	}
 	out, size := []*Thread{}, 0
 	for _, id := range page {
-		t, err := loadThread(ctx, s.db, id)
+		t, err := loadThread(ctx, rtx, id)
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted since
 		}
 		if err != nil {
 			return nil, 0, err
+		}
+		// The thread loaded by its id alone is checked again against
+		// the query, whatever the snapshot promises.
+		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || !containsAll(t.Metadata, q.Metadata) || !q.ValuesMatch(t.Values) {
+			continue
 		}
 		if size += t.Size(); q.MaxBytes > 0 && len(out) > 0 && size > q.MaxBytes {
 			break // the page is cut here (ThreadQuery.MaxBytes)
@@ -348,6 +366,10 @@ func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thre
 	return out, total, nil
 }
 
+// searchPaged, when set (by tests), runs in SearchThreads between the
+// choice of the page's ids and the reading of their threads.
+var searchPaged func()
+
 // searchChunk is how many threads' metadata a filtered search reads per
 // statement.
 const searchChunk = 100
@@ -356,7 +378,7 @@ const searchChunk = 100
 // filter) of the threads ids, searchChunk at a time, and returns the
 // ids of those q's filters keep, from q.Offset on and up to limit (-1:
 // no limit), and how many it keeps in all.
-func (s *SQLiteStore) filterThreads(ctx context.Context, ids []string, q ThreadQuery, limit int) (page []string, total int, err error) {
+func filterThreads(ctx context.Context, tx *sql.Tx, ids []string, q ThreadQuery, limit int) (page []string, total int, err error) {
 	vals := `NULL`
 	if len(q.Values) > 0 {
 		vals = `doc -> '$.values'`
@@ -368,7 +390,7 @@ func (s *SQLiteStore) filterThreads(ctx context.Context, ids []string, q ThreadQ
 		if err != nil {
 			return nil, 0, err
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT id, doc -> '$.metadata', `+vals+` FROM agentserver_threads WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		rows, err := tx.QueryContext(ctx, `SELECT id, doc -> '$.metadata', `+vals+` FROM agentserver_threads WHERE id IN (SELECT value FROM json_each(?))`, string(list))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -405,8 +427,8 @@ func (s *SQLiteStore) filterThreads(ctx context.Context, ids []string, q ThreadQ
 }
 
 // queryIDs returns the first column of query's rows, as strings.
-func queryIDs(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+func queryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
