@@ -823,7 +823,8 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	// A store that does not honour ThreadQuery.MaxBytes is cut here.
+	// The page is cut here: a store returns the thread past the budget
+	// (ThreadQuery.MaxBytes), and one may not honour it.
 	ts, cut := cutBytes(ts, s.responseBudget(), (*Thread).Size)
 	markTruncated(w, cut || len(ts) < q.Limit && q.Offset+len(ts) < total)
 	out := make([]map[string]any, 0, len(ts))

@@ -358,10 +358,10 @@ func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thre
 		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || !containsAll(t.Metadata, q.Metadata) || !q.ValuesMatch(t.Values) {
 			continue
 		}
-		if size += t.Size(); q.MaxBytes > 0 && len(out) > 0 && size > q.MaxBytes {
+		out = append(out, t)
+		if size += t.Size(); q.MaxBytes > 0 && size > q.MaxBytes {
 			break // the page is cut here (ThreadQuery.MaxBytes)
 		}
-		out = append(out, t)
 	}
 	return out, total, nil
 }

@@ -1100,4 +1100,15 @@ func testSearchPage(t *testing.T, st server.Store) {
 			t.Errorf("SearchThreads(%+v) of %d threads of %d KiB allocated %d KiB; want the page's alone, under %d KiB", c.q, n, pad>>10, a>>10, n*pad/2>>10)
 		}
 	}
+	// MaxBytes: the page stops at the thread past the bound, returned
+	// too (the convention of RunQuery.MaxBytes).
+	first, _, err := st.SearchThreads(ctx, server.ThreadQuery{Owner: "alice", Limit: 1})
+	if err != nil || len(first) != 1 {
+		t.Fatalf("SearchThreads(limit 1) = %d threads, %v", len(first), err)
+	}
+	q := server.ThreadQuery{Owner: "alice", Limit: 10, MaxBytes: first[0].Size() + 1}
+	got, total, err := st.SearchThreads(ctx, q)
+	if err != nil || !slices.Equal(ids(got), byCreated[:2]) || total != n {
+		t.Errorf("SearchThreads(MaxBytes %d, the first thread's size + 1) = %v of %d, %v; want %v (the one past the bound too) of %d", q.MaxBytes, ids(got), total, err, byCreated[:2], n)
+	}
 }
