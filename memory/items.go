@@ -116,7 +116,9 @@ type ItemQuery struct {
 	// past MaxBytes. That record is returned too (as is the first
 	// whatever its size), so that a caller that cuts the page at a
 	// budget of its own, counting at least the values' bytes, learns
-	// that it was cut; the store reads no more records than it returns.
+	// that it was cut. The store decodes no more records than it
+	// returns; a SQL store's database may still read and send up to
+	// Limit rows (and, with RefreshTTL, refresh them all).
 	MaxBytes int
 }
 

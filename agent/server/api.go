@@ -639,20 +639,44 @@ func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) er
 }
 
 // runIDs returns the ids of the thread's runs, read a page at a time
-// (of at most 100 runs and about a MiB), so that the records of a thread
-// with many large runs are not all held at once.
+// (of at most runIDsPage runs and about a MiB), so that the records of a
+// thread with many large runs are not all held at once. The pages go
+// newest first: the runs Prune deletes meanwhile are the oldest, past
+// the pages still to read, so no run is skipped. It stops at a page
+// short of runIDsPage runs that is not cut by bytes, at a page of runs
+// all already read (a store that ignores the page's Offset or Limit),
+// and after runIDsMaxPages pages.
 func (s *Server) runIDs(ctx context.Context, threadID string) ([]string, error) {
+	const max = 1 << 20
 	var ids []string
-	for {
-		runs, err := s.store.Runs(ctx, RunQuery{ThreadID: threadID, Offset: len(ids), Limit: 100, MaxBytes: 1 << 20})
-		if err != nil || len(runs) == 0 {
+	seen := map[string]bool{}
+	for range runIDsMaxPages {
+		runs, err := s.store.Runs(ctx, RunQuery{ThreadID: threadID, Newest: true, Offset: len(ids), Limit: runIDsPage, MaxBytes: max})
+		if err != nil {
 			return ids, err
 		}
+		size, fresh := 0, false
 		for _, r := range runs {
-			ids = append(ids, r.ID)
+			size += r.Size()
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				ids = append(ids, r.ID)
+				fresh = true
+			}
+		}
+		if !fresh || (len(runs) < runIDsPage && size <= max) {
+			return ids, nil
 		}
 	}
+	s.log.Warn("deleting a thread: its runs past the pages read are not notified", zapString("thread_id", threadID), zapInt("runs", len(ids)))
+	return ids, nil
 }
+
+// runIDsPage and runIDsMaxPages bound the pages runIDs reads.
+const (
+	runIDsPage     = 100
+	runIDsMaxPages = 10000
+)
 
 // cancelAll cancels the thread's pending and running runs; the caller
 // holds the thread's lock. It returns the runs running in this process,
@@ -799,7 +823,8 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	// A store that does not honour ThreadQuery.MaxBytes is cut here.
+	// The page is cut here: a store returns the thread past the budget
+	// (ThreadQuery.MaxBytes), and one may not honour it.
 	ts, cut := cutBytes(ts, s.responseBudget(), (*Thread).Size)
 	markTruncated(w, cut || len(ts) < q.Limit && q.Offset+len(ts) < total)
 	out := make([]map[string]any, 0, len(ts))

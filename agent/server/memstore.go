@@ -172,7 +172,13 @@ func (m *MemoryStore) SearchThreads(_ context.Context, q ThreadQuery) ([]*Thread
 	sortThreads(all, q.SortBy, q.SortDesc)
 	out := page(all, q.Offset, q.Limit)
 	if q.MaxBytes > 0 {
-		out, _ = cutBytes(out, q.MaxBytes, (*Thread).Size)
+		size := 0
+		for i, t := range out {
+			if size += t.Size(); size > q.MaxBytes {
+				out = out[:i+1] // the page is cut here (ThreadQuery.MaxBytes)
+				break
+			}
+		}
 	}
 	for i, t := range out {
 		out[i] = cloneThread(t)

@@ -37,6 +37,12 @@ func TestSQLiteUpdatedColumnMigrated(t *testing.T) {
 		"t4": base.Add(500*time.Millisecond + 1),
 		"t3": base.Add(time.Second + 123456789),
 		"t2": base.Add(time.Hour).In(plus2),
+		// Fractions of .9995 s or more, which unixepoch would round up
+		// to the next second, in UTC and with offsets.
+		"s1": base.Add(2*time.Hour + 999999900),              // .9999999Z
+		"s2": base.Add(3*time.Hour + 999500000).In(plus2),    // .9995+02:00
+		"s3": base.Add(4*time.Hour + 999999999).In(minus5),   // .999999999-05:00
+		"s4": base.Add(5*time.Hour + 999600000).In(time.UTC), // .9996Z
 	}
 	for id, at := range times {
 		doc, err := encodeThread(&Thread{ID: id, Owner: "alice", Status: ThreadIdle, CreatedAt: base, UpdatedAt: at})
@@ -61,13 +67,13 @@ func TestSQLiteUpdatedColumnMigrated(t *testing.T) {
 			t.Errorf("thread %s (updated_at %s): column updated %d, %v; want %d", id, at.Format(time.RFC3339Nano), updated, err, at.UnixNano())
 		}
 	}
-	want := []string{"t9", "t8", "t7", "t6", "t5", "t4", "t3", "t2"}
-	got, _, err := st.SearchThreads(ctx, ThreadQuery{Owner: "alice", SortBy: "updated_at", Limit: 10})
+	want := []string{"t9", "t8", "t7", "t6", "t5", "t4", "t3", "t2", "s1", "s2", "s3", "s4"}
+	got, _, err := st.SearchThreads(ctx, ThreadQuery{Owner: "alice", SortBy: "updated_at", Limit: 20})
 	if ids := threadIDs(got); err != nil || !slices.Equal(ids, want) {
 		t.Errorf("sorted by updated_at: %v, %v; want %v", ids, err, want)
 	}
 	// An update writes the column.
-	if _, err := st.UpdateThread(ctx, "t9", func(th *Thread) error { th.UpdatedAt = base.Add(2 * time.Hour); return nil }); err != nil {
+	if _, err := st.UpdateThread(ctx, "t9", func(th *Thread) error { th.UpdatedAt = base.Add(6 * time.Hour); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err = st.SearchThreads(ctx, ThreadQuery{Owner: "alice", SortBy: "updated_at", SortDesc: true, Limit: 1})

@@ -78,13 +78,16 @@ var sqliteMigrations = []string{
 	// statement, on a column of the thread's UpdatedAt in Unix
 	// nanoseconds (as created is its CreatedAt), rather than reading
 	// every thread to sort them in the process. The threads of earlier
-	// versions take it from their documents' RFC 3339 text: the seconds
-	// by unixepoch (which reads the offset, or Z), the fraction's digits
-	// (up to 9, as time.Time writes them) after.
+	// versions take it from their documents' RFC 3339 text: the whole
+	// seconds and the zone (Z or an offset) by unixepoch, the fraction's
+	// digits (up to 9, as time.Time writes them) added after. unixepoch
+	// is given no fraction: it rounds one of .9995 s or more up to the
+	// next second.
 	`ALTER TABLE agentserver_threads ADD COLUMN updated INTEGER NOT NULL DEFAULT 0;
-	UPDATE agentserver_threads SET updated = (SELECT unixepoch(u) * 1000000000 + CASE WHEN substr(u, 20, 1) = '.'
-		THEN CAST(substr(substr(f, 1, CASE WHEN instr(f, 'Z') > 0 THEN instr(f, 'Z') WHEN instr(f, '+') > 0 THEN instr(f, '+') ELSE instr(f, '-') END - 1) || '000000000', 1, 9) AS INTEGER)
-		ELSE 0 END FROM (SELECT json_extract(doc, '$.updated_at') AS u, substr(json_extract(doc, '$.updated_at'), 21) AS f))
+	UPDATE agentserver_threads SET updated = (SELECT unixepoch(substr(u, 1, 19) || substr(f, z)) * 1000000000 + CASE WHEN substr(f, 1, 1) = '.'
+		THEN CAST(substr(substr(f, 2, z - 2) || '000000000', 1, 9) AS INTEGER) ELSE 0 END
+		FROM (SELECT u, f, CASE WHEN instr(f, 'Z') > 0 THEN instr(f, 'Z') WHEN instr(f, '+') > 0 THEN instr(f, '+') ELSE instr(f, '-') END AS z
+			FROM (SELECT json_extract(doc, '$.updated_at') AS u, substr(json_extract(doc, '$.updated_at'), 20) AS f)))
 	WHERE json_type(doc, '$.updated_at') = 'text';`,
 }
 
@@ -277,7 +280,9 @@ func (s *SQLiteStore) DeleteThread(ctx context.Context, id string) error {
 // metadata (and values, for a values filter) are read a chunk at a
 // time, in order, filtered in the process and counted, and only the
 // page's ids are kept. The page's threads are then read one by one, up
-// to q.MaxBytes: only the page's documents are read whole.
+// to q.MaxBytes, and checked again against q: only the page's documents
+// are read whole. The count, the ids and the threads are read in one
+// read transaction, so they agree.
 func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thread, int, error) {
 	cond, args := `owner = ?`, []any{q.Owner}
 	if q.Status != "" {
@@ -309,41 +314,61 @@ func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thre
 	if q.Limit > 0 {
 		limit = q.Limit
 	}
+	// One read transaction (a snapshot of the database) for the count,
+	// the page's ids and their threads: no thread deleted, created or
+	// changed in between makes the count disagree with the page or
+	// brings another principal's thread into it.
+	rtx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rtx.Rollback()
 	var page []string
 	total := 0
 	if len(q.Metadata) == 0 && len(q.Values) == 0 {
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_threads WHERE `+cond, args...).Scan(&total); err != nil {
+		if err := rtx.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_threads WHERE `+cond, args...).Scan(&total); err != nil {
 			return nil, 0, err
 		}
-		var err error
-		if page, err = queryIDs(ctx, s.db, ordered+` LIMIT ? OFFSET ?`, append(args, limit, q.Offset)...); err != nil {
+		if page, err = queryIDs(ctx, rtx, ordered+` LIMIT ? OFFSET ?`, append(args, limit, q.Offset)...); err != nil {
 			return nil, 0, err
 		}
 	} else {
-		all, err := queryIDs(ctx, s.db, ordered, args...)
+		all, err := queryIDs(ctx, rtx, ordered, args...)
 		if err != nil {
 			return nil, 0, err
 		}
-		if page, total, err = s.filterThreads(ctx, all, q, limit); err != nil {
+		if page, total, err = filterThreads(ctx, rtx, all, q, limit); err != nil {
 			return nil, 0, err
 		}
 	}
+	if searchPaged != nil {
+		searchPaged()
+	}
 	out, size := []*Thread{}, 0
 	for _, id := range page {
-		t, err := loadThread(ctx, s.db, id)
+		t, err := loadThread(ctx, rtx, id)
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted since
 		}
 		if err != nil {
 			return nil, 0, err
 		}
-		if size += t.Size(); q.MaxBytes > 0 && len(out) > 0 && size > q.MaxBytes {
-			break // the page is cut here (ThreadQuery.MaxBytes)
+		// The thread loaded by its id alone is checked again against
+		// the query, whatever the snapshot promises.
+		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || !containsAll(t.Metadata, q.Metadata) || !q.ValuesMatch(t.Values) {
+			continue
 		}
 		out = append(out, t)
+		if size += t.Size(); q.MaxBytes > 0 && size > q.MaxBytes {
+			break // the page is cut here (ThreadQuery.MaxBytes)
+		}
 	}
 	return out, total, nil
 }
+
+// searchPaged, when set (by tests), runs in SearchThreads between the
+// choice of the page's ids and the reading of their threads.
+var searchPaged func()
 
 // searchChunk is how many threads' metadata a filtered search reads per
 // statement.
@@ -353,7 +378,7 @@ const searchChunk = 100
 // filter) of the threads ids, searchChunk at a time, and returns the
 // ids of those q's filters keep, from q.Offset on and up to limit (-1:
 // no limit), and how many it keeps in all.
-func (s *SQLiteStore) filterThreads(ctx context.Context, ids []string, q ThreadQuery, limit int) (page []string, total int, err error) {
+func filterThreads(ctx context.Context, tx *sql.Tx, ids []string, q ThreadQuery, limit int) (page []string, total int, err error) {
 	vals := `NULL`
 	if len(q.Values) > 0 {
 		vals = `doc -> '$.values'`
@@ -365,7 +390,7 @@ func (s *SQLiteStore) filterThreads(ctx context.Context, ids []string, q ThreadQ
 		if err != nil {
 			return nil, 0, err
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT id, doc -> '$.metadata', `+vals+` FROM agentserver_threads WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		rows, err := tx.QueryContext(ctx, `SELECT id, doc -> '$.metadata', `+vals+` FROM agentserver_threads WHERE id IN (SELECT value FROM json_each(?))`, string(list))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -402,8 +427,8 @@ func (s *SQLiteStore) filterThreads(ctx context.Context, ids []string, q ThreadQ
 }
 
 // queryIDs returns the first column of query's rows, as strings.
-func queryIDs(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+func queryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

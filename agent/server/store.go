@@ -149,11 +149,10 @@ type ThreadQuery struct {
 	// SortDesc reverses the order.
 	SortBy   string
 	SortDesc bool
-	// MaxBytes, when positive, bounds the page by bytes: a store may
-	// stop before the thread that would take the sum of the page's
-	// [Thread.Size] past it (it returns the first thread whatever its
-	// size), so as not to hold a page of large threads that the server
-	// would cut there anyway. The count is not changed by it.
+	// MaxBytes, when positive, bounds the page by bytes, by the sum of
+	// its threads' [Thread.Size], as [RunQuery.MaxBytes] bounds runs
+	// (the thread past the bound is returned too). The count is not
+	// changed by it.
 	MaxBytes int
 }
 
@@ -172,8 +171,11 @@ type RunQuery struct {
 	// at the run that takes the sum of its runs' [Run.Size] past
 	// MaxBytes. That run is returned too (as is the first whatever its
 	// size), so that a caller that cuts the page at MaxBytes, as the
-	// server does, learns that it was cut. A store reads no more runs
-	// than it returns.
+	// server does, learns that it was cut. This is the one convention of
+	// every MaxBytes of a store query ([ThreadQuery.MaxBytes],
+	// memory.ItemQuery.MaxBytes). A store decodes no more runs than it
+	// returns; a SQL store's database may still read (and send) up to
+	// the Limit rows of the statement.
 	MaxBytes int
 }
 

@@ -26,3 +26,20 @@ func Growth(f func()) uint64 {
 	}
 	return after - before
 }
+
+// Allocated runs f tries times and returns the fewest bytes allocated
+// during one run. The count is the process's (runtime.MemStats), which
+// other goroutines (a test's HTTP server, parallel tests) add to; they
+// only add, so the fewest of a few runs is f's own unless every run was
+// disturbed. f must be repeatable.
+func Allocated(tries int, f func()) uint64 {
+	least := ^uint64(0)
+	for range max(tries, 1) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
+}

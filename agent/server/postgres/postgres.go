@@ -514,10 +514,10 @@ func (s *Store) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*ser
 		if err != nil {
 			return nil, 0, wrap("search threads", err)
 		}
-		if size += t.Size(); q.MaxBytes > 0 && len(out) > 0 && size > q.MaxBytes {
+		out = append(out, t)
+		if size += t.Size(); q.MaxBytes > 0 && size > q.MaxBytes {
 			break // the page is cut here (ThreadQuery.MaxBytes)
 		}
-		out = append(out, t)
 	}
 	return out, total, wrap("search threads", rows.Err())
 }
@@ -540,10 +540,9 @@ func (s *Store) searchValues(ctx context.Context, q server.ThreadQuery, cond str
 			continue
 		}
 		if total >= q.Offset && !full && (q.Limit <= 0 || len(out) < q.Limit) {
-			if size += t.Size(); q.MaxBytes > 0 && len(out) > 0 && size > q.MaxBytes {
+			out = append(out, t)
+			if size += t.Size(); q.MaxBytes > 0 && size > q.MaxBytes {
 				full = true // the page is cut here (ThreadQuery.MaxBytes); the rest is counted
-			} else {
-				out = append(out, t)
 			}
 		}
 		total++
