@@ -33,10 +33,11 @@
 // "query" parameter, when it resolves to a string, is the operator's
 // query; otherwise the operator gets the user's query. An output held as
 // a string of JSON is parsed once per step however many references read
-// it. Config.MaxTemplateRefs bounds the references of one input (a plan
-// with more is invalid) and Config.MaxInputBytes the size of a resolved
-// input (the step fails), so that a plan cannot copy a large output many
-// times over.
+// it. Config.MaxTemplateRefs bounds the references of one step, its
+// inputs together (a plan with more is invalid), and Config.MaxInputBytes
+// the size of a step's resolved inputs together, a non-string value
+// passed whole counting its JSON size per reference (the step fails),
+// so that a plan cannot copy a large output many times over.
 //
 // # Execution on the graph engine
 //

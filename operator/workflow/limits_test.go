@@ -13,7 +13,8 @@ import (
 )
 
 // bigJSONOperators registers "big", whose output is a string holding a
-// JSON object of about size bytes (as a model answers), and "echo",
+// JSON object of about size bytes (as a model answers), "bigmap", whose
+// output is such an object as a map, and "echo",
 // whose output is its params.
 func bigJSONOperators(t *testing.T, size int) *operator.Registry {
 	reg := operator.NewRegistry(operator.Deps{})
@@ -21,16 +22,30 @@ func bigJSONOperators(t *testing.T, size int) *operator.Registry {
 	mustRegister(t, reg, "big", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		return &operator.Result{Output: out}, nil
 	})
+	pad := strings.Repeat("p", size)
+	mustRegister(t, reg, "bigmap", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: map[string]any{"x": "y", "pad": pad}}, nil
+	})
 	mustRegister(t, reg, "echo", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		return &operator.Result{Output: oc.Params}, nil
 	})
 	return reg
 }
 
+// bigPlan runs big then echo with tmpl as input q, or as the whole input
+// mapping when it is a map.
 func bigPlan(tmpl any) plan.Plan {
+	return bigPlanOf("big", tmpl)
+}
+
+func bigPlanOf(op string, tmpl any) plan.Plan {
+	mapping, ok := tmpl.(map[string]any)
+	if !ok {
+		mapping = map[string]any{"q": tmpl}
+	}
 	return plan.Plan{Steps: []plan.Step{
-		{ID: "a", Operator: "big"},
-		{ID: "b", Operator: "echo", DependsOn: []string{"a"}, InputMapping: map[string]any{"q": tmpl}},
+		{ID: "a", Operator: op},
+		{ID: "b", Operator: "echo", DependsOn: []string{"a"}, InputMapping: mapping},
 	}}
 }
 
@@ -72,6 +87,8 @@ func TestTemplateRefsBounded(t *testing.T) {
 	for name, tmpl := range map[string]any{
 		"string": strings.Repeat("{{a.x}} ", 11),
 		"list":   []any{strings.Repeat("{{a.x}}", 6), strings.Repeat("{{a.output}}", 5)},
+		// The limit is per step: two inputs count together.
+		"inputs": map[string]any{"p": strings.Repeat("{{a.x}}", 6), "q": strings.Repeat("{{a.output}}", 5)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := workflow.Config{Operators: reg, MaxTemplateRefs: 10}
@@ -84,8 +101,8 @@ func TestTemplateRefsBounded(t *testing.T) {
 			} {
 				err := check()
 				var se *plan.StepError
-				if !errors.As(err, &se) || se.Step != "b" || se.Field != "input_mapping.q" || !strings.Contains(se.Reason, "Config.MaxTemplateRefs") {
-					t.Errorf("err = %v, want a *plan.StepError for b's input_mapping.q naming Config.MaxTemplateRefs", err)
+				if !errors.As(err, &se) || se.Step != "b" || se.Field != "input_mapping" || !strings.Contains(se.Reason, "Config.MaxTemplateRefs") {
+					t.Errorf("err = %v, want a *plan.StepError for b's input_mapping naming Config.MaxTemplateRefs", err)
 				}
 			}
 			cfg.MaxTemplateRefs = 11
@@ -107,16 +124,26 @@ func TestTemplateRefsBounded(t *testing.T) {
 func TestInputSizeBounded(t *testing.T) {
 	const size = 1 << 20
 	reg := bigJSONOperators(t, size)
-	for name, tmpl := range map[string]any{
-		"text":  strings.Repeat("{{a.output}}", 17),
-		"whole": []any{"{{a.output}}", "{{a.output}}"},
-		"mixed": []any{"{{a.output}}", "x{{a.output}}"},
+	for name, c := range map[string]struct {
+		op   string
+		tmpl any
+	}{
+		"text":  {"big", strings.Repeat("{{a.output}}", 17)},
+		"whole": {"big", []any{"{{a.output}}", "{{a.output}}"}},
+		"mixed": {"big", []any{"{{a.output}}", "x{{a.output}}"}},
+		// The bound is per step: two inputs count together.
+		"inputs": {"big", map[string]any{"p": "{{a.output}}", "q": "{{a.output}}"}},
+		// A map passed whole counts its JSON size, as every encoding
+		// of the inputs (a checkpoint) writes it once per reference.
+		"map whole": {"bigmap", []any{"{{a.output}}", "{{a.output}}"}},
+		"map mixed": {"bigmap", []any{"{{a.output}}", "x{{a.output}}"}},
+		"map text":  {"bigmap", strings.Repeat("{{a.output}}", 17)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			x := newExecutor(t, workflow.Config{Operators: reg, MaxInputBytes: size + 100})
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			res, err := x.Run(context.Background(), bigPlan(tmpl), "q", operator.Env{})
+			res, err := x.Run(context.Background(), bigPlanOf(c.op, c.tmpl), "q", operator.Env{})
 			runtime.ReadMemStats(&m1)
 			if err != nil {
 				t.Fatal(err)
