@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentgraph/agentgraph/internal/ids"
+	"github.com/agentgraph/agentgraph/internal/storeid"
 )
 
 // Defaults of [Limits] fields left zero.
@@ -23,7 +23,7 @@ const (
 	// MaxIDBytes is the longest [Upload.ConversationID] and
 	// [Upload.Owner] accepted, in bytes: the limit of every conversation
 	// id, as memory.MaxIDBytes.
-	MaxIDBytes = ids.MaxBytes
+	MaxIDBytes = storeid.MaxBytes
 )
 
 // DefaultContentTypes are the media types accepted when
@@ -184,5 +184,5 @@ func (l Limits) Check(u Upload) (contentType string, content []byte, err error) 
 // checkID says what is wrong with an id every store must hold alike
 // (PostgreSQL's text refuses NUL bytes and invalid UTF-8), or "".
 func checkID(id string) string {
-	return ids.Problem(id)
+	return storeid.Problem(id)
 }

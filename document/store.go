@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentgraph/agentgraph/internal/ids"
+	"github.com/agentgraph/agentgraph/internal/storeid"
 )
 
 // Store keeps documents: metadata, original content and chunks.
@@ -122,12 +122,12 @@ func CheckCreate(doc Document, content []byte) error {
 		return errors.New("document: Document.ID is empty; set a unique id")
 	case doc.ConversationID == "":
 		return errors.New("document: Document.ConversationID is empty; set the conversation the document belongs to")
-	case ids.Problem(doc.ID) != "":
-		return &ValidationError{Field: "ID", Problem: ids.Problem(doc.ID)}
-	case ids.Problem(doc.ConversationID) != "":
-		return &ValidationError{Field: "ConversationID", Problem: ids.Problem(doc.ConversationID)}
-	case ids.Problem(doc.Owner) != "":
-		return &ValidationError{Field: "Owner", Problem: ids.Problem(doc.Owner)}
+	case storeid.Problem(doc.ID) != "":
+		return &ValidationError{Field: "ID", Problem: storeid.Problem(doc.ID)}
+	case storeid.Problem(doc.ConversationID) != "":
+		return &ValidationError{Field: "ConversationID", Problem: storeid.Problem(doc.ConversationID)}
+	case storeid.Problem(doc.Owner) != "":
+		return &ValidationError{Field: "Owner", Problem: storeid.Problem(doc.Owner)}
 	case !doc.Status.Valid():
 		return fmt.Errorf("document: Document.Status %q is not a status; use StatusPending", doc.Status)
 	case int64(len(content)) != doc.Size:

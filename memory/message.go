@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgraph/agentgraph/internal/ids"
+	"github.com/agentgraph/agentgraph/internal/storeid"
 )
 
 // Role says who wrote a [Message].
@@ -68,7 +68,7 @@ func ValidateAppend(conversationID string, msgs []Message) error {
 }
 
 // MaxIDBytes bounds a conversation id, as document.MaxIDBytes.
-const MaxIDBytes = ids.MaxBytes
+const MaxIDBytes = storeid.MaxBytes
 
 // ValidateID checks a conversation id: it must not be empty (ErrEmptyID)
 // and must be UTF-8 without NUL bytes of at most [MaxIDBytes], which every
@@ -79,8 +79,8 @@ func ValidateID(conversationID string) error {
 	switch {
 	case conversationID == "":
 		return ErrEmptyID
-	case ids.Problem(conversationID) != "":
-		return invalid("conversation id", "%s", ids.Problem(conversationID))
+	case storeid.Problem(conversationID) != "":
+		return invalid("conversation id", "%s", storeid.Problem(conversationID))
 	}
 	return nil
 }

@@ -25,9 +25,9 @@ import (
 
 	"github.com/agentgraph/agentgraph/document"
 	"github.com/agentgraph/agentgraph/document/internal/stored"
-	"github.com/agentgraph/agentgraph/internal/ids"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/sqlstore"
+	"github.com/agentgraph/agentgraph/internal/storeid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -268,7 +268,7 @@ func (s *Store) Create(ctx context.Context, doc document.Document, content []byt
 
 // Get implements [document.Store].
 func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
-	if !ids.Storable(id) {
+	if !storeid.Storable(id) {
 		return document.Document{}, stored.NotFound(id)
 	}
 	d, err := scanDoc(s.pool.QueryRow(ctx, s.q.get, id))
@@ -283,7 +283,7 @@ func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
 
 // List implements [document.Store].
 func (s *Store) List(ctx context.Context, conversationID string) ([]document.Document, error) {
-	if !ids.Storable(conversationID) {
+	if !storeid.Storable(conversationID) {
 		return nil, ctx.Err()
 	}
 	docs, err := s.query(ctx, s.q.list, conversationID)
@@ -305,7 +305,7 @@ func (s *Store) Conversations(ctx context.Context) ([]string, error) {
 // Usage implements [document.Store].
 func (s *Store) Usage(ctx context.Context, owner string) (document.Usage, error) {
 	var u document.Usage
-	if !ids.Storable(owner) {
+	if !storeid.Storable(owner) {
 		return u, ctx.Err()
 	}
 	if err := s.pool.QueryRow(ctx, s.q.usage, owner).Scan(&u.Documents, &u.Bytes); err != nil {
@@ -334,7 +334,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]document.Do
 
 // Content implements [document.Store].
 func (s *Store) Content(ctx context.Context, id string) ([]byte, error) {
-	if !ids.Storable(id) {
+	if !storeid.Storable(id) {
 		return nil, stored.NotFound(id)
 	}
 	var content []byte
@@ -350,7 +350,7 @@ func (s *Store) Content(ctx context.Context, id string) ([]byte, error) {
 
 // Chunks implements [document.Store].
 func (s *Store) Chunks(ctx context.Context, id string) ([]document.Chunk, error) {
-	if !ids.Storable(id) {
+	if !storeid.Storable(id) {
 		return nil, stored.NotFound(id)
 	}
 	var out []document.Chunk
@@ -388,7 +388,7 @@ func (s *Store) SetStatus(ctx context.Context, id string, status document.Status
 	if err != nil {
 		return document.Document{}, err
 	}
-	if !ids.Storable(id) {
+	if !storeid.Storable(id) {
 		return document.Document{}, stored.NotFound(id)
 	}
 	var d document.Document
@@ -415,7 +415,7 @@ func (s *Store) Complete(ctx context.Context, id string, summary string, chunks 
 	if err := document.CheckChunks(chunks); err != nil {
 		return document.Document{}, err
 	}
-	if !ids.Storable(id) {
+	if !storeid.Storable(id) {
 		return document.Document{}, stored.NotFound(id)
 	}
 	n := len(chunks)
@@ -448,7 +448,7 @@ func (s *Store) Complete(ctx context.Context, id string, summary string, chunks 
 
 // Delete implements [document.Store].
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if !ids.Storable(id) {
+	if !storeid.Storable(id) {
 		return stored.NotFound(id)
 	}
 	tag, err := s.pool.Exec(ctx, s.q.delete, id)

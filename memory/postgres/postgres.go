@@ -26,9 +26,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentgraph/agentgraph/internal/ids"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/pglease"
+	"github.com/agentgraph/agentgraph/internal/storeid"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -250,7 +250,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if id == "" {
 		return memory.ErrEmptyID
 	}
-	if !ids.Storable(id) {
+	if !storeid.Storable(id) {
 		// PostgreSQL holds no such id.
 		return ctx.Err()
 	}

@@ -1,4 +1,4 @@
-package ids
+package storeid
 
 import (
 	"strings"

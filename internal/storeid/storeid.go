@@ -1,7 +1,7 @@
-// Package ids checks the ids that the stores of memory, document and
+// Package storeid checks the ids that the stores of memory, document and
 // cognition hold alike (a conversation id, a user id, an owner): one limit
 // and one check, so that an id one package accepts every other accepts too.
-package ids
+package storeid
 
 import (
 	"fmt"
