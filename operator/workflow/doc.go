@@ -28,9 +28,10 @@
 // {{step_1.output}} the whole output of step_1, and {{step_1.field}} (or
 // {{step_1.a.b}}) a field inside it: the output may be a map, a struct, or
 // a string holding a JSON object, as models answer. A string that is
-// exactly one template passes the value itself (a map stays a map); a
-// template inside other text is rendered as text, JSON for non-strings. The
-// "query" parameter, when it resolves to a string, is the operator's
+// exactly one template passes the value itself (a map stays a map, shared
+// with the output and any other input referencing it, so operators must
+// not modify their params); a template inside other text is rendered as
+// text, JSON for non-strings. The "query" parameter, when it resolves to a string, is the operator's
 // query; otherwise the operator gets the user's query. An output held as
 // a string of JSON is parsed once per step however many references read
 // it. Config.MaxTemplateRefs bounds the references of one step, its
