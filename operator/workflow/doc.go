@@ -31,9 +31,9 @@
 // exactly one template passes the value itself (a map stays a map, shared
 // with the output and any other input referencing it, so operators must
 // not modify their params); a template inside other text is rendered as
-// text, JSON for non-strings. The "query" parameter, when it resolves to a string, is the operator's
-// query; otherwise the operator gets the user's query. An output held as
-// a string of JSON is parsed once per step however many references read
+// text, JSON for non-strings. The "query" parameter, when it resolves to
+// a string, is the operator's query; otherwise the operator gets the
+// user's query. An output held as a string of JSON is parsed once per step however many references read
 // it. Config.MaxTemplateRefs bounds the references of one step, its
 // inputs together (a plan with more is invalid), and Config.MaxInputBytes
 // the size of a step's resolved inputs together, a non-string value
