@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/operator/workflow"
@@ -176,5 +178,41 @@ func TestInputSizeBounded(t *testing.T) {
 	res, err = x.Run(context.Background(), bigPlan([]any{"{{a.output}}", "{{a.output}}"}), "q", operator.Env{})
 	if err != nil || res.Err() != nil {
 		t.Fatalf("no bound: %v %v", err, res.Err())
+	}
+}
+
+// Resume continues the plan saved in the checkpoint, which Run's check
+// never saw under the resuming executor's limits: each step checks
+// Config.MaxTemplateRefs itself.
+func TestResumeChecksTemplateRefs(t *testing.T) {
+	reg := bigJSONOperators(t, 10)
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := false
+	mustRegister(t, reg, "stop", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		if !stopped {
+			// Interrupt the run before the step's outcome is saved.
+			stopped = true
+			cancel()
+			return nil, ctx.Err()
+		}
+		return &operator.Result{Output: oc.Params}, nil
+	})
+	def := plan.Plan{Steps: []plan.Step{
+		{ID: "a", Operator: "big"},
+		{ID: "b", Operator: "stop", DependsOn: []string{"a"}, InputMapping: map[string]any{"q": "{{a.x}} {{a.x}}"}},
+	}}
+	cp := checkpoint.NewMemory()
+	cfg := graph.RunConfig{ThreadID: "refs"}
+	if _, err := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: cp}).Run(graph.WithConfig(runCtx, cfg), def, "q", operator.Env{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want context.Canceled", err)
+	}
+	res, err := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: cp, MaxTemplateRefs: 1}).Resume(graph.WithConfig(context.Background(), cfg), operator.Env{})
+	if err == nil {
+		b, _ := res.Step("b")
+		err = b.Err
+	}
+	if err == nil || !strings.Contains(err.Error(), "Config.MaxTemplateRefs") {
+		t.Errorf("resume with MaxTemplateRefs 1: %v, want an error naming Config.MaxTemplateRefs", err)
 	}
 }
