@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentgraph/agentgraph/internal/distinct"
 )
 
 // Outcome is how a turn or an episode ended.
@@ -255,40 +257,23 @@ func (r Retention) rank(episodes []Episode, query string, n int, now time.Time) 
 // matches episodes against: the first ones, in the query's order (see
 // [Service.Context]). The words after them do not count, so that a long
 // query (a pasted document) costs recall time linear in its length and
-// memory bounded by the number of episodes.
+// memory bounded by the number of episodes. Recall ranks episodes sharing
+// any word, so the cut only loses some ranking signal; memory's item
+// search, which keeps records holding every term, refuses a longer query
+// instead.
 const MaxQueryTerms = 256
 
 // uniqueTokens returns the distinct normalised words of s (see
 // eachToken) in order, at most limit.
 func uniqueTokens(s string, limit int) []string {
-	var out []string
-	var seen map[string]struct{} // from the scanTerms-th word on
+	var terms distinct.Terms
 	eachToken(s, func(w string) {
-		switch {
-		case len(out) >= limit:
-			return
-		case seen != nil:
-			if _, dup := seen[w]; dup {
-				return
-			}
-			seen[w] = struct{}{}
-		case slices.Contains(out, w):
-			return
-		case len(out) == scanTerms:
-			seen = make(map[string]struct{}, 2*scanTerms)
-			for _, t := range out {
-				seen[t] = struct{}{}
-			}
-			seen[w] = struct{}{}
+		if terms.Len() < limit {
+			terms.Add(w)
 		}
-		out = append(out, w)
 	})
-	return out
+	return terms.List()
 }
-
-// scanTerms is the number of distinct words up to which uniqueTokens
-// finds a repeated word by comparing, which costs less than a set.
-const scanTerms = 8
 
 // EpisodeChanges is what one learning step does to a user's episodes.
 type EpisodeChanges struct {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/agentgraph/agentgraph/internal/storeid"
 )
 
 // Store persists profiles, episodes and identities. Every method is safe
@@ -47,23 +47,27 @@ type Store interface {
 	// UpdateIdentity applies fn to the agent's identity and saves it.
 	UpdateIdentity(ctx context.Context, agent string, fn func(*Identity) error) (Identity, error)
 	// DeleteUser removes the user's profile and episodes (for a user's
-	// request to be forgotten).
+	// request to be forgotten). It accepts any non-empty id, also one
+	// [ValidateID] refuses, so that a user stored before that check can
+	// be forgotten.
 	DeleteUser(ctx context.Context, userID string) error
 }
 
+// MaxIDBytes is the longest id accepted, in bytes: the limit of
+// memory.MaxIDBytes and document.MaxIDBytes, so that a user id can also
+// name a conversation.
+const MaxIDBytes = storeid.MaxBytes
+
 // ValidateID returns an error wrapping [ErrInvalid] if id, named what
-// ("user ID", "agent"), is empty, longer than 255 bytes, not valid UTF-8
-// or holds a NUL byte: ids every store holds alike. Stores call it first.
+// ("user ID", "agent"), is empty, longer than [MaxIDBytes], not valid
+// UTF-8 or holds a NUL byte: ids every store holds alike. Stores call it
+// first, but for [Store.DeleteUser].
 func ValidateID(what, id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: %s is empty", ErrInvalid, what)
-	case len(id) > 255:
-		return fmt.Errorf("%w: %s %q... is %d bytes long; the limit is 255", ErrInvalid, what, id[:20], len(id))
-	case !utf8.ValidString(id):
-		return fmt.Errorf("%w: %s %q is not valid UTF-8; use UTF-8 text", ErrInvalid, what, id)
-	case strings.IndexByte(id, 0) >= 0:
-		return fmt.Errorf("%w: %s %q holds a NUL byte; remove it", ErrInvalid, what, id)
+	if id == "" {
+		return fmt.Errorf("%w: %s is empty; set it", ErrInvalid, what)
+	}
+	if why := storeid.Problem(id); why != "" {
+		return fmt.Errorf("%w: %s %s", ErrInvalid, what, why)
 	}
 	return nil
 }
@@ -264,7 +268,10 @@ func (s *InMemoryStore) UpdateIdentity(ctx context.Context, agent string, fn fun
 
 // DeleteUser implements [Store].
 func (s *InMemoryStore) DeleteUser(ctx context.Context, userID string) error {
-	if err := checkCall(ctx, "user ID", userID); err != nil {
+	if userID == "" {
+		return ValidateID("user ID", userID)
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -34,8 +34,8 @@ var (
 // ValidationError reports an upload that the [Limits] reject. It names the
 // field at fault and says how to fix it, and matches [ErrInvalid].
 type ValidationError struct {
-	// Field is the [Upload] field at fault: "ConversationID", "Name",
-	// "ContentType" or "Content".
+	// Field is the [Upload] or [Document] field at fault: "ID",
+	// "ConversationID", "Owner", "Name", "ContentType" or "Content".
 	Field string
 	// Problem says what is wrong and how to fix it.
 	Problem string

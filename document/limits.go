@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentgraph/agentgraph/internal/storeid"
 )
 
 // Defaults of [Limits] fields left zero.
@@ -19,8 +21,9 @@ const (
 	// holds.
 	DefaultMaxPerConversation = 5
 	// MaxIDBytes is the longest [Upload.ConversationID] and
-	// [Upload.Owner] accepted, in bytes.
-	MaxIDBytes = 255
+	// [Upload.Owner] accepted, in bytes: the limit of every conversation
+	// id, as memory.MaxIDBytes.
+	MaxIDBytes = storeid.MaxBytes
 )
 
 // DefaultContentTypes are the media types accepted when
@@ -181,13 +184,5 @@ func (l Limits) Check(u Upload) (contentType string, content []byte, err error) 
 // checkID says what is wrong with an id every store must hold alike
 // (PostgreSQL's text refuses NUL bytes and invalid UTF-8), or "".
 func checkID(id string) string {
-	switch {
-	case len(id) > MaxIDBytes:
-		return fmt.Sprintf("%d bytes long, more than the limit of %d (MaxIDBytes); use a shorter id", len(id), MaxIDBytes)
-	case !utf8.ValidString(id):
-		return fmt.Sprintf("%q is not valid UTF-8; use UTF-8 text", id)
-	case strings.IndexByte(id, 0) >= 0:
-		return fmt.Sprintf("%q holds a NUL byte; remove it", id)
-	}
-	return ""
+	return storeid.Problem(id)
 }

@@ -27,6 +27,9 @@ func TestLimitsCheck(t *testing.T) {
 		{"conversation invalid utf-8", document.Limits{}, func(u *document.Upload) { u.ConversationID = "c\xffx" }, "ConversationID", "not valid UTF-8"},
 		{"conversation too long", document.Limits{}, func(u *document.Upload) { u.ConversationID = strings.Repeat("c", 10<<20) }, "ConversationID", "MaxIDBytes"},
 		{"conversation longest", document.Limits{}, func(u *document.Upload) { u.ConversationID = strings.Repeat("c", document.MaxIDBytes) }, "", "text/markdown"},
+		// A conversation id memory holds (a principal and a 255-byte id)
+		// takes uploads.
+		{"conversation as memory's", document.Limits{}, func(u *document.Upload) { u.ConversationID = strings.Repeat("p", 20) + "/" + strings.Repeat("c", 255) }, "", "text/markdown"},
 		{"owner nul", document.Limits{}, func(u *document.Upload) { u.Owner = "o\x00" }, "Owner", "NUL byte"},
 		{"owner invalid utf-8", document.Limits{}, func(u *document.Upload) { u.Owner = "o\xff" }, "Owner", "not valid UTF-8"},
 		{"owner too long", document.Limits{}, func(u *document.Upload) { u.Owner = strings.Repeat("o", document.MaxIDBytes+1) }, "Owner", "MaxIDBytes"},

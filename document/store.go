@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/agentgraph/agentgraph/internal/storeid"
 )
 
 // Store keeps documents: metadata, original content and chunks.
@@ -112,13 +114,20 @@ func (q Quota) CheckOwner(doc Document, held Usage) error {
 }
 
 // CheckCreate validates the arguments of [Store.Create], for
-// implementations.
+// implementations. An ID, ConversationID or Owner longer than [MaxIDBytes],
+// not valid UTF-8 or holding a NUL byte is a [*ValidationError].
 func CheckCreate(doc Document, content []byte) error {
 	switch {
 	case doc.ID == "":
 		return errors.New("document: Document.ID is empty; set a unique id")
 	case doc.ConversationID == "":
 		return errors.New("document: Document.ConversationID is empty; set the conversation the document belongs to")
+	case storeid.Problem(doc.ID) != "":
+		return &ValidationError{Field: "ID", Problem: storeid.Problem(doc.ID)}
+	case storeid.Problem(doc.ConversationID) != "":
+		return &ValidationError{Field: "ConversationID", Problem: storeid.Problem(doc.ConversationID)}
+	case storeid.Problem(doc.Owner) != "":
+		return &ValidationError{Field: "Owner", Problem: storeid.Problem(doc.Owner)}
 	case !doc.Status.Valid():
 		return fmt.Errorf("document: Document.Status %q is not a status; use StatusPending", doc.Status)
 	case int64(len(content)) != doc.Size:

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentgraph/agentgraph/internal/distinct"
 	"github.com/agentgraph/agentgraph/memory/jsonnum"
 )
 
@@ -530,38 +531,20 @@ func QueryTerms(query string) []string {
 	return queryTerms(query, MaxQueryTerms)
 }
 
-// queryTerms returns the first limit distinct terms of query.
+// queryTerms returns the first limit distinct terms of query. A store
+// keeps a record only if it holds every term (an AND filter), so
+// [CheckItemQuery] refuses a query with more than MaxQueryTerms rather than
+// cut it, which would return records the query does not match; compare
+// cognition, whose recall ranks by any shared word and so cuts.
 func queryTerms(query string, limit int) []string {
-	var out []string
-	var seen map[string]struct{} // once out is long enough to need it
+	var terms distinct.Terms
 	for f := range strings.FieldsSeq(query) {
-		t := lowerASCII(f)
-		switch {
-		case seen != nil:
-			if _, dup := seen[t]; dup {
-				continue
-			}
-			seen[t] = struct{}{}
-		case slices.Contains(out, t):
-			continue
-		case len(out) == scanTerms:
-			seen = make(map[string]struct{}, 2*scanTerms)
-			for _, o := range out {
-				seen[o] = struct{}{}
-			}
-			seen[t] = struct{}{}
-		}
-		out = append(out, t)
-		if len(out) == limit {
+		if terms.Add(lowerASCII(f)) && terms.Len() == limit {
 			break
 		}
 	}
-	return out
+	return terms.List()
 }
-
-// scanTerms is the number of distinct terms up to which queryTerms finds
-// a repeated term by comparing, which costs less than a set.
-const scanTerms = 8
 
 func lowerASCII(s string) string {
 	return strings.Map(func(r rune) rune {

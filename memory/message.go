@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/agentgraph/agentgraph/internal/storeid"
 )
 
 // Role says who wrote a [Message].
@@ -66,22 +67,20 @@ func ValidateAppend(conversationID string, msgs []Message) error {
 	return nil
 }
 
-// MaxIDBytes bounds a conversation id.
-const MaxIDBytes = 1024
+// MaxIDBytes bounds a conversation id, as document.MaxIDBytes.
+const MaxIDBytes = storeid.MaxBytes
 
 // ValidateID checks a conversation id: it must not be empty (ErrEmptyID)
 // and must be UTF-8 without NUL bytes of at most [MaxIDBytes], which every
-// store holds alike (a [*ValidationError] otherwise).
+// store holds alike (a [*ValidationError] otherwise). [Store.Delete]
+// accepts any non-empty id, so that a conversation stored before the check
+// can still be removed.
 func ValidateID(conversationID string) error {
 	switch {
 	case conversationID == "":
 		return ErrEmptyID
-	case len(conversationID) > MaxIDBytes:
-		return invalid("conversation id", "is %d bytes long, more than MaxIDBytes (%d); use a shorter id", len(conversationID), MaxIDBytes)
-	case !utf8.ValidString(conversationID):
-		return invalid("conversation id", "%q is not valid UTF-8", conversationID)
-	case strings.IndexByte(conversationID, 0) >= 0:
-		return invalid("conversation id", "%q contains a NUL byte", conversationID)
+	case storeid.Problem(conversationID) != "":
+		return invalid("conversation id", "%s", storeid.Problem(conversationID))
 	}
 	return nil
 }

@@ -37,7 +37,10 @@ type Store interface {
 	// than prevThrough and at most the conversation's last Seq.
 	SaveSummary(ctx context.Context, conversationID string, s Summary, prevThrough int64) error
 	// Delete removes the conversation, its messages and its summary.
-	// Deleting an unknown conversation is not an error.
+	// Deleting an unknown conversation is not an error. It accepts any
+	// non-empty id, also one [ValidateID] refuses, so that a conversation
+	// stored before that check can be removed; the empty id is
+	// [ErrEmptyID].
 	Delete(ctx context.Context, conversationID string) error
 }
 
@@ -208,8 +211,8 @@ func (s *InMemoryStore) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := ValidateID(id); err != nil {
-		return err
+	if id == "" {
+		return ErrEmptyID
 	}
 	s.mu.Lock()
 	delete(s.convs, id)

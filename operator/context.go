@@ -21,7 +21,10 @@ type Context struct {
 	// query a workflow step mapped to it.
 	Query string
 	// Params holds the operator's named inputs (a workflow step's input
-	// mapping, a tool call's arguments). Nil means none.
+	// mapping, a tool call's arguments). Nil means none. Its values may
+	// be shared with other inputs and with earlier steps' outputs (a
+	// workflow passes a referenced map or list itself, not a copy): an
+	// operator must not modify them; copy a value before changing it.
 	Params map[string]any
 	// Assembled is the context assembled for the operator's requirements,
 	// or nil when none was assembled.

@@ -330,7 +330,11 @@ func testDeleteUser(t *testing.T, s cognition.Store) {
 
 func testValidation(t *testing.T, s cognition.Store) {
 	ctx := t.Context()
-	long := string(make([]byte, 256))
+	// An id as long as a conversation id is a user id.
+	if _, err := s.Profile(ctx, strings.Repeat("u", 300)); err != nil {
+		t.Errorf("Profile with a 300-byte ID: %v", err)
+	}
+	long := strings.Repeat("u", cognition.MaxIDBytes+1)
 	for _, id := range []string{"", long, "u\x00x", "u\xffx"} {
 		checks := map[string]error{}
 		_, checks["Profile"] = s.Profile(ctx, id)
@@ -342,7 +346,13 @@ func testValidation(t *testing.T, s cognition.Store) {
 		checks["Touch"] = s.Touch(ctx, id, []string{"a"}, at)
 		_, checks["Identity"] = s.Identity(ctx, id)
 		_, checks["UpdateIdentity"] = s.UpdateIdentity(ctx, id, func(*cognition.Identity) error { return nil })
-		checks["DeleteUser"] = s.DeleteUser(ctx, id)
+		if id == "" {
+			checks["DeleteUser"] = s.DeleteUser(ctx, id)
+		} else if err := s.DeleteUser(ctx, id); err != nil {
+			// DeleteUser takes any id, to forget users stored before
+			// the check.
+			t.Errorf("DeleteUser with a %d-byte ID: %v, want nil", len(id), err)
+		}
 		for name, err := range checks {
 			if !errors.Is(err, cognition.ErrInvalid) {
 				t.Errorf("%s with a %d-byte ID: error = %v, want ErrInvalid", name, len(id), err)

@@ -24,6 +24,7 @@ import (
 	"github.com/agentgraph/agentgraph/cognition/internal/update"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/sqlstore"
+	"github.com/agentgraph/agentgraph/internal/storeid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -331,8 +332,12 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 
 // DeleteUser implements [cognition.Store].
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
-	if err := cognition.ValidateID("user ID", userID); err != nil {
-		return err
+	if userID == "" {
+		return cognition.ValidateID("user ID", userID)
+	}
+	if !storeid.Storable(userID) {
+		// PostgreSQL holds no such id.
+		return ctx.Err()
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, s.q.deleteEpisodes, userID); err != nil {

@@ -324,8 +324,8 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 
 // DeleteUser implements [cognition.Store].
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
-	if err := cognition.ValidateID("user ID", userID); err != nil {
-		return err
+	if userID == "" {
+		return cognition.ValidateID("user ID", userID)
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM cognition_episodes WHERE user_id = ?`, userID); err != nil {

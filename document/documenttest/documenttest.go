@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,6 +107,21 @@ func testCreateValidation(t *testing.T, s document.Store) {
 		mut(&d)
 		if err := s.Create(t.Context(), d, []byte("x"), document.Quota{}); err == nil {
 			t.Errorf("Create with %s succeeded; want an error", name)
+		}
+	}
+	// Ids every store holds alike: a *ValidationError, not the database's.
+	for name, mut := range map[string]func(*document.Document){
+		"NUL in id":           func(d *document.Document) { d.ID = "d\x00" },
+		"bad UTF-8 id":        func(d *document.Document) { d.ID = "d\xff" },
+		"NUL in conversation": func(d *document.Document) { d.ConversationID = "c\x00" },
+		"long conversation":   func(d *document.Document) { d.ConversationID = strings.Repeat("c", document.MaxIDBytes+1) },
+		"bad UTF-8 owner":     func(d *document.Document) { d.Owner = "o\xff" },
+	} {
+		d := good
+		mut(&d)
+		var ve *document.ValidationError
+		if err := s.Create(t.Context(), d, []byte("x"), document.Quota{}); !errors.As(err, &ve) {
+			t.Errorf("Create with %s: %v; want a *document.ValidationError", name, err)
 		}
 	}
 	if _, err := s.Get(t.Context(), "d1"); !errors.Is(err, document.ErrNotFound) {
@@ -558,17 +574,33 @@ func testDelete(t *testing.T, s document.Store) {
 }
 
 func testNotFound(t *testing.T, s document.Store) {
+	for _, id := range []string{"nope", "a\x00b", "a\xffb"} {
+		checkNotFound(t, s, id)
+	}
+	// An id no store holds finds nothing rather than failing.
+	ctx := t.Context()
+	for _, id := range []string{"a\x00b", "a\xffb"} {
+		if docs, err := s.List(ctx, id); err != nil || len(docs) != 0 {
+			t.Errorf("List(%q) = %v, %v; want nothing", id, docs, err)
+		}
+		if u, err := s.Usage(ctx, id); err != nil || u != (document.Usage{}) {
+			t.Errorf("Usage(%q) = %v, %v; want nothing", id, u, err)
+		}
+	}
+}
+
+func checkNotFound(t *testing.T, s document.Store, id string) {
 	ctx := t.Context()
 	for name, call := range map[string]func() error{
-		"Get":       func() error { _, err := s.Get(ctx, "nope"); return err },
-		"Content":   func() error { _, err := s.Content(ctx, "nope"); return err },
-		"Chunks":    func() error { _, err := s.Chunks(ctx, "nope"); return err },
-		"SetStatus": func() error { _, err := s.SetStatus(ctx, "nope", document.StatusFailed, "x"); return err },
-		"Complete":  func() error { _, err := s.Complete(ctx, "nope", "x", nil); return err },
-		"Delete":    func() error { return s.Delete(ctx, "nope") },
+		"Get":       func() error { _, err := s.Get(ctx, id); return err },
+		"Content":   func() error { _, err := s.Content(ctx, id); return err },
+		"Chunks":    func() error { _, err := s.Chunks(ctx, id); return err },
+		"SetStatus": func() error { _, err := s.SetStatus(ctx, id, document.StatusFailed, "x"); return err },
+		"Complete":  func() error { _, err := s.Complete(ctx, id, "x", nil); return err },
+		"Delete":    func() error { return s.Delete(ctx, id) },
 	} {
 		if err := call(); !errors.Is(err, document.ErrNotFound) {
-			t.Errorf("%s(unknown id): %v; want ErrNotFound", name, err)
+			t.Errorf("%s(%q): %v; want ErrNotFound", name, id, err)
 		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/agentgraph/agentgraph/document/internal/stored"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/sqlstore"
+	"github.com/agentgraph/agentgraph/internal/storeid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -267,6 +268,9 @@ func (s *Store) Create(ctx context.Context, doc document.Document, content []byt
 
 // Get implements [document.Store].
 func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
+	if !storeid.Storable(id) {
+		return document.Document{}, stored.NotFound(id)
+	}
 	d, err := scanDoc(s.pool.QueryRow(ctx, s.q.get, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return document.Document{}, stored.NotFound(id)
@@ -279,6 +283,9 @@ func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
 
 // List implements [document.Store].
 func (s *Store) List(ctx context.Context, conversationID string) ([]document.Document, error) {
+	if !storeid.Storable(conversationID) {
+		return nil, ctx.Err()
+	}
 	docs, err := s.query(ctx, s.q.list, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list documents of %q: %w", conversationID, err)
@@ -298,6 +305,9 @@ func (s *Store) Conversations(ctx context.Context) ([]string, error) {
 // Usage implements [document.Store].
 func (s *Store) Usage(ctx context.Context, owner string) (document.Usage, error) {
 	var u document.Usage
+	if !storeid.Storable(owner) {
+		return u, ctx.Err()
+	}
 	if err := s.pool.QueryRow(ctx, s.q.usage, owner).Scan(&u.Documents, &u.Bytes); err != nil {
 		return document.Usage{}, fmt.Errorf("postgres: usage of owner %q: %w", owner, err)
 	}
@@ -324,6 +334,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]document.Do
 
 // Content implements [document.Store].
 func (s *Store) Content(ctx context.Context, id string) ([]byte, error) {
+	if !storeid.Storable(id) {
+		return nil, stored.NotFound(id)
+	}
 	var content []byte
 	err := s.pool.QueryRow(ctx, s.q.content, id).Scan(&content)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -337,6 +350,9 @@ func (s *Store) Content(ctx context.Context, id string) ([]byte, error) {
 
 // Chunks implements [document.Store].
 func (s *Store) Chunks(ctx context.Context, id string) ([]document.Chunk, error) {
+	if !storeid.Storable(id) {
+		return nil, stored.NotFound(id)
+	}
 	var out []document.Chunk
 	// One snapshot for the existence check and the chunks.
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -372,6 +388,9 @@ func (s *Store) SetStatus(ctx context.Context, id string, status document.Status
 	if err != nil {
 		return document.Document{}, err
 	}
+	if !storeid.Storable(id) {
+		return document.Document{}, stored.NotFound(id)
+	}
 	var d document.Document
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
@@ -395,6 +414,9 @@ func (s *Store) SetStatus(ctx context.Context, id string, status document.Status
 func (s *Store) Complete(ctx context.Context, id string, summary string, chunks []document.Chunk) (document.Document, error) {
 	if err := document.CheckChunks(chunks); err != nil {
 		return document.Document{}, err
+	}
+	if !storeid.Storable(id) {
+		return document.Document{}, stored.NotFound(id)
 	}
 	n := len(chunks)
 	idx, starts, ends, rs, re, tokens := make([]int, n), make([]int, n), make([]int, n), make([]int, n), make([]int, n), make([]int, n)
@@ -426,6 +448,9 @@ func (s *Store) Complete(ctx context.Context, id string, summary string, chunks 
 
 // Delete implements [document.Store].
 func (s *Store) Delete(ctx context.Context, id string) error {
+	if !storeid.Storable(id) {
+		return stored.NotFound(id)
+	}
 	tag, err := s.pool.Exec(ctx, s.q.delete, id)
 	if err != nil {
 		return fmt.Errorf("postgres: delete document %q: %w", id, err)

@@ -186,17 +186,20 @@ func testValidation(t *testing.T, s memory.Store) {
 			t.Errorf("%s with an empty id: error %v, want memory.ErrEmptyID", name, err)
 		}
 	}
-	for _, id := range []string{"c\x00x", "c\xffx", strings.Repeat("c", memory.MaxIDBytes+1)} {
+	for id, fix := range map[string]string{"c\x00x": "remove it", "c\xffx": "use UTF-8 text", strings.Repeat("c", memory.MaxIDBytes+1): "use a shorter id"} {
 		checks := map[string]error{}
 		_, checks["Append"] = s.Append(ctx, id, msgs("a")...)
 		_, checks["Load"] = s.Load(ctx, id, 5)
 		_, checks["History"] = s.History(ctx, id, 0, 0)
 		checks["SaveSummary"] = s.SaveSummary(ctx, id, memory.Summary{Text: "x", Through: 1}, 0)
-		checks["Delete"] = s.Delete(ctx, id)
+		// Delete takes any id, to remove what was stored before the check.
+		if err := s.Delete(ctx, id); err != nil {
+			t.Errorf("Delete with id %.20q (%d bytes): %v, want nil", id, len(id), err)
+		}
 		for name, err := range checks {
 			var ve *memory.ValidationError
-			if !errors.As(err, &ve) || ve.Field != "conversation id" {
-				t.Errorf("%s with id %.20q (%d bytes): error %v, want a memory.ValidationError for the conversation id", name, id, len(id), err)
+			if !errors.As(err, &ve) || ve.Field != "conversation id" || !strings.Contains(ve.Problem, fix) {
+				t.Errorf("%s with id %.20q (%d bytes): error %v, want a memory.ValidationError for the conversation id saying %q", name, id, len(id), err, fix)
 			}
 		}
 	}

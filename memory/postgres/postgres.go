@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/pglease"
+	"github.com/agentgraph/agentgraph/internal/storeid"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -246,8 +247,12 @@ func (s *Store) SaveSummary(ctx context.Context, id string, sum memory.Summary, 
 
 // Delete implements [memory.Store].
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := memory.ValidateID(id); err != nil {
-		return err
+	if id == "" {
+		return memory.ErrEmptyID
+	}
+	if !storeid.Storable(id) {
+		// PostgreSQL holds no such id.
+		return ctx.Err()
 	}
 	if _, err := s.pool.Exec(ctx, s.q.delete, id); err != nil {
 		return fmt.Errorf("postgres: delete %q: %w", id, err)

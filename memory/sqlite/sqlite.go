@@ -405,8 +405,8 @@ func (s *Store) SaveSummary(ctx context.Context, id string, sum memory.Summary, 
 
 // Delete implements [memory.Store].
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := memory.ValidateID(id); err != nil {
-		return err
+	if id == "" {
+		return memory.ErrEmptyID
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_messages WHERE conversation_id = ?`, id); err != nil {

@@ -28,15 +28,17 @@
 // {{step_1.output}} the whole output of step_1, and {{step_1.field}} (or
 // {{step_1.a.b}}) a field inside it: the output may be a map, a struct, or
 // a string holding a JSON object, as models answer. A string that is
-// exactly one template passes the value itself (a map stays a map); a
-// template inside other text is rendered as text, JSON for non-strings. The
-// "query" parameter, when it resolves to a string, is the operator's
-// query; otherwise the operator gets the user's query. An output held as
-// a string of JSON is parsed once per step however many references read
-// it. Config.MaxTemplateRefs bounds the references of one input (a plan
-// with more is invalid) and Config.MaxInputBytes the size of a resolved
-// input (the step fails), so that a plan cannot copy a large output many
-// times over.
+// exactly one template passes the value itself (a map stays a map, shared
+// with the output and any other input referencing it, so operators must
+// not modify their params); a template inside other text is rendered as
+// text, JSON for non-strings. The "query" parameter, when it resolves to
+// a string, is the operator's query; otherwise the operator gets the
+// user's query. An output held as a string of JSON is parsed once per step however many references read
+// it. Config.MaxTemplateRefs bounds the references of one step, its
+// inputs together (a plan with more is invalid), and Config.MaxInputBytes
+// the size of a step's resolved inputs together, a non-string value
+// passed whole counting its JSON size per reference (the step fails),
+// so that a plan cannot copy a large output many times over.
 //
 // # Execution on the graph engine
 //

@@ -233,6 +233,10 @@ func (x *Executor) step(ctx context.Context, t stepTask) (graph.Update[ExecState
 		// The plan node validated the mapping.
 		return graph.Update[ExecState]{}, fmt.Errorf("workflow: step %s: input_mapping: %w", t.Step.ID, err)
 	}
+	// A resumed run's plan comes from the checkpoint, not through check.
+	if err := x.checkRefs(t.Step.ID, inputs); err != nil {
+		return graph.Update[ExecState]{}, fmt.Errorf("workflow: %w", err)
+	}
 	sr := stepRun{step: t.Step, number: t.Number, inputs: inputs, query: t.Query,
 		deps: func(id string) (StepResult, bool) {
 			i := slices.IndexFunc(t.Deps, func(r StepResult) bool { return r.ID == id })

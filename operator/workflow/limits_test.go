@@ -7,13 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
 // bigJSONOperators registers "big", whose output is a string holding a
-// JSON object of about size bytes (as a model answers), and "echo",
+// JSON object of about size bytes (as a model answers), "bigmap", whose
+// output is such an object as a map, and "echo",
 // whose output is its params.
 func bigJSONOperators(t *testing.T, size int) *operator.Registry {
 	reg := operator.NewRegistry(operator.Deps{})
@@ -21,16 +24,30 @@ func bigJSONOperators(t *testing.T, size int) *operator.Registry {
 	mustRegister(t, reg, "big", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		return &operator.Result{Output: out}, nil
 	})
+	pad := strings.Repeat("p", size)
+	mustRegister(t, reg, "bigmap", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: map[string]any{"x": "y", "pad": pad}}, nil
+	})
 	mustRegister(t, reg, "echo", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		return &operator.Result{Output: oc.Params}, nil
 	})
 	return reg
 }
 
+// bigPlan runs big then echo with tmpl as input q, or as the whole input
+// mapping when it is a map.
 func bigPlan(tmpl any) plan.Plan {
+	return bigPlanOf("big", tmpl)
+}
+
+func bigPlanOf(op string, tmpl any) plan.Plan {
+	mapping, ok := tmpl.(map[string]any)
+	if !ok {
+		mapping = map[string]any{"q": tmpl}
+	}
 	return plan.Plan{Steps: []plan.Step{
-		{ID: "a", Operator: "big"},
-		{ID: "b", Operator: "echo", DependsOn: []string{"a"}, InputMapping: map[string]any{"q": tmpl}},
+		{ID: "a", Operator: op},
+		{ID: "b", Operator: "echo", DependsOn: []string{"a"}, InputMapping: mapping},
 	}}
 }
 
@@ -72,6 +89,8 @@ func TestTemplateRefsBounded(t *testing.T) {
 	for name, tmpl := range map[string]any{
 		"string": strings.Repeat("{{a.x}} ", 11),
 		"list":   []any{strings.Repeat("{{a.x}}", 6), strings.Repeat("{{a.output}}", 5)},
+		// The limit is per step: two inputs count together.
+		"inputs": map[string]any{"p": strings.Repeat("{{a.x}}", 6), "q": strings.Repeat("{{a.output}}", 5)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := workflow.Config{Operators: reg, MaxTemplateRefs: 10}
@@ -84,8 +103,8 @@ func TestTemplateRefsBounded(t *testing.T) {
 			} {
 				err := check()
 				var se *plan.StepError
-				if !errors.As(err, &se) || se.Step != "b" || se.Field != "input_mapping.q" || !strings.Contains(se.Reason, "Config.MaxTemplateRefs") {
-					t.Errorf("err = %v, want a *plan.StepError for b's input_mapping.q naming Config.MaxTemplateRefs", err)
+				if !errors.As(err, &se) || se.Step != "b" || se.Field != "input_mapping" || !strings.Contains(se.Reason, "Config.MaxTemplateRefs") {
+					t.Errorf("err = %v, want a *plan.StepError for b's input_mapping naming Config.MaxTemplateRefs", err)
 				}
 			}
 			cfg.MaxTemplateRefs = 11
@@ -107,16 +126,26 @@ func TestTemplateRefsBounded(t *testing.T) {
 func TestInputSizeBounded(t *testing.T) {
 	const size = 1 << 20
 	reg := bigJSONOperators(t, size)
-	for name, tmpl := range map[string]any{
-		"text":  strings.Repeat("{{a.output}}", 17),
-		"whole": []any{"{{a.output}}", "{{a.output}}"},
-		"mixed": []any{"{{a.output}}", "x{{a.output}}"},
+	for name, c := range map[string]struct {
+		op   string
+		tmpl any
+	}{
+		"text":  {"big", strings.Repeat("{{a.output}}", 17)},
+		"whole": {"big", []any{"{{a.output}}", "{{a.output}}"}},
+		"mixed": {"big", []any{"{{a.output}}", "x{{a.output}}"}},
+		// The bound is per step: two inputs count together.
+		"inputs": {"big", map[string]any{"p": "{{a.output}}", "q": "{{a.output}}"}},
+		// A map passed whole counts its JSON size, as every encoding
+		// of the inputs (a checkpoint) writes it once per reference.
+		"map whole": {"bigmap", []any{"{{a.output}}", "{{a.output}}"}},
+		"map mixed": {"bigmap", []any{"{{a.output}}", "x{{a.output}}"}},
+		"map text":  {"bigmap", strings.Repeat("{{a.output}}", 17)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			x := newExecutor(t, workflow.Config{Operators: reg, MaxInputBytes: size + 100})
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			res, err := x.Run(context.Background(), bigPlan(tmpl), "q", operator.Env{})
+			res, err := x.Run(context.Background(), bigPlanOf(c.op, c.tmpl), "q", operator.Env{})
 			runtime.ReadMemStats(&m1)
 			if err != nil {
 				t.Fatal(err)
@@ -149,5 +178,41 @@ func TestInputSizeBounded(t *testing.T) {
 	res, err = x.Run(context.Background(), bigPlan([]any{"{{a.output}}", "{{a.output}}"}), "q", operator.Env{})
 	if err != nil || res.Err() != nil {
 		t.Fatalf("no bound: %v %v", err, res.Err())
+	}
+}
+
+// Resume continues the plan saved in the checkpoint, which Run's check
+// never saw under the resuming executor's limits: each step checks
+// Config.MaxTemplateRefs itself.
+func TestResumeChecksTemplateRefs(t *testing.T) {
+	reg := bigJSONOperators(t, 10)
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := false
+	mustRegister(t, reg, "stop", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		if !stopped {
+			// Interrupt the run before the step's outcome is saved.
+			stopped = true
+			cancel()
+			return nil, ctx.Err()
+		}
+		return &operator.Result{Output: oc.Params}, nil
+	})
+	def := plan.Plan{Steps: []plan.Step{
+		{ID: "a", Operator: "big"},
+		{ID: "b", Operator: "stop", DependsOn: []string{"a"}, InputMapping: map[string]any{"q": "{{a.x}} {{a.x}}"}},
+	}}
+	cp := checkpoint.NewMemory()
+	cfg := graph.RunConfig{ThreadID: "refs"}
+	if _, err := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: cp}).Run(graph.WithConfig(runCtx, cfg), def, "q", operator.Env{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want context.Canceled", err)
+	}
+	res, err := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: cp, MaxTemplateRefs: 1}).Resume(graph.WithConfig(context.Background(), cfg), operator.Env{})
+	if err == nil {
+		b, _ := res.Step("b")
+		err = b.Err
+	}
+	if err == nil || !strings.Contains(err.Error(), "Config.MaxTemplateRefs") {
+		t.Errorf("resume with MaxTemplateRefs 1: %v, want an error naming Config.MaxTemplateRefs", err)
 	}
 }

@@ -51,18 +51,24 @@ func compileMapping(m map[string]any) ([]input, error) {
 // user's query and the outputs of the step's dependencies. It keeps each
 // object it parses out of an output (a string holding JSON, a struct), so
 // that an output read by many references is parsed once, and it bounds
-// the bytes one input renders.
+// the bytes the step's inputs render together.
 type resolver struct {
 	query   string
 	outputs map[string]any
-	// maxBytes bounds one input's size; 0 means no bound.
+	// maxBytes bounds the size of the step's inputs together; 0 means
+	// no bound.
 	maxBytes int
 	// objects holds the objects parsed so far, keyed by the step and the
 	// path of the value in its output; ok is false for a value that is
 	// not an object. It holds at most one entry per distinct path prefix
 	// of the step's references.
 	objects map[string]parsed
-	// used counts the bytes of the input being resolved.
+	// texts holds the text (operator.Text) of each non-string value
+	// referenced so far, keyed as objects, so that a value read by many
+	// references is rendered once; it holds at most one entry per
+	// distinct reference of the step.
+	texts map[string]string
+	// used counts the bytes of the step's inputs resolved so far.
 	used int
 }
 
@@ -76,12 +82,11 @@ type parsed struct {
 type errInputSize struct{ limit int }
 
 func (e errInputSize) Error() string {
-	return fmt.Sprintf("resolves to more than %d bytes, the limit (Config.MaxInputBytes); reference a field of the output rather than the whole of it, use fewer references, or raise the limit", e.limit)
+	return fmt.Sprintf("resolves to more than %d bytes, the limit of a step's inputs together (Config.MaxInputBytes); reference a field of the output rather than the whole of it, use fewer references, or raise the limit", e.limit)
 }
 
 // resolve resolves an input.
 func (in input) resolve(r *resolver) (any, error) {
-	r.used = 0
 	if !in.list {
 		return in.tmpls[0].resolve(r)
 	}
@@ -114,7 +119,7 @@ func resolveString(t, query string, outputs map[string]any) (any, error) {
 	return template{text: t, refs: refs}.resolve(&resolver{query: query, outputs: outputs})
 }
 
-// grow counts n more bytes of the input, failing past the bound.
+// grow counts n more bytes of the step's inputs, failing past the bound.
 func (r *resolver) grow(n int) error {
 	r.used += n
 	if r.maxBytes > 0 && r.used > r.maxBytes {
@@ -124,9 +129,9 @@ func (r *resolver) grow(n int) error {
 }
 
 // resolve fills in the template. A template that is exactly one reference
-// yields the referenced value itself; it counts towards the input's size
-// by its length when it is a string, and not at all otherwise (it is not
-// copied).
+// yields the referenced value itself; it counts towards the inputs' size
+// by its length when it is a string and by the length of its text (JSON)
+// otherwise, as every encoding of the inputs (a checkpoint) writes it.
 func (tp template) resolve(r *resolver) (any, error) {
 	t, refs := tp.text, tp.refs
 	if len(refs) == 0 {
@@ -137,10 +142,8 @@ func (tp template) resolve(r *resolver) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s, ok := v.(string); ok {
-			if err := r.grow(len(s)); err != nil {
-				return nil, err
-			}
+		if err := r.grow(len(r.text(refs[0], v))); err != nil {
+			return nil, err
 		}
 		return v, nil
 	}
@@ -151,7 +154,7 @@ func (tp template) resolve(r *resolver) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		text := operator.Text(v)
+		text := r.text(ref, v)
 		if err := r.grow(ref.From - last + len(text)); err != nil {
 			return nil, err
 		}
@@ -164,6 +167,27 @@ func (tp template) resolve(r *resolver) (any, error) {
 	}
 	b.WriteString(t[last:])
 	return b.String(), nil
+}
+
+// text returns operator.Text(v) for v, the value of ref, rendering a
+// non-string value once per step and path.
+func (r *resolver) text(ref plan.Ref, v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	}
+	key := ref.Step + "." + strings.Join(ref.Path, ".")
+	if t, ok := r.texts[key]; ok {
+		return t
+	}
+	t := operator.Text(v)
+	if r.texts == nil {
+		r.texts = make(map[string]string)
+	}
+	r.texts[key] = t
+	return t
 }
 
 func (r *resolver) lookup(ref plan.Ref) (any, error) {

@@ -23,11 +23,11 @@ import (
 const (
 	// DefaultMaxConcurrency is the number of steps that run at once.
 	DefaultMaxConcurrency = 4
-	// DefaultMaxInputBytes is the largest resolved input of a step:
-	// 16 MiB.
+	// DefaultMaxInputBytes is the largest size of a step's resolved
+	// inputs together: 16 MiB.
 	DefaultMaxInputBytes = 16 << 20
-	// DefaultMaxTemplateRefs is the most {{...}} references in one input
-	// of a step's input mapping.
+	// DefaultMaxTemplateRefs is the most {{...}} references in a
+	// step's input mapping.
 	DefaultMaxTemplateRefs = 100
 )
 
@@ -51,18 +51,19 @@ type Config struct {
 	// MaxConcurrency bounds how many steps run at once. Zero means
 	// DefaultMaxConcurrency; negative means no bound.
 	MaxConcurrency int
-	// MaxInputBytes bounds the size of each resolved input of a step: the
-	// bytes of text its templates render, a list's items together, a
+	// MaxInputBytes bounds the size of a step's resolved inputs, all
+	// its inputs together: the bytes of text their templates render, a
 	// value passed whole (a template that is exactly one reference)
-	// counting its length when it is a string and nothing otherwise. A
-	// step whose input would be larger fails, before its operator runs,
+	// counting its length when it is a string and the length of its
+	// JSON otherwise, once per reference. A step whose inputs would be
+	// larger fails, before its operator runs,
 	// with an error naming the step, the input and the limit, so that a
 	// plan cannot copy a large output many times over. Zero means
 	// DefaultMaxInputBytes; negative means no bound.
 	MaxInputBytes int
-	// MaxTemplateRefs bounds the {{...}} references in each input of a
-	// step's input mapping, a list's items together; a plan with more is
-	// invalid (a *plan.StepError naming the step and the input). Zero
+	// MaxTemplateRefs bounds the {{...}} references in a step's input
+	// mapping, all its inputs together; a plan with more is invalid (a
+	// *plan.StepError naming the step). Zero
 	// means DefaultMaxTemplateRefs; negative means no bound.
 	MaxTemplateRefs int
 	// Logger receives debug logs. Nil means no logging.
@@ -263,17 +264,30 @@ func (w *runner) check(def *plan.Plan) ([][]input, error) {
 		if err != nil {
 			return nil, &plan.StepError{Step: st.ID, Field: "input_mapping", Reason: err.Error(), Err: err}
 		}
-		if lim := w.cfg.MaxTemplateRefs; lim > 0 {
-			for _, x := range in {
-				if n := x.refs(); n > lim {
-					return nil, &plan.StepError{Step: st.ID, Field: "input_mapping." + x.name,
-						Reason: fmt.Sprintf("has %d {{...}} references, more than the limit of %d (Config.MaxTemplateRefs); reference each value once", n, lim)}
-				}
-			}
+		if err := w.checkRefs(st.ID, in); err != nil {
+			return nil, err
 		}
 		inputs[i] = in
 	}
 	return inputs, nil
+}
+
+// checkRefs refuses a step whose inputs hold more {{...}} references,
+// together, than Config.MaxTemplateRefs.
+func (w *runner) checkRefs(step string, in []input) error {
+	lim := w.cfg.MaxTemplateRefs
+	if lim <= 0 {
+		return nil
+	}
+	n := 0
+	for _, x := range in {
+		n += x.refs()
+	}
+	if n > lim {
+		return &plan.StepError{Step: step, Field: "input_mapping",
+			Reason: fmt.Sprintf("has %d {{...}} references over its inputs, more than the limit of %d per step (Config.MaxTemplateRefs); reference each value once", n, lim)}
+	}
+	return nil
 }
 
 // Compile validates def against cfg.Operators and compiles it to a graph:
