@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/agentgraph/agentgraph/resilience"
 )
@@ -1168,6 +1169,11 @@ const (
 // serverLog logs a server's log notification at its level (below Error for
 // a level the protocol does not define) within the server's budget.
 func (c *conn) serverLog(f map[string]any) {
+	level, _ := f["level"].(string)
+	lvl, known := serverLogLevel(level)
+	if !c.log.Core().Enabled(lvl) {
+		return // not logged: it takes none of the budget
+	}
 	ok, skipped := c.logs.take(time.Now())
 	if !ok {
 		if n := c.logs.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
@@ -1176,26 +1182,34 @@ func (c *conn) serverLog(f map[string]any) {
 		}
 		return
 	}
-	level, _ := f["level"].(string)
 	logger, _ := f["logger"].(string)
 	fields := []zap.Field{zap.String("logger", clipUTF8(logger, maxServerLogName)), serverLogData(f["data"])}
 	if skipped > 0 {
 		fields = append(fields, zap.Int64("suppressed_before", skipped))
 	}
+	if lvl >= zapcore.ErrorLevel || !known {
+		// A level the protocol does not define is logged at Warn: the
+		// server cannot choose to be reported as an error.
+		fields = append(fields, zap.String("level", clipUTF8(level, maxServerLogName)))
+	}
+	c.log.Log(lvl, "mcp server log", fields...)
+}
+
+// serverLogLevel maps a level of the protocol's notifications/message to
+// the logger's, and reports whether the protocol defines it (one it does
+// not is Warn).
+func serverLogLevel(level string) (zapcore.Level, bool) {
 	switch level {
 	case "debug":
-		c.log.Debug("mcp server log", fields...)
+		return zapcore.DebugLevel, true
 	case "info", "notice":
-		c.log.Info("mcp server log", fields...)
+		return zapcore.InfoLevel, true
 	case "warning":
-		c.log.Warn("mcp server log", fields...)
+		return zapcore.WarnLevel, true
 	case "error", "critical", "alert", "emergency":
-		c.log.Error("mcp server log", append(fields, zap.String("level", level))...)
-	default:
-		// Not a level of the protocol: the server cannot choose to be
-		// reported as an error.
-		c.log.Warn("mcp server log", append(fields, zap.String("level", clipUTF8(level, maxServerLogName)))...)
+		return zapcore.ErrorLevel, true
 	}
+	return zapcore.WarnLevel, false
 }
 
 // serverLogData is the data of a server's log entry, as it came when it
