@@ -758,17 +758,41 @@ func (c *conn) closeClient(w *wire) {
 	exited := make(chan struct{})
 	go func() {
 		_ = w.cmd.Wait()
+		c.m.dropProc(w.cmd)
 		close(exited)
 	}()
-	t := time.NewTimer(exitGrace)
+	t := time.NewTimer(c.m.exitGrace)
 	defer t.Stop()
 	select {
 	case <-exited:
+		// The server may have started children of its own in its process
+		// group (npx starts node) that need the rest of the grace to end.
+		c.awaitGroup(w.cmd, t.C)
 	case <-t.C:
+	case <-c.m.hurry:
 	}
-	// The server may have started children of its own (npx starts node).
 	killGroup(w.cmd)
 	<-exited
+}
+
+// groupPoll is how often awaitGroup checks whether a process group has
+// members left.
+const groupPoll = 20 * time.Millisecond
+
+// awaitGroup waits, until grace ends or Shutdown gives up waiting, for the
+// process group cmd led to have no members left.
+func (c *conn) awaitGroup(cmd *exec.Cmd, grace <-chan time.Time) {
+	tick := time.NewTicker(groupPoll)
+	defer tick.Stop()
+	for groupAlive(cmd) {
+		select {
+		case <-grace:
+			return
+		case <-c.m.hurry:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // errConnectTimeout is the cause of a connect's context ended by
@@ -1018,6 +1042,7 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 		return nil, fmt.Errorf("start %s: %w", s.Command, err)
 	}
 	w.cmd = cmd
+	c.m.addProc(cmd)
 	out := stdioReader(stdout, c.m.cfg.MaxMessageBytes, s.Name, func(le *LimitError) { c.cutWire(w, le) })
 	return newPipe(c, out, stdin), nil
 }
