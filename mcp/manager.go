@@ -502,18 +502,30 @@ func (m *Manager) goBackground(f func()) {
 }
 
 // Shutdown refuses new work, waits for calls in flight until ctx ends, then
-// cancels what is left, closes every client and reaps every subprocess. It
-// returns ctx's error if calls had to be cancelled, or if ctx ended before
-// every client was closed: the rest of the cleanup then finishes in the
-// background, bounded by exitGrace and pipeGrace per server (a subprocess
-// is killed, and its pipes closed, even if a child it started keeps them
-// open). A later call waits, until its own ctx ends, for the first one's
-// cleanup to finish.
+// cancels what is left, closes every client and reaps every subprocess. A
+// stdio server has exitGrace (2 s) after its stdin is closed to exit, and
+// the children in its process group to end, before the group is killed;
+// reaping it then waits at most pipeGrace (1 s) for its stderr (a child
+// that left the group may keep it open). Closing an HTTP client may take
+// the 5 s mcp-go gives the DELETE that ends its session, and a connect
+// waiting on an OAuth.Authorize that ignores its ctx keeps its server's
+// close waiting until Authorize returns. Shutdown returns ctx's error if
+// calls had to be cancelled, or if ctx ended before every client was
+// closed: it then kills every subprocess (and its process group) before it
+// returns, and leaves the rest of the cleanup (reaping, within pipeGrace
+// per server, and closing the other clients, bounded as above) to finish
+// in the background. A later call waits, until its own ctx ends, for the
+// first one's cleanup to finish.
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closing {
 		closed := m.closed
 		m.mu.Unlock()
+		select {
+		case <-closed:
+			return nil // finished, even if ctx has ended too
+		default:
+		}
 		select {
 		case <-closed:
 			return nil
