@@ -158,6 +158,11 @@ type Health struct {
 	// logged carries at most 4 KiB of the notification's data, and a level
 	// the protocol does not define is logged at Warn, not Error.)
 	SuppressedLogs int64
+	// RefusedTools says, by the server's name for each, why a [Registry]
+	// refuses some of the server's tools (an input schema over
+	// MaxInputSchemaBytes); the registry lists them as unavailable. Only
+	// [Registry.Health] fills it.
+	RefusedTools map[string]string
 }
 
 // Available reports whether calls to the server are expected to work: it is
