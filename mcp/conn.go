@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -21,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 	"github.com/agentgraph/agentgraph/resilience"
 )
 
@@ -1213,14 +1213,14 @@ func (c *conn) serverLog(f map[string]any) {
 		return
 	}
 	logger, _ := f["logger"].(string)
-	fields := []zap.Field{zap.String("logger", clipUTF8(logger, maxServerLogName)), serverLogData(f["data"])}
+	fields := []zap.Field{zap.String("logger", utf8clip.Clip(logger, maxServerLogName)), serverLogData(f["data"])}
 	if skipped > 0 {
 		fields = append(fields, zap.Int64("suppressed_before", skipped))
 	}
 	if lvl >= zapcore.ErrorLevel || !known {
 		// A level the protocol does not define is logged at Warn: the
 		// server cannot choose to be reported as an error.
-		fields = append(fields, zap.String("level", clipUTF8(level, maxServerLogName)))
+		fields = append(fields, zap.String("level", utf8clip.Clip(level, maxServerLogName)))
 	}
 	c.log.Log(lvl, "mcp server log", fields...)
 }
@@ -1257,7 +1257,7 @@ func serverLogData(data any) zap.Field {
 	if len(s) <= maxServerLogBytes {
 		return zap.String("data", s)
 	}
-	return zap.Dict("data", zap.String("text", clipUTF8(s, maxServerLogBytes)), zap.Int("bytes", len(s)))
+	return zap.Dict("data", zap.String("text", utf8clip.Clip(s, maxServerLogBytes)), zap.Int("bytes", len(s)))
 }
 
 // logBudget is a token bucket for a server's log notifications.
@@ -1287,20 +1287,6 @@ func (b *logBudget) take(now time.Time) (ok bool, skipped int64) {
 	b.tokens--
 	skipped, b.skipped = b.skipped, 0
 	return true, skipped
-}
-
-// clipUTF8 returns s cut to at most n bytes, not within a UTF-8 sequence
-// (bytes that are not valid UTF-8 are cut at n).
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			return s[:i]
-		}
-	}
-	return s[:n]
 }
 
 // stderrLog forwards a subprocess's stderr to the logger, one entry per

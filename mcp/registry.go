@@ -101,8 +101,8 @@ type serverTools struct {
 	// refused says why a listed tool is refused (its input schema over
 	// MaxInputSchemaBytes), by the server's name for it.
 	refused map[string]string
-	stale bool
-	err   error
+	stale   bool
+	err     error
 	// retryAt is when a lookup may list the server again after a failed
 	// listing (stale is then true): a server that was down when listed is
 	// tried again within failedListRetry, not only after the TTL.
