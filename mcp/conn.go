@@ -13,13 +13,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 	"github.com/agentgraph/agentgraph/resilience"
 )
 
@@ -157,6 +158,11 @@ type Health struct {
 	// logged carries at most 4 KiB of the notification's data, and a level
 	// the protocol does not define is logged at Warn, not Error.)
 	SuppressedLogs int64
+	// RefusedTools says, by the server's name for each, why a [Registry]
+	// refuses some of the server's tools (an input schema over
+	// MaxInputSchemaBytes); the registry lists them as unavailable. Only
+	// [Registry.Health] fills it.
+	RefusedTools map[string]string
 }
 
 // Available reports whether calls to the server are expected to work: it is
@@ -757,17 +763,41 @@ func (c *conn) closeClient(w *wire) {
 	exited := make(chan struct{})
 	go func() {
 		_ = w.cmd.Wait()
+		c.m.dropProc(w.cmd)
 		close(exited)
 	}()
-	t := time.NewTimer(exitGrace)
+	t := time.NewTimer(c.m.exitGrace)
 	defer t.Stop()
 	select {
 	case <-exited:
+		// The server may have started children of its own in its process
+		// group (npx starts node) that need the rest of the grace to end.
+		c.awaitGroup(w.cmd, t.C)
 	case <-t.C:
+	case <-c.m.hurry:
 	}
-	// The server may have started children of its own (npx starts node).
 	killGroup(w.cmd)
 	<-exited
+}
+
+// groupPoll is how often awaitGroup checks whether a process group has
+// members left.
+const groupPoll = 20 * time.Millisecond
+
+// awaitGroup waits, until grace ends or Shutdown gives up waiting, for the
+// process group cmd led to have no members left.
+func (c *conn) awaitGroup(cmd *exec.Cmd, grace <-chan time.Time) {
+	tick := time.NewTicker(groupPoll)
+	defer tick.Stop()
+	for groupAlive(cmd) {
+		select {
+		case <-grace:
+			return
+		case <-c.m.hurry:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // errConnectTimeout is the cause of a connect's context ended by
@@ -1017,6 +1047,7 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 		return nil, fmt.Errorf("start %s: %w", s.Command, err)
 	}
 	w.cmd = cmd
+	c.m.addProc(cmd)
 	out := stdioReader(stdout, c.m.cfg.MaxMessageBytes, s.Name, func(le *LimitError) { c.cutWire(w, le) })
 	return newPipe(c, out, stdin), nil
 }
@@ -1168,6 +1199,11 @@ const (
 // serverLog logs a server's log notification at its level (below Error for
 // a level the protocol does not define) within the server's budget.
 func (c *conn) serverLog(f map[string]any) {
+	level, _ := f["level"].(string)
+	lvl, known := serverLogLevel(level)
+	if !c.log.Core().Enabled(lvl) {
+		return // not logged: it takes none of the budget
+	}
 	ok, skipped := c.logs.take(time.Now())
 	if !ok {
 		if n := c.logs.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
@@ -1176,26 +1212,34 @@ func (c *conn) serverLog(f map[string]any) {
 		}
 		return
 	}
-	level, _ := f["level"].(string)
 	logger, _ := f["logger"].(string)
-	fields := []zap.Field{zap.String("logger", clipUTF8(logger, maxServerLogName)), serverLogData(f["data"])}
+	fields := []zap.Field{zap.String("logger", utf8clip.Clip(logger, maxServerLogName)), serverLogData(f["data"])}
 	if skipped > 0 {
 		fields = append(fields, zap.Int64("suppressed_before", skipped))
 	}
+	if lvl >= zapcore.ErrorLevel || !known {
+		// A level the protocol does not define is logged at Warn: the
+		// server cannot choose to be reported as an error.
+		fields = append(fields, zap.String("level", utf8clip.Clip(level, maxServerLogName)))
+	}
+	c.log.Log(lvl, "mcp server log", fields...)
+}
+
+// serverLogLevel maps a level of the protocol's notifications/message to
+// the logger's, and reports whether the protocol defines it (one it does
+// not is Warn).
+func serverLogLevel(level string) (zapcore.Level, bool) {
 	switch level {
 	case "debug":
-		c.log.Debug("mcp server log", fields...)
+		return zapcore.DebugLevel, true
 	case "info", "notice":
-		c.log.Info("mcp server log", fields...)
+		return zapcore.InfoLevel, true
 	case "warning":
-		c.log.Warn("mcp server log", fields...)
+		return zapcore.WarnLevel, true
 	case "error", "critical", "alert", "emergency":
-		c.log.Error("mcp server log", append(fields, zap.String("level", level))...)
-	default:
-		// Not a level of the protocol: the server cannot choose to be
-		// reported as an error.
-		c.log.Warn("mcp server log", append(fields, zap.String("level", clipUTF8(level, maxServerLogName)))...)
+		return zapcore.ErrorLevel, true
 	}
+	return zapcore.WarnLevel, false
 }
 
 // serverLogData is the data of a server's log entry, as it came when it
@@ -1213,7 +1257,7 @@ func serverLogData(data any) zap.Field {
 	if len(s) <= maxServerLogBytes {
 		return zap.String("data", s)
 	}
-	return zap.Dict("data", zap.String("text", clipUTF8(s, maxServerLogBytes)), zap.Int("bytes", len(s)))
+	return zap.Dict("data", zap.String("text", utf8clip.Clip(s, maxServerLogBytes)), zap.Int("bytes", len(s)))
 }
 
 // logBudget is a token bucket for a server's log notifications.
@@ -1243,20 +1287,6 @@ func (b *logBudget) take(now time.Time) (ok bool, skipped int64) {
 	b.tokens--
 	skipped, b.skipped = b.skipped, 0
 	return true, skipped
-}
-
-// clipUTF8 returns s cut to at most n bytes, not within a UTF-8 sequence
-// (bytes that are not valid UTF-8 are cut at n).
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			return s[:i]
-		}
-	}
-	return s[:n]
 }
 
 // stderrLog forwards a subprocess's stderr to the logger, one entry per

@@ -15,8 +15,11 @@
 // dies is replaced on the next call. [Manager.Shutdown] refuses new work,
 // waits for calls in flight until its context ends, cancels the rest, closes
 // every client and reaps every subprocess (and the process group it leads);
-// it returns when its context ends, leaving what is left of that cleanup
-// to finish in the background.
+// it returns when its context ends, killing the subprocesses left first and
+// leaving what is left of that cleanup to finish in the background (see
+// [Manager.Shutdown] for its bounds: an HTTP client's close may take 5 s,
+// and a connect waiting on an OAuth.Authorize that ignores its context
+// waits for it).
 //
 // A [Registry] lists the tools in two stages, as a model needs them. Stage 1
 // ([Registry.Tools]) keeps only summaries (name, description, server,

@@ -3,6 +3,9 @@ package mcp
 import (
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // TestLogBudget: a server logs a burst of serverLogBurst entries at once,
@@ -49,5 +52,24 @@ func TestLogBudget(t *testing.T) {
 	}
 	if n != serverLogBurst {
 		t.Fatalf("%d entries logged after an hour's quiet, want the burst %d", n, serverLogBurst)
+	}
+}
+
+// TestServerLogBelowLevelTakesNoBudget: notifications below the logger's
+// level are not logged and take none of the budget, so that a server's
+// debug chatter does not suppress its next error.
+func TestServerLogBelowLevelTakesNoBudget(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	c := &conn{log: zap.New(core)}
+	for range 2 * serverLogBurst {
+		c.serverLog(map[string]any{"level": "debug", "data": "chatter"})
+	}
+	c.serverLog(map[string]any{"level": "error", "data": "failed"})
+	entries := logs.FilterMessage("mcp server log").All()
+	if len(entries) != 1 || entries[0].Level != zap.ErrorLevel {
+		t.Fatalf("logged %d entries (%v), want the error alone", len(entries), entries)
+	}
+	if n := c.logs.suppressed.Load(); n != 0 {
+		t.Fatalf("SuppressedLogs = %d, want 0: entries below the logger's level are not suppressed", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os/exec"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -172,6 +173,14 @@ type Manager struct {
 	lingering   []lingerEntry
 	lingerTimer *time.Timer
 	now         func() time.Time // the clock of the linger period; tests replace it
+
+	// Stdio subprocesses not reaped yet, so that a Shutdown whose ctx ends
+	// kills them before it returns; hurried then, and since.
+	procsMu   sync.Mutex
+	procs     map[*exec.Cmd]struct{}
+	hurried   bool
+	hurry     chan struct{} // closed with hurried
+	exitGrace time.Duration // exitGrace; tests lengthen it
 }
 
 type lingerEntry struct {
@@ -288,7 +297,8 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, fmt.Errorf("mcp: ManagerConfig.Resilience: %w", err)
 	}
 	base, abort := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}, now: time.Now}, nil
+	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}, now: time.Now,
+		procs: map[*exec.Cmd]struct{}{}, hurry: make(chan struct{}), exitGrace: exitGrace}, nil
 }
 
 // Add registers servers. A server whose name is already registered with the
@@ -492,18 +502,30 @@ func (m *Manager) goBackground(f func()) {
 }
 
 // Shutdown refuses new work, waits for calls in flight until ctx ends, then
-// cancels what is left, closes every client and reaps every subprocess. It
-// returns ctx's error if calls had to be cancelled, or if ctx ended before
-// every client was closed: the rest of the cleanup then finishes in the
-// background, bounded by exitGrace and pipeGrace per server (a subprocess
-// is killed, and its pipes closed, even if a child it started keeps them
-// open). A later call waits, until its own ctx ends, for the first one's
-// cleanup to finish.
+// cancels what is left, closes every client and reaps every subprocess. A
+// stdio server has exitGrace (2 s) after its stdin is closed to exit, and
+// the children in its process group to end, before the group is killed;
+// reaping it then waits at most pipeGrace (1 s) for its stderr (a child
+// that left the group may keep it open). Closing an HTTP client may take
+// the 5 s mcp-go gives the DELETE that ends its session, and a connect
+// waiting on an OAuth.Authorize that ignores its ctx keeps its server's
+// close waiting until Authorize returns. Shutdown returns ctx's error if
+// calls had to be cancelled, or if ctx ended before every client was
+// closed: it then kills every subprocess (and its process group) before it
+// returns, and leaves the rest of the cleanup (reaping, within pipeGrace
+// per server, and closing the other clients, bounded as above) to finish
+// in the background. A later call waits, until its own ctx ends, for the
+// first one's cleanup to finish.
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closing {
 		closed := m.closed
 		m.mu.Unlock()
+		select {
+		case <-closed:
+			return nil // finished, even if ctx has ended too
+		default:
+		}
 		select {
 		case <-closed:
 			return nil
@@ -548,10 +570,47 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	case <-closed:
 		return err
 	case <-ctx.Done():
+		// The process may exit right after: kill the subprocesses now
+		// rather than after their grace, so that none is left behind
+		// (reaping them is left to the background).
+		m.killProcs()
 		if err != nil {
 			return err
 		}
 		return fmt.Errorf("mcp: shutdown: servers still closing, left to finish in the background: %w", ctx.Err())
+	}
+}
+
+// addProc records a stdio subprocess that was started, killing it at once
+// if Shutdown has given up waiting already.
+func (m *Manager) addProc(cmd *exec.Cmd) {
+	m.procsMu.Lock()
+	defer m.procsMu.Unlock()
+	if m.hurried {
+		killGroup(cmd)
+	}
+	m.procs[cmd] = struct{}{}
+}
+
+// dropProc forgets a stdio subprocess that was reaped.
+func (m *Manager) dropProc(cmd *exec.Cmd) {
+	m.procsMu.Lock()
+	delete(m.procs, cmd)
+	m.procsMu.Unlock()
+}
+
+// killProcs kills every stdio subprocess not reaped yet (and the process
+// group it leads), and every one started from now on; closeClient then
+// no longer gives any a grace.
+func (m *Manager) killProcs() {
+	m.procsMu.Lock()
+	defer m.procsMu.Unlock()
+	if !m.hurried {
+		m.hurried = true
+		close(m.hurry)
+	}
+	for cmd := range m.procs {
+		killGroup(cmd)
 	}
 }
 

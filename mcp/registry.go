@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -53,6 +54,8 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"input_schema"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  map[string]any  `json:"annotations,omitempty"`
+
+	refused error // why the registry refuses the tool (MaxInputSchemaBytes)
 }
 
 // Registry is the catalogue of the manager's servers and their tools, loaded
@@ -95,8 +98,11 @@ type Registry struct {
 // serverTools is stage 1 of one server.
 type serverTools struct {
 	tools []model.ToolSummary
-	stale bool
-	err   error
+	// refused says why a listed tool is refused (its input schema over
+	// MaxInputSchemaBytes), by the server's name for it.
+	refused map[string]string
+	stale   bool
+	err     error
 	// retryAt is when a lookup may list the server again after a failed
 	// listing (stale is then true): a server that was down when listed is
 	// tried again within failedListRetry, not only after the TTL.
@@ -165,7 +171,8 @@ func (r *Registry) Tools(ctx context.Context) ([]model.ToolSummary, error) {
 	defer r.mu.Unlock()
 	out := make([]model.ToolSummary, 0, len(r.byName))
 	for _, t := range r.byName {
-		t.Available = health[t.Server] && r.servers[t.Server] != nil && r.servers[t.Server].err == nil
+		st := r.servers[t.Server]
+		t.Available = health[t.Server] && st != nil && st.err == nil && st.refused[t.Tool] == ""
 		out = append(out, t)
 	}
 	slices.SortFunc(out, func(a, b model.ToolSummary) int { return cmp.Compare(a.Name, b.Name) })
@@ -324,10 +331,42 @@ func (r *Registry) refreshServer(ctx context.Context, name string) {
 	}
 	st.stale, st.retryAt = false, time.Time{}
 	st.tools = st.tools[:0]
+	st.refused = nil
 	for _, t := range tools {
 		st.tools = append(st.tools, summary(name, t))
+		if _, err := inputSchema(name, t); err != nil {
+			if st.refused == nil {
+				st.refused = map[string]string{}
+			}
+			st.refused[t.Name] = err.Error()
+			r.log.Warn("mcp tool refused", zap.String("server", name), zap.String("tool", t.Name), zap.Error(err))
+		}
 	}
 	delete(r.schemas, name)
+}
+
+// MaxInputSchemaBytes is the largest input schema of a server's tool, in
+// bytes, that a [Registry] accepts: the schema goes to the model with every
+// request that offers the tool. [Registry.Tools] lists a tool over it as
+// unavailable (the reason is in [Registry.Health]'s RefusedTools) and
+// [Registry.Tool] refuses it.
+const MaxInputSchemaBytes = 256 << 10
+
+// ErrToolRefused is wrapped by the error of a lookup of a tool the registry
+// refuses (its input schema is over MaxInputSchemaBytes).
+var ErrToolRefused = errors.New("mcp: tool refused")
+
+// inputSchema returns the input schema of server's tool mt, or an error if
+// it is over MaxInputSchemaBytes.
+func inputSchema(server string, mt mcpgo.Tool) (json.RawMessage, error) {
+	schema := mt.RawInputSchema
+	if schema == nil {
+		schema, _ = json.Marshal(mt.InputSchema)
+	}
+	if len(schema) > MaxInputSchemaBytes {
+		return nil, fmt.Errorf("%w: tool %q of server %q has an input schema of %d bytes, over the limit of %d (MaxInputSchemaBytes); the server should describe the arguments more briefly", ErrToolRefused, mt.Name, server, len(schema), MaxInputSchemaBytes)
+	}
+	return schema, nil
 }
 
 func summary(server string, t mcpgo.Tool) model.ToolSummary {
@@ -445,7 +484,7 @@ func (r *Registry) Tool(ctx context.Context, name string) (*Tool, error) {
 	t := r.schemas[server][tool]
 	r.mu.Unlock()
 	if t != nil {
-		return named(t, name), nil
+		return named(t, name)
 	}
 	_, err, _ = r.sf.Do("schema:"+server, func() (any, error) {
 		tools, err := r.m.listTools(ctx, server)
@@ -476,23 +515,26 @@ func (r *Registry) Tool(ctx context.Context, name string) (*Tool, error) {
 	if t == nil {
 		return nil, &ToolNotFoundError{Name: name, Similar: r.suggest(ctx, name)}
 	}
-	return named(t, name), nil
+	return named(t, name)
 }
 
-// named returns a copy of the cached t named name: the cache is shared by
-// every lookup, under its bare and its qualified name.
-func named(t *Tool, name string) *Tool {
+// named returns a copy of the cached t named name (the cache is shared by
+// every lookup, under its bare and its qualified name), or why the tool is
+// refused.
+func named(t *Tool, name string) (*Tool, error) {
+	if t.refused != nil {
+		return nil, t.refused
+	}
 	c := *t
 	c.Name = name
-	return &c
+	return &c, nil
 }
 
 func fullTool(server string, mt mcpgo.Tool) *Tool {
 	t := &Tool{ToolSummary: summary(server, mt)}
-	if mt.RawInputSchema != nil {
-		t.InputSchema = mt.RawInputSchema
-	} else {
-		t.InputSchema, _ = json.Marshal(mt.InputSchema)
+	t.InputSchema, t.refused = inputSchema(server, mt)
+	if t.refused != nil {
+		return t // its schemas are not kept
 	}
 	if mt.RawOutputSchema != nil {
 		t.OutputSchema = mt.RawOutputSchema
@@ -508,8 +550,19 @@ func fullTool(server string, mt mcpgo.Tool) *Tool {
 	return t
 }
 
-// Health returns the health of every server; see [Manager.Health].
-func (r *Registry) Health() []Health { return r.m.Health() }
+// Health returns the health of every server; see [Manager.Health]. It
+// adds the tools the registry refuses (RefusedTools).
+func (r *Registry) Health() []Health {
+	hs := r.m.Health()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range hs {
+		if st := r.servers[hs[i].Server]; st != nil && len(st.refused) > 0 {
+			hs[i].RefusedTools = maps.Clone(st.refused)
+		}
+	}
+	return hs
+}
 
 // Logger returns the registry's logger (RegistryConfig.Logger, or the
 // manager's), for packages that report on the registry's tools, such as

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/internal/schemacheck"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/invopop/jsonschema"
@@ -139,7 +140,7 @@ func boundLines(msg string) string {
 			b.WriteString(line)
 			continue
 		}
-		b.WriteString(clipUTF8(line, maxProblemLine))
+		b.WriteString(utf8clip.Clip(line, maxProblemLine))
 		fmt.Fprintf(&b, "… (cut from %d bytes)", len(line))
 	}
 	return b.String()

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 )
 
 // MaxTools is the most tools a [Toolset] holds. Providers refuse requests
@@ -158,7 +159,7 @@ func (s *Toolset) Call(ctx context.Context, call model.ToolCall) (*model.ToolRes
 	if !ok {
 		res := ErrorResult(s.unknown(call.Name))
 		// The model wrote the name, of any length: echoed clipped.
-		res.CallID, res.Name = call.ID, clipUTF8(call.Name, MaxToolNameLen)
+		res.CallID, res.Name = call.ID, utf8clip.Clip(call.Name, MaxToolNameLen)
 		return res, nil
 	}
 	res, err := runTool(ctx, t, call)

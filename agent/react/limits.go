@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -26,12 +26,12 @@ func unknownText(name string, names []string) string {
 	var b strings.Builder
 	b.WriteString("there is no tool named ")
 	if len(name) > maxEchoedName {
-		b.WriteString(strconv.Quote(clipUTF8(name, maxEchoedName)))
+		b.WriteString(strconv.Quote(utf8clip.Clip(name, maxEchoedName)))
 		fmt.Fprintf(&b, " (cut from %d bytes)", len(name))
 	} else {
 		b.WriteString(strconv.Quote(name))
 	}
-	near := closeNames(clipUTF8(name, maxEchoedName), names)
+	near := closeNames(utf8clip.Clip(name, maxEchoedName), names)
 	if len(near) == 0 && len(names) <= maxCloseNames {
 		near = names
 	}
@@ -140,17 +140,6 @@ func (s *bigramSet) shared(str string) (shared, count int) {
 	return shared, max(len(str)-1, 0)
 }
 
-// clipUTF8 returns s cut to at most n bytes, not within a UTF-8 sequence.
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // resultSize returns the bytes of res that go to the model: text (its
 // parts' text and URLs, and its Structured JSON) and binary data (its
 // parts' Data).
@@ -199,7 +188,7 @@ func clipResult(res *model.ToolResult, limit, binLimit int) {
 			continue
 		}
 		if p.Kind == model.PartText && !textFull && kept < limit {
-			p.Text = clipUTF8(p.Text, limit-kept)
+			p.Text = utf8clip.Clip(p.Text, limit-kept)
 			out = append(out, p)
 			text = text || p.Text != ""
 			kept += len(p.Text)
@@ -208,7 +197,7 @@ func clipResult(res *model.ToolResult, limit, binLimit int) {
 	}
 	if textFull || kept+len(res.Structured) > limit {
 		if !text && kept < limit {
-			t := clipUTF8(string(res.Structured), limit-kept)
+			t := utf8clip.Clip(string(res.Structured), limit-kept)
 			out = append(out, model.TextPart(t))
 			kept += len(t)
 		}

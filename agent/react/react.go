@@ -15,6 +15,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/internal/toolcall"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -862,7 +863,7 @@ func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResu
 func (a *agent) unknownTool(res *model.ToolResult, c *model.ToolCall) {
 	setError(res, c, unknownText(c.Name, a.names))
 	// The result names the call's tool, which the model wrote: clipped.
-	res.Name = clipUTF8(c.Name, maxEchoedName)
+	res.Name = utf8clip.Clip(c.Name, maxEchoedName)
 }
 
 // panicResult sets *res to the result of a call whose tool panicked with v.

@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 )
 
 func (s *Server) routes() {
@@ -299,11 +299,7 @@ func clip(s string) string {
 	if len(s) <= maxEcho {
 		return s
 	}
-	i := maxEcho
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "..."
+	return utf8clip.Clip(s, maxEcho) + "..."
 }
 
 // ownThread loads a thread the request's principal owns; another

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/jsonnum"
 )
@@ -884,11 +885,7 @@ func clipDetail(msg string) string {
 	if len(msg) <= maxDetail {
 		return msg
 	}
-	i := maxDetail
-	for i > 0 && !utf8.RuneStart(msg[i]) {
-		i--
-	}
-	return msg[:i] + "..."
+	return utf8clip.Clip(msg, maxDetail) + "..."
 }
 
 // jsonMediaType reports whether a Content-Type header names a body read

@@ -462,6 +462,11 @@ func (b *Bot) Close(ctx context.Context) error {
 	return errors.Join(err, b.closeMCP(ctx))
 }
 
+// mcpCleanupWait bounds how long Close waits, after its ctx ended, for the
+// MCP manager's cleanup left to the background: reaping killed
+// subprocesses (1 s each) and closing HTTP clients (5 s each), in parallel.
+const mcpCleanupWait = 10 * time.Second
+
 func (b *Bot) closeMCP(ctx context.Context) error {
 	if b.reg != nil {
 		b.reg.Close() // a Config.MCP manager outlives the bot: drop the registry's hook on it
@@ -470,6 +475,16 @@ func (b *Bot) closeMCP(ctx context.Context) error {
 	if b.manager != nil && (b.ownsMCP || b.db != nil) {
 		if err := b.manager.Shutdown(ctx); err != nil && !errors.Is(err, mcp.ErrShutdown) {
 			errs = append(errs, err)
+			if ctx.Err() != nil {
+				// Shutdown killed the servers' subprocesses; the database and
+				// the tmp dir they use are released below, once they are
+				// reaped: wait a bounded while for the rest of the cleanup.
+				wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpCleanupWait)
+				if err := b.manager.Shutdown(wait); err != nil {
+					errs = append(errs, fmt.Errorf("bosai: MCP servers still closing after a further %v: %w", mcpCleanupWait, err))
+				}
+				cancel()
+			}
 		}
 	}
 	if b.db != nil {

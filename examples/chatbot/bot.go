@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -526,11 +527,35 @@ func (b *Bot) Close(ctx context.Context) error {
 	return b.shutdown(ctx)
 }
 
+// mcpCleanupWait bounds how long Close waits, after its ctx ended, for the
+// MCP manager's cleanup left to the background: reaping killed
+// subprocesses (1 s each) and closing HTTP clients (5 s each), in parallel.
+const mcpCleanupWait = 10 * time.Second
+
+// awaitMCP waits, for at most mcpCleanupWait, for the cleanup a Shutdown
+// whose ctx ended left to the background.
+func awaitMCP(ctx context.Context, m *mcp.Manager) error {
+	wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpCleanupWait)
+	defer cancel()
+	if err := m.Shutdown(wait); err != nil {
+		return fmt.Errorf("chatbot: MCP servers still closing after a further %v: %w", mcpCleanupWait, err)
+	}
+	return nil
+}
+
 func (b *Bot) shutdown(ctx context.Context) error {
 	var errs []error
 	if b.manager != nil {
 		if err := b.manager.Shutdown(ctx); err != nil && !errors.Is(err, mcp.ErrShutdown) {
 			errs = append(errs, fmt.Errorf("chatbot: MCP shutdown: %w", err))
+			if ctx.Err() != nil {
+				// Shutdown killed the servers' subprocesses: wait a bounded
+				// while for them to be reaped, and for the clients to close,
+				// so that the program does not exit before.
+				if err := awaitMCP(ctx, b.manager); err != nil {
+					errs = append(errs, err)
+				}
+			}
 		}
 	}
 	for i := len(b.closers) - 1; i >= 0; i-- {

@@ -70,7 +70,7 @@ func WithServer(server string) Option { return func(o *options) { o.server = ser
 // "<server><Separator><tool>" ([mcp.RegistryConfig].Separator, "__" by
 // default), or [WithServer] names the server and name the server's tool.
 // Its definition has the tool's description and input schema (without
-// $schema; one over [MaxInputSchemaBytes] is refused); its name is
+// $schema; one over [mcp.MaxInputSchemaBytes] is refused); its name is
 // [ToolName](name). A name (listed, or the
 // server's) that is not valid UTF-8, has control or bidirectional-text
 // characters or is over [MaxServerToolNameLen] bytes is refused. session may
@@ -107,7 +107,7 @@ func newTool(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name 
 	}
 	if err != nil {
 		var notFound *mcp.ToolNotFoundError
-		return nil, errors.As(err, &notFound), err
+		return nil, errors.As(err, &notFound) || errors.Is(err, mcp.ErrToolRefused), err
 	}
 	if err := checkName(t.Tool); err != nil {
 		return nil, true, fmt.Errorf("%w (server %q)", err, t.Server)
@@ -161,7 +161,7 @@ func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (st
 // Named tools must all be found and valid. With no names, a tool that
 // cannot be made (its name has control or bidirectional-text characters or
 // is over [MaxServerToolNameLen] bytes, its input schema is not an object
-// or is over [MaxInputSchemaBytes], its server does not describe it) is left out with a warning through
+// or is over [mcp.MaxInputSchemaBytes], its server does not describe it) is left out with a warning through
 // reg's logger ([mcp.Registry.Logger]), so that one server's bad tool does
 // not cost the others theirs. Failing to reach a server (its tools/list
 // failing, a disconnection, a timeout) is an error: its tools would be
@@ -294,16 +294,11 @@ func ToolName(name string) string {
 	return string(b[:min(len(b), operator.MaxToolNameLen-len(suffix))]) + suffix
 }
 
-// MaxInputSchemaBytes is the largest input schema of a server's tool, in
-// bytes, that [New] accepts: the schema goes to the model with every
-// request that offers the tool.
-const MaxInputSchemaBytes = 256 << 10
-
 // parameters cleans an MCP input schema for a model: no $schema, an object
 // schema with properties.
 func parameters(schema json.RawMessage) (json.RawMessage, error) {
-	if len(schema) > MaxInputSchemaBytes {
-		return nil, fmt.Errorf("its input schema has %d bytes, over the limit of %d (MaxInputSchemaBytes); the server should describe the arguments more briefly", len(schema), MaxInputSchemaBytes)
+	if len(schema) > mcp.MaxInputSchemaBytes { // the registry refuses it already: a backstop
+		return nil, fmt.Errorf("its input schema has %d bytes, over the limit of %d (mcp.MaxInputSchemaBytes); the server should describe the arguments more briefly", len(schema), mcp.MaxInputSchemaBytes)
 	}
 	if len(bytes.TrimSpace(schema)) == 0 || bytes.Equal(bytes.TrimSpace(schema), []byte("null")) {
 		return json.RawMessage(`{"type":"object","properties":{}}`), nil

@@ -185,13 +185,13 @@ func TestToolsReportsUnreachableServer(t *testing.T) {
 	}
 }
 
-// A tool whose input schema is over MaxInputSchemaBytes is refused by New
-// and left out by Tools: it would go to the model with every request.
+// A tool whose input schema is over MaxInputSchemaBytes is refused by the
+// registry, New and Tools: it would go to the model with every request.
 func TestHugeInputSchemaRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	srv := mcpserver.NewMCPServer("big", "1", mcpserver.WithToolCapabilities(true))
-	huge := `{"type":"object","properties":{"x":{"type":"string","description":"` + strings.Repeat("d", mcptool.MaxInputSchemaBytes) + `"}}}`
+	huge := `{"type":"object","properties":{"x":{"type":"string","description":"` + strings.Repeat("d", mcp.MaxInputSchemaBytes) + `"}}}`
 	ok := func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return mcpgo.NewToolResultText("ok"), nil
 	}
@@ -213,5 +213,31 @@ func TestHugeInputSchemaRefused(t *testing.T) {
 			names = append(names, tl.Definition().Name)
 		}
 		t.Fatalf("Tools = %v, want small alone", names)
+	}
+	// The registry refuses it too: listed as unavailable, with the reason
+	// in Health, and its schema not served to any catalogue.
+	sums, err := reg.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range sums {
+		if ts.Available != (ts.Name == "small") {
+			t.Fatalf("Registry.Tools lists %s with Available %v", ts.Name, ts.Available)
+		}
+	}
+	var reason string
+	for _, h := range reg.Health() {
+		if h.Server == "big" {
+			reason = h.RefusedTools["huge"]
+		}
+	}
+	if !strings.Contains(reason, "MaxInputSchemaBytes") {
+		t.Fatalf("Health's RefusedTools[huge] = %q, want the reason naming MaxInputSchemaBytes", reason)
+	}
+	if schema, err := mcptool.Catalog(reg).ToolSchema(ctx, "huge"); err == nil || !strings.Contains(err.Error(), "MaxInputSchemaBytes") {
+		t.Fatalf("Catalog.ToolSchema(huge) = %d bytes, %v; want an error naming MaxInputSchemaBytes", len(schema), err)
+	}
+	if _, err := reg.Tool(ctx, "small"); err != nil {
+		t.Fatalf("Registry.Tool(small) = %v", err)
 	}
 }

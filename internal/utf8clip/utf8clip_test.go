@@ -1,14 +1,16 @@
-package operator
+package utf8clip_test
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 )
 
-// clipUTF8 cuts before a sequence that n falls within, and at n within
-// bytes that are not UTF-8.
-func TestClipUTF8(t *testing.T) {
+// Clip cuts before a sequence that n falls within, and at n within bytes
+// that are not UTF-8: it backs up at most 3 bytes.
+func TestClip(t *testing.T) {
 	cont := strings.Repeat("\x80", 70)
 	for _, tc := range []struct {
 		s    string
@@ -25,12 +27,12 @@ func TestClipUTF8(t *testing.T) {
 		{cont, 2, cont[:2]},
 		{"ab\xf0\x9f\x98\x80\x80\x80", 7, "ab\xf0\x9f\x98\x80\x80"}, // a 5-byte "sequence" is not one
 	} {
-		got := clipUTF8(tc.s, tc.n)
+		got := utf8clip.Clip(tc.s, tc.n)
 		if got != tc.want {
-			t.Errorf("clipUTF8(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
 		}
 		if utf8.ValidString(tc.s) && !utf8.ValidString(got) {
-			t.Errorf("clipUTF8(%q, %d) = %q: cut within a character", tc.s, tc.n, got)
+			t.Errorf("Clip(%q, %d) = %q: cut within a character", tc.s, tc.n, got)
 		}
 	}
 }
