@@ -110,7 +110,12 @@ func TestExtractTimeout(t *testing.T) {
 	if d := pdf.Timeout(e); d != time.Nanosecond {
 		t.Errorf("timeout %v, want 1ns", d)
 	}
-	if d := pdf.Timeout(extractor(t)); d != pdf.DefaultTimeout {
+	def, err := pdf.New(context.Background(), pdf.Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer def.Close()
+	if d := pdf.Timeout(def); d != pdf.DefaultTimeout {
 		t.Errorf("Config{} has timeout %v, want DefaultTimeout", d)
 	}
 	none, err := pdf.New(context.Background(), pdf.Config{Timeout: -1, Workers: 1})

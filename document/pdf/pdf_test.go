@@ -40,7 +40,9 @@ func TestMain(m *testing.M) {
 // costs about a second.
 func extractor(t testing.TB) *pdf.Extractor {
 	t.Helper()
-	sharedOnce.Do(func() { shared, sharedErr = pdf.New(context.Background(), pdf.Config{}) })
+	// No timeout but the test's: under the race detector on a loaded
+	// machine, laying out a page takes minutes, not the default's bound.
+	sharedOnce.Do(func() { shared, sharedErr = pdf.New(context.Background(), pdf.Config{Timeout: -1}) })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
 	}
