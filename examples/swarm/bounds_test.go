@@ -167,10 +167,8 @@ func TestStorageFirstOpenWaits(t *testing.T) {
 // its store, so the store holds the swarm's teams: a later registration
 // at the bound drops the same team from both.
 func TestSkippedSavedTeamsDeleted(t *testing.T) {
-	storages(t, func(t *testing.T, st *swarm.Storage) {
-		if st == nil {
-			t.Skip("the in-memory store starts empty")
-		}
+	// The in-memory store starts empty: only the databases hold saved teams.
+	databases(t, func(t *testing.T, st *swarm.Storage) {
 		ctx := t.Context()
 		bad := fillerTeam("alice", 0)
 		bad.Agents = nil // not valid

@@ -41,6 +41,12 @@ func storages(t *testing.T, check func(t *testing.T, st *swarm.Storage)) {
 		t.Parallel()
 		check(t, nil)
 	})
+	databases(t, check)
+}
+
+// databases runs check on a storage in SQLite and one in PostgreSQL (the
+// storages that keep what an earlier start saved).
+func databases(t *testing.T, check func(t *testing.T, st *swarm.Storage)) {
 	for _, kind := range []string{"sqlite", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
