@@ -32,7 +32,9 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // isCountBytes picks out the read of a principal's sum of thread bytes
 // (Store.CountBytes), which a server makes at most once a second per
 // principal (Config.MaxThreadBytes).
-func isCountBytes(sql string) bool { return strings.HasPrefix(sql, "SELECT coalesce(sum(bytes + subgraph_bytes)") }
+func isCountBytes(sql string) bool {
+	return strings.HasPrefix(sql, "SELECT coalesce(sum(bytes + subgraph_bytes)")
+}
 
 // Bounds pinned by TestStatementsPerRun: what one background run of a
 // one-node graph costs the Store, on average, on one instance. The
