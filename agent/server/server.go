@@ -293,9 +293,9 @@ type Config struct {
 	// sum at most once a second, so a principal may pass the bound by
 	// what it writes in that second, and another instance sees a
 	// deletion up to a second late. The bound is off with a
-	// checkpointer that is no UsageReporter, or a Store that is no
-	// [ByteCounter] (the memory, SQLite and PostgreSQL ones are, as are
-	// the memory, SQLite and PostgreSQL savers UsageReporters). A
+	// checkpointer that is no UsageReporter (the memory, SQLite and
+	// PostgreSQL savers are ones), or a Store that is no [ByteCounter]
+	// (the memory, SQLite and PostgreSQL stores are ones). A
 	// thread's durable subgraph threads are counted again at the end of
 	// a run that saved checkpoints of one (found as a copy finds them,
 	// through the thread's first MaxCopyCheckpoints checkpoints); its

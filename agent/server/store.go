@@ -14,8 +14,8 @@ var (
 	ErrNotFound = errors.New("server: not found")
 	// ErrExists: a thread or run of that id already exists.
 	ErrExists = errors.New("server: already exists")
-	// ErrLimit: a bound of [Config] (MaxQueuedRuns, MaxThreads) is
-	// reached.
+	// ErrLimit: a bound of [Config] (MaxQueuedRuns, MaxThreads,
+	// MaxActiveRuns, MaxThreadBytes...) is reached.
 	ErrLimit = errors.New("server: limit reached")
 	// ErrThreadLocked: a [LockingRecorder] method found the thread's
 	// lock held by another holder, and changed nothing.
@@ -641,10 +641,12 @@ type ThreadRefresh struct {
 	// Sized says that Bytes is the bytes of checkpoints the thread
 	// keeps in the checkpointer and, unless SubgraphBytes is negative
 	// (the stored count is then left as it is), that SubgraphBytes is
-	// its durable subgraph threads' (Config.MaxThreadBytes): a store
-	// that is a [ByteCounter] records them on the thread's record with
-	// the refresh. A store that is no RunRecorder may ignore them (the
-	// server then records them with SetThreadBytes).
+	// its durable subgraph threads' (Config.MaxThreadBytes): a
+	// [RunRecorder] that is a [ByteCounter] records them on the
+	// thread's record with the refresh (RefreshThread,
+	// FinishRunLocked). For another ByteCounter the server records them
+	// with SetThreadBytes after the refresh; [ThreadRefresh.Apply]
+	// ignores them.
 	Sized                bool
 	Bytes, SubgraphBytes int64
 }
