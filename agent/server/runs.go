@@ -2444,6 +2444,10 @@ func (s *Server) rollback(run *Run, start string) {
 			return nil
 		})
 		_ = s.refreshThread(bg, t.ID, nil, "", nil, run.ID)
+		// The checkpoints the run saved stay (off the thread's head),
+		// and were not counted by an end of the run's (Config.MaxThreadBytes):
+		// counted now, its durable subgraphs' too (rollbacks are rare).
+		s.recordThreadBytes(bg, t.ID, true)
 	}
 	if err == nil {
 		err = s.store.DeleteRun(bg, run.ID)
