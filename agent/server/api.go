@@ -544,7 +544,9 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.removeThread(r.Context(), t.ID); err != nil {
+	err = s.removeThread(r.Context(), t.ID)
+	s.forgetThreadBytes(t.Owner) // its bytes no longer count (Config.MaxThreadBytes)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -922,6 +924,10 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := s.checkThreadBytes(ctx, t.Owner); err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := s.copyCheckpoints(ctx, src.ID, t.ID, plan); err != nil {
 		s.discardCopy(t.ID, plan)
 		writeError(w, err)
@@ -932,6 +938,9 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	// The copy's bytes count for its principal at once, not from its
+	// first run's end.
+	s.recordThreadBytes(ctx, t.ID, len(plan) > 1)
 	writeJSON(w, 200, threadJSON(t))
 }
 
@@ -1166,7 +1175,9 @@ func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
 // anything.
 func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (bool, error) {
 	if strategy == "delete" {
-		return true, s.removeThread(ctx, t.ID)
+		err := s.removeThread(ctx, t.ID)
+		s.forgetThreadBytes(t.Owner) // its bytes no longer count (Config.MaxThreadBytes)
+		return true, err
 	}
 	unlock, err := s.locks.Lock(ctx, t.ID)
 	if err != nil {
@@ -1194,6 +1205,10 @@ func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (b
 		}
 		return false, err
 	}
+	// The thread keeps fewer bytes (Config.MaxThreadBytes): counted
+	// again, and its principal's sum read again at its next check.
+	s.recordThreadBytes(ctx, t.ID, false)
+	s.forgetThreadBytes(cur.Owner)
 	return p.Checkpoints > 0, nil
 }
 
@@ -1572,6 +1587,10 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer unlock()
+	if err := s.checkThreadBytes(r.Context(), t.Owner); err != nil {
+		writeError(w, err)
+		return
+	}
 	g := s.threadGraph(t)
 	if g == nil {
 		writeError(w, errorf(409, "thread %s has no graph yet: run it once, or create it with metadata.graph_id", t.ID))
@@ -1686,14 +1705,15 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 // (failed), interrupted if the state has next tasks, busy if runs are
 // pending, idle otherwise.
 func (s *Server) refreshThread(ctx context.Context, id string, g runner, failed string, st *threadState, exclude ...string) error {
-	_, err := s.refreshThreadAs(ctx, id, g, failed, false, st, exclude...)
+	_, err := s.refreshThreadAs(ctx, id, g, failed, false, false, st, exclude...)
 	return err
 }
 
 // refreshThreadAs is refreshThread for a run that ended; cancelled says it
-// was cancelled, which leaves the thread idle even with next tasks.
-func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, failed string, cancelled bool, st *threadState, exclude ...string) (active int, err error) {
-	f, err := threadRefresh(ctx, id, g, failed, cancelled, st, exclude...)
+// was cancelled, which leaves the thread idle even with next tasks, and
+// subgraphs that it saved checkpoints of durable subgraph threads.
+func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, failed string, cancelled, subgraphs bool, st *threadState, exclude ...string) (active int, err error) {
+	f, err := s.threadRefresh(ctx, id, g, failed, cancelled, subgraphs, st, exclude...)
 	if err != nil {
 		return 0, err
 	}
@@ -1712,12 +1732,23 @@ func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, faile
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil // deleted meanwhile
 	}
+	if err == nil && f.Sized {
+		if c, ok := s.store.(ByteCounter); ok {
+			if err := c.SetThreadBytes(ctx, id, f.Bytes, f.SubgraphBytes); err != nil {
+				s.log.Warn("recording a thread's checkpoint bytes (Config.MaxThreadBytes); its count stays as it was until its next run ends", zapString("thread_id", id), zapError(err))
+			}
+		}
+	}
 	return len(runs), err
 }
 
 // threadRefresh returns the refresh of refreshThreadAs: the thread's
-// state st, read from g when st is nil and g is not.
-func threadRefresh(ctx context.Context, id string, g runner, failed string, cancelled bool, st *threadState, exclude ...string) (ThreadRefresh, error) {
+// state st, read from g when st is nil and g is not. With g, and
+// Config.MaxThreadBytes on, the refresh carries the bytes the thread's
+// checkpoints keep (Sized), its durable subgraphs' too with subgraphs; a
+// failure to count them is logged, and leaves the stored counts as they
+// are.
+func (s *Server) threadRefresh(ctx context.Context, id string, g runner, failed string, cancelled, subgraphs bool, st *threadState, exclude ...string) (ThreadRefresh, error) {
 	if st == nil && g != nil {
 		var err error
 		if st, err = g.state(ctx, id, ""); err != nil {
@@ -1727,6 +1758,15 @@ func threadRefresh(ctx context.Context, id string, g runner, failed string, canc
 	f := ThreadRefresh{Failed: failed != "", Cancelled: cancelled, Exclude: exclude, At: now()}
 	if st != nil {
 		f.State, f.Values, f.Interrupts, f.Next = true, st.Values, st.taskInterrupts(), len(st.Next) > 0
+	}
+	if g != nil {
+		own, sub, ok, err := s.threadBytes(ctx, id, subgraphs)
+		switch {
+		case err != nil:
+			s.log.Warn("counting a thread's checkpoint bytes (Config.MaxThreadBytes); its count stays as it was until its next run ends", zapString("thread_id", id), zapError(err))
+		case ok:
+			f.Sized, f.Bytes, f.SubgraphBytes = true, own, sub
+		}
 	}
 	return f, nil
 }

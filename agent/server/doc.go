@@ -266,7 +266,22 @@
 // most Config.MaxReads such reads served at once (429 past it). A copy
 // (POST /threads/{id}/copy) is refused (422) past Config.MaxCopyBytes of
 // stored checkpoints, with a checkpointer that reports them
-// (checkpoint.UsageReporter). A join of a run's stream without
+// (checkpoint.UsageReporter). A principal's threads keep at most
+// Config.MaxThreadBytes (1 GiB by default) of checkpoints, their durable
+// subgraphs' included: past it, its runs, state updates and copies are
+// refused (429) until it deletes or prunes threads. Each thread's bytes
+// are counted from the checkpointer (checkpoint.UsageReporter) when its
+// run ends (one more statement of the checkpointer's per run; a run that
+// saved checkpoints of a durable subgraph also walks the thread's
+// checkpoints for its subgraph threads, as a copy does), and when its
+// state is updated, it is copied or pruned; they are kept on its record
+// in the store ([ByteCounter]: with PostgreSQL, in the statement that
+// records the run's end), which sums them by principal, read by each
+// instance at most once a second per principal. The check is of what is
+// stored: a running run is never stopped by it, and a principal may
+// pass the bound by what its running runs write (and by what it writes
+// within the second its sum is kept). Without a UsageReporter or a
+// ByteCounter the bound is off. A join of a run's stream without
 // Last-Event-ID reads the id of the log's last event alone from a store
 // that is a [LastEventIDReader].
 package server

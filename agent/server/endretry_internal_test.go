@@ -62,7 +62,7 @@ func endFixture(t *testing.T, st *failingEnder) (*Server, *Run) {
 func TestFinishLockedRetriesEnd(t *testing.T) {
 	st := &failingEnder{MemoryStore: NewMemoryStore()}
 	s, run := endFixture(t, st)
-	ended, _, err := s.finishLocked(t.Context(), run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now().Truncate(time.Microsecond), nil)
+	ended, _, err := s.finishLocked(t.Context(), run, nil, RunSuccess, "", "", false, nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now().Truncate(time.Microsecond), nil)
 	if err != nil || ended == nil || ended.Status != RunSuccess || st.calls != 2 {
 		t.Fatalf("finishLocked after a failed EndRunEvent: %+v, %v, %d calls; want the run ended at the second", ended, err, st.calls)
 	}
@@ -79,7 +79,7 @@ func TestFinishLockedOwnEndFound(t *testing.T) {
 	st := &failingEnder{MemoryStore: NewMemoryStore(), committed: true}
 	s, run := endFixture(t, st)
 	at := now().Truncate(time.Microsecond)
-	_, _, err := s.finishLocked(t.Context(), run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, at, nil)
+	_, _, err := s.finishLocked(t.Context(), run, nil, RunSuccess, "", "", false, nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, at, nil)
 	if !errors.Is(err, ErrLeaseLost) || st.calls != 2 {
 		t.Fatalf("finishLocked after an end whose reply was lost: %v, %d calls; want ErrLeaseLost at the second", err, st.calls)
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -161,6 +163,10 @@ type runCall struct {
 	// returns the thread ("" for none): the run saves nothing against it
 	// (see adapter.copyStart).
 	start string
+	// subgraphSaves, when set, is set once the run saves a checkpoint
+	// (or writes) of a thread other than its own: a durable subgraph's
+	// (runCreate.subgraphSaves).
+	subgraphSaves *atomic.Bool
 	// begin, when set, is called once the run knows where it starts
 	// (after it dropped a pending step, if it did), before the graph
 	// runs. It clears the thread's head; an error ends the run before
@@ -390,6 +396,14 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	}
 	if rc.stepLimit > 0 {
 		opts = append(opts, graph.WithStepLimit(rc.stepLimit))
+	}
+	if saves := rc.subgraphSaves; saves != nil {
+		own := rc.threadID
+		opts = append(opts, graph.WithHooks(graph.Hooks{Saved: func(_ context.Context, si graph.SaveInfo, _ time.Duration, _ error) {
+			if si.Thread != own && !saves.Load() {
+				saves.Store(true)
+			}
+		}}))
 	}
 	if rc.concurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(rc.concurrency))

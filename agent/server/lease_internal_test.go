@@ -68,7 +68,7 @@ func TestFinishLockedHoldsLease(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	st.armed = true
-	ended, _, err := s.finishLocked(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now(), nil)
+	ended, _, err := s.finishLocked(ctx, run, nil, RunSuccess, "", "", false, nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now(), nil)
 	if st.claimed != nil {
 		t.Fatalf("another instance claimed the run during its end: %+v", st.claimed)
 	}
@@ -298,7 +298,7 @@ func TestFoldedLostReplyOtherEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close(context.Background())
-			folded, ended, _, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
+			folded, ended, _, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", false, nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
 				now().Truncate(time.Microsecond), nil)
 			if !folded || !errors.Is(err, tc.wantErr) || (tc.ours != (ended != nil)) {
 				t.Fatalf("finishFolded: folded %v, %+v, %v; want folded, ours %v, error %v", folded, ended, err, tc.ours, tc.wantErr)
@@ -351,7 +351,7 @@ func TestFoldedEndOfDetachedRun(t *testing.T) {
 	if err != nil || strings.Contains(string(stored.Kwargs), "attached") {
 		t.Fatalf("the run's request after detach: %+v, %v; want no attached", stored, err)
 	}
-	folded, ended, _, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
+	folded, ended, _, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", false, nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
 		now().Truncate(time.Microsecond), nil)
 	if !folded || err != nil || ended == nil {
 		t.Fatalf("finishFolded: folded %v, %+v, %v; want folded", folded, ended, err)

@@ -24,6 +24,10 @@ type MemoryStore struct {
 	// double-texting checks look at, so that their cost does not grow with
 	// a thread's history of ended runs.
 	active map[string][]string
+	// bytes holds, by thread, the bytes of checkpoints of the thread's
+	// own and of its durable subgraphs' ([ByteCounter]); a thread
+	// without an entry counts none.
+	bytes map[string][2]int64
 }
 
 type eventLog struct {
@@ -33,7 +37,7 @@ type eventLog struct {
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}, active: map[string][]string{}}
+	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}, active: map[string][]string{}, bytes: map[string][2]int64{}}
 }
 
 // copies, so that callers never share a record with the store.
@@ -152,6 +156,7 @@ func (m *MemoryStore) DeleteThread(_ context.Context, id string) error {
 	}
 	delete(m.byTh, id)
 	delete(m.active, id)
+	delete(m.bytes, id)
 	return nil
 }
 
@@ -646,6 +651,36 @@ func (m *MemoryStore) CountActiveRuns(_ context.Context, owner string) (int, err
 			if r := m.runs[id]; r != nil && r.Owner == owner && (r.Status == RunPending || r.Status == RunRunning) {
 				n++
 			}
+		}
+	}
+	return n, nil
+}
+
+// SetThreadBytes implements [ByteCounter].
+func (m *MemoryStore) SetThreadBytes(_ context.Context, threadID string, bytes, subgraphBytes int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.threads[threadID]; !ok {
+		return nil
+	}
+	b := m.bytes[threadID]
+	b[0] = bytes
+	if subgraphBytes >= 0 {
+		b[1] = subgraphBytes
+	}
+	m.bytes[threadID] = b
+	return nil
+}
+
+// CountBytes implements [ByteCounter]. It reads the counts of the
+// threads that have one, of every principal.
+func (m *MemoryStore) CountBytes(_ context.Context, owner string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for id, b := range m.bytes {
+		if t := m.threads[id]; t != nil && t.Owner == owner {
+			n += b[0] + b[1]
 		}
 	}
 	return n, nil

@@ -69,6 +69,11 @@ type runCreate struct {
 	// log is the run's execution's event log (nil outside one), whose
 	// last id the run's end passes to the store (RunEnd.Next).
 	log *runLog
+	// subgraphSaves, set by the run's execution when Config.MaxThreadBytes
+	// is on, is set once the run saved a checkpoint (or writes) of a
+	// durable subgraph thread: the run's end counts the thread's
+	// subgraphs' bytes again (nil outside an execution).
+	subgraphSaves *atomic.Bool
 	// unwatch, set by newRun for an attached request, ends the hub watch
 	// newRun took on the new run before any instance could start it, so
 	// that the request's stream finds every event this instance appends
@@ -462,6 +467,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		}
 	}
 	if err := s.checkRunCheckpoint(r, tid, &body); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkThreadBytes(ctx, principal(r)); err != nil {
 		return nil, nil, err
 	}
 	body.Attached = attached
@@ -1538,6 +1546,10 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		modes: make(map[string]bool, len(kw.modes)), metadata: make(map[string]any, len(t.Metadata)+len(kw.Metadata)+5),
 		context: kw.runContext(run.Owner), durability: kw.Durability, latest: latest, latestKnown: latestKnown,
 		decoded: decoded}
+	if _, _, ok := s.byteCounting(); ok {
+		kw.subgraphSaves = new(atomic.Bool)
+		rc.subgraphSaves = kw.subgraphSaves
+	}
 	rc.checkpointID = kw.checkpointID()
 	if rc.checkpointID == "" && t.Head != "" {
 		rc.checkpointID, rc.head = t.Head, true
@@ -1996,9 +2008,12 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	unlock, err := s.locks.local.Lock(bg, run.ThreadID)
 	if err == nil {
 		var folded bool
-		folded, ended, values, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at, kw.log)
+		// The run's checkpoints of durable subgraph threads, if it saved
+		// any, are counted again with the thread's (Config.MaxThreadBytes).
+		subgraphs := kw.subgraphSaves != nil && kw.subgraphSaves.Load()
+		folded, ended, values, idle, err = s.finishFolded(bg, run, g, status, msg, failed, subgraphs, st, evName, evData, next, at, kw.log)
 		if !folded {
-			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData, at, kw.log)
+			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, subgraphs, st, evName, evData, at, kw.log)
 		}
 		unlock()
 	}
@@ -2055,12 +2070,12 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 // webhook sends, with no read that a deletion of the run or its thread
 // after the commit (a stateless run's, or DELETE /threads/{id}) would
 // fail.
-func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun, at time.Time, rl *runLog) (folded bool, ended *Run, values json.RawMessage, idle bool, err error) {
+func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, subgraphs bool, st *threadState, evName string, evData any, next *claimedRun, at time.Time, rl *runLog) (folded bool, ended *Run, values json.RawMessage, idle bool, err error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
 		return false, nil, nil, false, nil
 	}
-	f, err := threadRefresh(ctx, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
+	f, err := s.threadRefresh(ctx, run.ThreadID, g, failed, status == RunInterrupted, subgraphs, st, run.ID)
 	if err != nil {
 		return false, nil, nil, false, nil // finishLocked reads it again, and logs the failure
 	}
@@ -2203,7 +2218,7 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 // last event, nor the end) and returns ErrLeaseLost. The end bears the
 // time at, finishWith's, by which finishWith tells its own end, recorded
 // by a call whose reply was lost, from another owner's.
-func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, at time.Time, rl *runLog) (ended *Run, idle bool, err error) {
+func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, subgraphs bool, st *threadState, evName string, evData any, at time.Time, rl *runLog) (ended *Run, idle bool, err error) {
 	if s.locks.store != nil {
 		unlock, err := s.locks.store.LockThread(ctx, run.ThreadID)
 		if err != nil {
@@ -2235,7 +2250,7 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 			}
 		}
 	}
-	active, err := s.refreshThreadAs(ctx, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
+	active, err := s.refreshThreadAs(ctx, run.ThreadID, g, failed, status == RunInterrupted, subgraphs, st, run.ID)
 	if err != nil {
 		s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
 	}
@@ -2429,6 +2444,10 @@ func (s *Server) rollback(run *Run, start string) {
 			return nil
 		})
 		_ = s.refreshThread(bg, t.ID, nil, "", nil, run.ID)
+		// The checkpoints the run saved stay (off the thread's head),
+		// and were not counted by an end of the run's (Config.MaxThreadBytes):
+		// counted now, its durable subgraphs' too (rollbacks are rare).
+		s.recordThreadBytes(bg, t.ID, true)
 	}
 	if err == nil {
 		err = s.store.DeleteRun(bg, run.ID)

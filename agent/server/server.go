@@ -75,6 +75,10 @@ const (
 	// DefaultMaxItemBytes is the default of Config.MaxItemBytes when
 	// Config.Authenticate is set.
 	DefaultMaxItemBytes = 100 << 20
+	// DefaultMaxThreadBytes is the default of Config.MaxThreadBytes: 1
+	// GiB, far more than a principal's conversations take, few enough
+	// that one principal cannot fill a disk.
+	DefaultMaxThreadBytes = 1 << 30
 )
 
 // Version is reported by GET /info.
@@ -270,6 +274,34 @@ type Config struct {
 	// while the copy is being made is copied uncounted. Zero means
 	// DefaultMaxCopyBytes; negative means no bound.
 	MaxCopyBytes int64
+	// MaxThreadBytes bounds the bytes of checkpoints all the threads of
+	// one principal keep in the checkpointer (their durable subgraph
+	// threads' included), as a checkpointer that is a
+	// checkpoint.UsageReporter reports them (the channel blobs and
+	// pending writes of checkpoint.Usage, as MaxCopyBytes counts them):
+	// once a principal's threads keep more, what would write more
+	// checkpoints (creating a run, streamed, waited for or in the
+	// background; updating a thread's state; copying a thread) is
+	// answered 429 naming this setting, until the principal deletes
+	// threads (DELETE /threads/{id}) or prunes them (POST /threads/prune)
+	// below it, or the setting is raised. The check is of what is
+	// stored already, not a prediction: a run is never stopped by the
+	// bound, so a principal may pass it by what its running runs write.
+	// A thread's bytes are counted when its run ends, when its state is
+	// updated, when it is copied or pruned, and kept on its record in
+	// the Store; the Store sums them. Each instance reads a principal's
+	// sum at most once a second, so a principal may pass the bound by
+	// what it writes in that second, and another instance sees a
+	// deletion up to a second late. The bound is off with a
+	// checkpointer that is no UsageReporter (the memory, SQLite and
+	// PostgreSQL savers are ones), or a Store that is no [ByteCounter]
+	// (the memory, SQLite and PostgreSQL stores are ones). A
+	// thread's durable subgraph threads are counted again at the end of
+	// a run that saved checkpoints of one (found as a copy finds them,
+	// through the thread's first MaxCopyCheckpoints checkpoints); its
+	// own checkpoints, at every run's end. Zero means
+	// DefaultMaxThreadBytes; negative means no bound.
+	MaxThreadBytes int64
 	// MaxResponseBytes bounds the bytes of a list answer (POST
 	// /threads/search, the history, GET /threads/{id}/runs, POST
 	// /store/items/search), as estimated from its items before they are
@@ -353,6 +385,9 @@ type Server struct {
 	imu         sync.Mutex
 	itemTallies map[string]itemTally // item bytes by principal (Config.MaxItemBytes), at most maxItemTallies
 
+	bmu           sync.Mutex
+	threadTallies map[string]threadTally // threads' checkpoint bytes by principal (Config.MaxThreadBytes), at most maxThreadTallies
+
 	// origins is Config.AllowedOrigins but "*", compared as package guard
 	// compares origins; anyOrigin is whether it has "*".
 	origins   guard.Origins
@@ -413,6 +448,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxCopyBytes == 0 {
 		cfg.MaxCopyBytes = DefaultMaxCopyBytes
 	}
+	if cfg.MaxThreadBytes == 0 {
+		cfg.MaxThreadBytes = DefaultMaxThreadBytes
+	}
 	if cfg.MaxItemBytes == 0 {
 		cfg.MaxItemBytes = DefaultMaxItemBytes
 		if cfg.Authenticate == nil {
@@ -463,7 +501,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, origins: origins, anyOrigin: anyOrigin, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
 		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{},
-		streams: map[string]int{}, reads: map[string]int{}, itemTallies: map[string]itemTally{}, rollbackLogEvery: rollbackLogEvery}
+		streams: map[string]int{}, reads: map[string]int{}, itemTallies: map[string]itemTally{}, threadTallies: map[string]threadTally{}, rollbackLogEvery: rollbackLogEvery}
 	if s.store == nil {
 		s.store = NewMemoryStore()
 	}

@@ -89,6 +89,14 @@ var sqliteMigrations = []string{
 		FROM (SELECT u, f, CASE WHEN instr(f, 'Z') > 0 THEN instr(f, 'Z') WHEN instr(f, '+') > 0 THEN instr(f, '+') ELSE instr(f, '-') END AS z
 			FROM (SELECT json_extract(doc, '$.updated_at') AS u, substr(json_extract(doc, '$.updated_at'), 20) AS f)))
 	WHERE json_type(doc, '$.updated_at') = 'text';`,
+	// The bytes of checkpoints each thread keeps, its own and its
+	// durable subgraphs' (ByteCounter, Config.MaxThreadBytes), summed
+	// by owner on an index that holds them, with no thread's document
+	// read. Threads of earlier versions count none until their next
+	// run's end.
+	`ALTER TABLE agentserver_threads ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE agentserver_threads ADD COLUMN subgraph_bytes INTEGER NOT NULL DEFAULT 0;
+	CREATE INDEX agentserver_threads_owner_bytes ON agentserver_threads (owner, bytes, subgraph_bytes);`,
 }
 
 // OpenSQLite opens (creating it if needed) the SQLite file at path and
@@ -449,6 +457,23 @@ func queryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]str
 func (s *SQLiteStore) CountThreads(ctx context.Context, owner string) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_threads WHERE owner = ?`, owner).Scan(&n)
+	return n, err
+}
+
+// SetThreadBytes implements [ByteCounter].
+func (s *SQLiteStore) SetThreadBytes(ctx context.Context, threadID string, bytes, subgraphBytes int64) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE agentserver_threads SET bytes = ?2,
+			subgraph_bytes = CASE WHEN ?3 >= 0 THEN ?3 ELSE subgraph_bytes END WHERE id = ?1`, threadID, bytes, subgraphBytes)
+		return err
+	})
+}
+
+// CountBytes implements [ByteCounter]: a sum over the owner's entries
+// of the index agentserver_threads_owner_bytes, with no thread read.
+func (s *SQLiteStore) CountBytes(ctx context.Context, owner string) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(bytes + subgraph_bytes), 0) FROM agentserver_threads WHERE owner = ?`, owner).Scan(&n)
 	return n, err
 }
 

@@ -54,7 +54,7 @@ func TestFinishLockedLeaseLost(t *testing.T) {
 			}{{"w1", 1}, {"w2", 1}} {
 				stale := *owner
 				stale.Worker, stale.Attempt = w.worker, w.attempt
-				if ended, _, err := s.finishLocked(ctx, &stale, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now(), nil); !errors.Is(err, ErrLeaseLost) || ended != nil {
+				if ended, _, err := s.finishLocked(ctx, &stale, nil, RunSuccess, "", "", false, nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now(), nil); !errors.Is(err, ErrLeaseLost) || ended != nil {
 					t.Errorf("finishLocked by %s attempt %d: %+v, %v; want ErrLeaseLost", w.worker, w.attempt, ended, err)
 				}
 				if ended, err := s.endRun(ctx, &stale, RunError, "stale", now()); !errors.Is(err, ErrLeaseLost) {
@@ -72,7 +72,7 @@ func TestFinishLockedLeaseLost(t *testing.T) {
 			if evs, _, err := st.Events(ctx, "r1", -1, 0); err != nil || len(evs) != 0 {
 				t.Fatalf("events after the stale ends: %+v, %v; want none", evs, err)
 			}
-			ended, _, err := s.finishLocked(ctx, owner, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now(), nil)
+			ended, _, err := s.finishLocked(ctx, owner, nil, RunSuccess, "", "", false, nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now(), nil)
 			if err != nil || ended == nil || ended.Status != RunSuccess {
 				t.Fatalf("finishLocked by the owner: %+v, %v; want the run ended", ended, err)
 			}

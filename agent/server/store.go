@@ -14,8 +14,8 @@ var (
 	ErrNotFound = errors.New("server: not found")
 	// ErrExists: a thread or run of that id already exists.
 	ErrExists = errors.New("server: already exists")
-	// ErrLimit: a bound of [Config] (MaxQueuedRuns, MaxThreads) is
-	// reached.
+	// ErrLimit: a bound of [Config] (MaxQueuedRuns, MaxThreads,
+	// MaxActiveRuns, MaxThreadBytes...) is reached.
 	ErrLimit = errors.New("server: limit reached")
 	// ErrThreadLocked: a [LockingRecorder] method found the thread's
 	// lock held by another holder, and changed nothing.
@@ -638,6 +638,17 @@ type ThreadRefresh struct {
 	Exclude []string
 	// At is the thread's new UpdatedAt.
 	At time.Time
+	// Sized says that Bytes is the bytes of checkpoints the thread
+	// keeps in the checkpointer and, unless SubgraphBytes is negative
+	// (the stored count is then left as it is), that SubgraphBytes is
+	// its durable subgraph threads' (Config.MaxThreadBytes): a
+	// [RunRecorder] that is a [ByteCounter] records them on the
+	// thread's record with the refresh (RefreshThread,
+	// FinishRunLocked). For another ByteCounter the server records them
+	// with SetThreadBytes after the refresh; [ThreadRefresh.Apply]
+	// ignores them.
+	Sized                bool
+	Bytes, SubgraphBytes int64
 }
 
 // Apply applies f to t, whose thread has active pending or running runs
@@ -688,4 +699,25 @@ type OwnerCounter interface {
 	// running, on any thread (and, for a store several instances
 	// share, on any instance).
 	CountActiveRuns(ctx context.Context, owner string) (int, error)
+}
+
+// A ByteCounter is a [Store] that keeps, on each thread's record, the
+// bytes of checkpoints the thread keeps in the server's checkpointer
+// (its own, and its durable subgraph threads', as a
+// checkpoint.UsageReporter reports them), and sums them by principal in
+// its query language. The server bounds a principal's threads by those
+// bytes (Config.MaxThreadBytes) only with a store that is one, as the
+// memory, SQLite and PostgreSQL stores are. A thread's counts start at
+// zero and go with its record. A [RunRecorder] that is one also records
+// them with the refresh of [RunRecorder.RefreshThread] and
+// [LockingRecorder.FinishRunLocked] ([ThreadRefresh].Sized).
+type ByteCounter interface {
+	// SetThreadBytes records that the thread's own checkpoints take
+	// bytes and, unless subgraphBytes is negative (the stored count is
+	// then left as it is), that its durable subgraph threads' take
+	// subgraphBytes. A missing thread is not an error.
+	SetThreadBytes(ctx context.Context, threadID string, bytes, subgraphBytes int64) error
+	// CountBytes returns the sum, over owner's threads, of the bytes
+	// SetThreadBytes recorded (their own and their subgraphs').
+	CountBytes(ctx context.Context, owner string) (int64, error)
 }

@@ -41,7 +41,7 @@ func TestActiveRunsReadNoHistory(t *testing.T) {
 		// The claim's search: no run is due once the first of the two
 		// executions claimed the pending one.
 		{"claim", q.claim, []string{"w", "10000000"}},
-		{"refreshThread", q.refreshThread, []string{"{}", "false", "", "null", "false", "false", "false", now.Format(time.RFC3339Nano)}},
+		{"refreshThread", q.refreshThread, []string{"{}", "false", "", "null", "false", "false", "false", now.Format(time.RFC3339Nano), "-1", "-1"}},
 	} {
 		short := postgrestest.Buffers(t, pool, s.sql, append([]string{"short"}, s.args...)...)
 		long := postgrestest.Buffers(t, pool, s.sql, append([]string{"long"}, s.args...)...)

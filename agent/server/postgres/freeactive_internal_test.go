@@ -136,7 +136,7 @@ func TestLeaseReadsPlanNoDelete(t *testing.T) {
 		{"threadFreeActive", st.q.threadFreeActive, []string{"t"}},
 		{"claimLocked", st.q.claimLocked, []string{"t", "w", "60000000"}},
 		{"finishRun", st.q.finishRun, []string{"t", "{}", "true", "v", "null", "false", "false", "false", at,
-			"r", "wr", "end", "e", "100", "success", "", at, "w", "1", "0"}},
+			"r", "wr", "end", "e", "100", "success", "", at, "w", "1", "0", "-1", "-1"}},
 	} {
 		plan := explainGeneric(t, st, s.sql, s.args...)
 		var v any

@@ -458,6 +458,29 @@ func (s *Store) CountThreads(ctx context.Context, owner string) (int, error) {
 	return n, wrap("count threads", err)
 }
 
+// SetThreadBytes implements [server.ByteCounter].
+func (s *Store) SetThreadBytes(ctx context.Context, threadID string, bytes, subgraphBytes int64) error {
+	_, err := s.pool.Exec(ctx, s.q.setBytes, threadID, bytes, subgraphBytes)
+	return wrap("set thread bytes", err)
+}
+
+// CountBytes implements [server.ByteCounter]: a sum over the owner's
+// threads, read on the index of the threads by owner.
+func (s *Store) CountBytes(ctx context.Context, owner string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, s.q.countBytes, owner).Scan(&n)
+	return n, wrap("count bytes", err)
+}
+
+// refreshBytes returns the bytes of f for the statements of a thread's
+// refresh: -1 each when f is not Sized (the stored counts are left).
+func refreshBytes(f server.ThreadRefresh) (bytes, sub int64) {
+	if !f.Sized {
+		return -1, -1
+	}
+	return f.Bytes, f.SubgraphBytes
+}
+
 // CountActiveRuns implements [server.OwnerCounter]: the owner's pending
 // and running runs, of every instance, read from the index of the active
 // runs by owner (no other principal's run is read).
@@ -1132,6 +1155,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		return 0, server.Event{}, nil, nil, err
 	}
 	f := e.Refresh
+	bytes, sub := refreshBytes(f)
 	ins, err := interruptsColumn(f.Interrupts)
 	if err != nil {
 		return fail(wrap("finish run", err))
@@ -1151,7 +1175,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		b.Queue(s.q.xactLock, e.ThreadID)
 	}
 	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
-		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At, e.Worker, e.Attempt, logEpoch(e.Attempt, e.Next-1))
+		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At, e.Worker, e.Attempt, logEpoch(e.Attempt, e.Next-1), bytes, sub)
 	if lease > 0 {
 		b.Queue(s.q.claimLocked, e.ThreadID, worker, lease.Microseconds())
 	}
@@ -1393,6 +1417,7 @@ func (s *Store) EndRunOwned(ctx context.Context, runID, status, msg string, at t
 // counts the thread's active runs and updates the thread's row
 // ([server.ThreadRefresh.Apply] in SQL).
 func (s *Store) RefreshThread(ctx context.Context, threadID string, f server.ThreadRefresh) (int, error) {
+	bytes, sub := refreshBytes(f)
 	ins, err := interruptsColumn(f.Interrupts)
 	if err != nil {
 		return 0, wrap("refresh thread", err)
@@ -1403,7 +1428,7 @@ func (s *Store) RefreshThread(ctx context.Context, threadID string, f server.Thr
 	}
 	var n int
 	var found bool
-	if err := s.pool.QueryRow(ctx, s.q.refreshThread, threadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At).Scan(&n, &found); err != nil {
+	if err := s.pool.QueryRow(ctx, s.q.refreshThread, threadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At, bytes, sub).Scan(&n, &found); err != nil {
 		return 0, wrap("refresh thread", err)
 	}
 	if !found {

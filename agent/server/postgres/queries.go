@@ -146,6 +146,14 @@ var migrations = []string{
 		DELETE FROM {locks} WHERE thread_id = thread AND until < clock_timestamp();
 		SELECT NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = thread AND until >= clock_timestamp());
 	$f$;`,
+	// The bytes of checkpoints each thread keeps, its own and its
+	// durable subgraphs' (server.ByteCounter, Config.MaxThreadBytes),
+	// written by the refresh of a run's end. They are in no index, so
+	// that the refresh's update of the thread's row stays HOT (an
+	// index on them took an index entry per run's end); CountBytes
+	// sums them over the owner's rows, found on the index (owner,
+	// created). Adding columns with a constant default rewrites no row.
+	`ALTER TABLE {threads} ADD COLUMN bytes bigint NOT NULL DEFAULT 0, ADD COLUMN subgraph_bytes bigint NOT NULL DEFAULT 0;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -240,6 +248,7 @@ type queries struct {
 	finishedBy, startRunEventAsync                                                   string
 	endRunOwned, runExists                                                           string
 	countActive, threadFreeActiveCount                                               string
+	setBytes, countBytes                                                             string
 }
 
 func newQueries(schema string) queries {
@@ -261,6 +270,12 @@ func newQueries(schema string) queries {
 	// countActive reads the index agentserver_runs_owner_active (migration
 	// 6): the owner's active runs alone.
 	q.countActive = r(`SELECT count(*) FROM {runs} WHERE owner = $1 AND status IN ('pending', 'running')`)
+	// setBytes is ByteCounter.SetThreadBytes: $2 the thread's own
+	// bytes, $3 its subgraphs' (negative: left as stored).
+	q.setBytes = r(`UPDATE {threads} SET bytes = $2, subgraph_bytes = CASE WHEN $3::bigint >= 0 THEN $3 ELSE subgraph_bytes END WHERE id = $1`)
+	// countBytes reads the owner's rows, found on the index (owner,
+	// created) (see migration 10).
+	q.countBytes = r(`SELECT coalesce(sum(bytes + subgraph_bytes), 0)::bigint FROM {threads} WHERE owner = $1`)
 	q.lockThread = r(`SELECT {threadCols} FROM {threads} WHERE id = $1 FOR UPDATE`)
 	q.lockThreadID = r(`SELECT 1 FROM {threads} WHERE id = $1 FOR UPDATE`)
 	q.updateThread = r(`UPDATE {threads} SET owner = $2, status = $3, created = $4, updated = $5, metadata = $6, config = $7,
@@ -437,8 +452,9 @@ func newQueries(schema string) queries {
 	q.runExists = r(`SELECT EXISTS (SELECT 1 FROM {runs} WHERE id = $1)`)
 	// refreshThread is server.ThreadRefresh.Apply in SQL: $3 State, $4
 	// Values, $5 Interrupts, $6 Next, $7 Failed, $8 Cancelled, $2
-	// Exclude, $9 At. It returns the active runs counted, and whether
-	// the thread was found.
+	// Exclude, $9 At, and the thread's bytes ($10 Bytes and $11
+	// SubgraphBytes; negative when not Sized: left as stored). It
+	// returns the active runs counted, and whether the thread was found.
 	refresh := `a AS (SELECT count(*) AS n FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') AND id <> ALL ($2::text[])),
 		u AS (UPDATE {threads} SET
 			vals = CASE WHEN $3 AND head = '' AND NOT rolled THEN $4::bytea ELSE vals END,
@@ -446,9 +462,11 @@ func newQueries(schema string) queries {
 			status = CASE WHEN $7 THEN 'error'
 				WHEN NOT $8 AND $3 AND $6 AND head = '' AND NOT rolled THEN 'interrupted'
 				WHEN (SELECT n FROM a) > 0 THEN 'busy' ELSE 'idle' END,
-			updated = $9
+			updated = $9,
+			bytes = CASE WHEN {bytes}::bigint >= 0 THEN {bytes} ELSE bytes END,
+			subgraph_bytes = CASE WHEN {bytes}::bigint >= 0 AND {sub}::bigint >= 0 THEN {sub} ELSE subgraph_bytes END
 			WHERE id = $1{held} RETURNING 1)`
-	q.refreshThread = r(`WITH ` + strings.Replace(refresh, "{held}", "", 1) + `
+	q.refreshThread = r(`WITH ` + strings.NewReplacer("{held}", "", "{bytes}", "$10", "{sub}", "$11").Replace(refresh) + `
 		SELECT (SELECT n FROM a), EXISTS (SELECT 1 FROM u)`)
 
 	// The statements of server.LockingRecorder. Each runs in a
@@ -511,7 +529,7 @@ func newQueries(schema string) queries {
 		SELECT (SELECT free FROM f), c.id IS NOT NULL, {runColsCZ}, {threadColsTZ}
 		FROM (SELECT 1) o LEFT JOIN c ON true LEFT JOIN {threads} t ON t.id = c.thread_id`)
 	// finishRun is, under the lock taken by xactLock: refreshThread ($1
-	// to $9), the run's last event in its event log (as the log's
+	// to $9, and the thread's bytes $21 and $22), the run's last event in its event log (as the log's
 	// one-record write, $10 the run, $11 the writer, $12 and $13 the
 	// event, $14 the log's cap; without the log's NOTIFY: the run's end
 	// notifies the same payload once committed), and endRun ($15 to
@@ -546,7 +564,7 @@ func newQueries(schema string) queries {
 		o AS (SELECT count(*) > 0 AS found, coalesce(bool_or($18::text <> ''
 			AND NOT (status = 'running' AND worker = $18 AND attempt = $19::integer)), false) AS lost FROM {runs} WHERE id = $10),
 		l AS (SELECT 1 FROM f, o WHERE f.free AND NOT o.lost),
-		` + strings.Replace(refresh, "{held}", " AND EXISTS (SELECT 1 FROM l)", 1) + `,
+		` + strings.NewReplacer("{held}", " AND EXISTS (SELECT 1 FROM l)", "{bytes}", "$21", "{sub}", "$22").Replace(refresh) + `,
 		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
 				SELECT $10, $11, $20::bigint * 4294967296 + 1, false, clock_timestamp()
 				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND (SELECT found FROM o)

@@ -42,7 +42,7 @@ func TestStartAndEndTrimLogByFunction(t *testing.T) {
 		}
 	}
 	plan := explainGeneric(t, st, st.q.finishRun, "t", "{}", "true", `\x00`, "null", "false", "false", "false", "2026-01-01T00:00:00Z",
-		"r", "w", "end", `\x00`, "2", "success", "", "2026-01-01T00:00:00Z", "", "0", "0")
+		"r", "w", "end", `\x00`, "2", "success", "", "2026-01-01T00:00:00Z", "", "0", "0", "-1", "-1")
 	if strings.Contains(plan, `"Operation": "Delete"`) {
 		t.Errorf("the end's plan holds a DELETE:\n%s", plan)
 	}

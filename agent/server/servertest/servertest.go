@@ -28,7 +28,7 @@ import (
 
 // Run runs the conformance tests, each on a store open returns. open may
 // skip the test (for a database that is not reachable). The tests of an
-// optional interface (RunStarter, OwnerCounter, EventEnder) run for a
+// optional interface (RunStarter, OwnerCounter, EventEnder, ByteCounter) run for a
 // store that implements it.
 func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	probe := open(t)
@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	_, ender := probe.(server.EventEnder)
 	_, last := probe.(server.LastEventReader)
 	_, lastID := probe.(server.LastEventIDReader)
+	_, bytes := probe.(server.ByteCounter)
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, server.Store)
@@ -59,8 +60,9 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"EventEnder", testEventEnder},
 		{"LastEventReader", testLastEvent},
 		{"LastEventIDReader", testLastEventID},
+		{"ByteCounter", testByteCounter},
 	} {
-		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender || c.name == "LastEventReader" && !last || c.name == "LastEventIDReader" && !lastID {
+		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender || c.name == "LastEventReader" && !last || c.name == "LastEventIDReader" && !lastID || c.name == "ByteCounter" && !bytes {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -1111,4 +1113,72 @@ func testSearchPage(t *testing.T, st server.Store) {
 	if err != nil || !slices.Equal(ids(got), byCreated[:2]) || total != n {
 		t.Errorf("SearchThreads(MaxBytes %d, the first thread's size + 1) = %v of %d, %v; want %v (the one past the bound too) of %d", q.MaxBytes, ids(got), total, err, byCreated[:2], n)
 	}
+}
+
+// testByteCounter checks a [server.ByteCounter]: a thread counts no
+// bytes until SetThreadBytes records them; the sum is by owner, of the
+// threads' own bytes and their subgraphs'; a negative subgraphBytes
+// leaves the stored one; a missing thread is not an error; a deleted
+// thread's bytes no longer count. A [server.RunRecorder] records a
+// Sized refresh's bytes with RefreshThread, and leaves them as they are
+// for a refresh that is not Sized.
+func testByteCounter(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	c := st.(server.ByteCounter)
+	for _, th := range []*server.Thread{thread("t1", "alice"), thread("t2", "alice"), thread("t3", "bob")} {
+		if err := st.CreateThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when, owner string, want int64) {
+		t.Helper()
+		if n, err := c.CountBytes(ctx, owner); err != nil || n != want {
+			t.Errorf("%s: CountBytes(%q) = %d, %v; want %d", when, owner, n, err, want)
+		}
+	}
+	check("created", "alice", 0)
+	set := func(id string, own, sub int64) {
+		t.Helper()
+		if err := c.SetThreadBytes(ctx, id, own, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("t1", 100, 10)
+	set("t2", 1000, -1)
+	set("t3", 7, 0)
+	set("missing", 5, 5)
+	check("set", "alice", 1110)
+	check("set", "bob", 7)
+	check("set", "carol", 0)
+	set("t1", 50, -1) // the subgraphs' 10 stay
+	check("t1's own changed", "alice", 1060)
+	set("t1", 50, 0)
+	check("t1's subgraphs gone", "alice", 1050)
+	if rr, ok := st.(server.RunRecorder); ok {
+		at := time.Now().UTC()
+		if _, err := rr.RefreshThread(ctx, "t2", server.ThreadRefresh{At: at, Sized: true, Bytes: 300, SubgraphBytes: 20}); err != nil {
+			t.Fatal(err)
+		}
+		check("t2 refreshed sized", "alice", 370)
+		if _, err := rr.RefreshThread(ctx, "t2", server.ThreadRefresh{At: at, Sized: true, Bytes: 200, SubgraphBytes: -1}); err != nil {
+			t.Fatal(err)
+		}
+		check("t2 refreshed, its subgraphs left", "alice", 270)
+		if _, err := rr.RefreshThread(ctx, "t2", server.ThreadRefresh{At: at}); err != nil {
+			t.Fatal(err)
+		}
+		check("t2 refreshed unsized", "alice", 270)
+	}
+	if err := st.DeleteThread(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(1000)
+	if _, ok := st.(server.RunRecorder); ok {
+		want = 220
+	}
+	check("t1 deleted and created again", "alice", want)
+	check("t1 deleted and created again", "bob", 7)
 }
