@@ -181,8 +181,9 @@ type Config struct {
 	// WebhookTimeout bounds each attempt to POST a run's outcome to the
 	// webhook URL its request gave. Zero means DefaultWebhookTimeout.
 	WebhookTimeout time.Duration
-	// WebhookAllowPrivate lets webhooks reach loopback, private and
-	// link-local addresses. Off by default, so that a client cannot make
+	// WebhookAllowPrivate lets webhooks reach addresses that are not
+	// public internet ones (loopback, private, link-local, reserved: see
+	// publicnet.Public). Off by default, so that a client cannot make
 	// the server call services of the network it runs in (SSRF); every
 	// address a webhook's host resolves to is checked when it connects.
 	WebhookAllowPrivate bool

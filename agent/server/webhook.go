@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server/guard"
+	"github.com/agentgraph/agentgraph/operator/publicnet"
 )
 
 // DefaultWebhookTimeout is the default of Config.WebhookTimeout.
@@ -27,34 +28,6 @@ const webhookAttempts = 3
 
 // maxWebhookURL bounds the length of a webhook URL.
 const maxWebhookURL = 2048
-
-// nonPublic lists address ranges a webhook may not reach unless
-// Config.WebhookAllowPrivate is set, besides those net/netip names
-// (loopback, private, link-local, multicast, unspecified).
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: may map to any IPv4 address
-}
-
-// publicAddr reports whether a webhook may reach ip without
-// Config.WebhookAllowPrivate.
-func publicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
 
 // checkWebhook validates a run's webhook: a path ("/hooks/done", sent
 // in-process to Config.WebhookHandler), or an absolute http or https URL
@@ -86,7 +59,7 @@ func (s *Server) checkWebhook(raw string) error {
 		return nil
 	}
 	host := u.Hostname()
-	if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) || guard.LoopbackHost(host) {
+	if ip, err := netip.ParseAddr(host); err == nil && !publicnet.Public(ip) || guard.LoopbackHost(host) {
 		return errorf(422, "webhook: %s is a loopback or private address, which this server does not call; set Config.WebhookAllowPrivate to allow it", host)
 	}
 	return nil
@@ -111,7 +84,7 @@ func newWebhookClient(timeout time.Duration, allowPrivate bool) *http.Client {
 			if err != nil {
 				return fmt.Errorf("server: webhook: unexpected address %q: %w", address, err)
 			}
-			if !publicAddr(ap.Addr()) {
+			if !publicnet.Public(ap.Addr()) {
 				return privateAddrError{ap.Addr()}
 			}
 			return nil

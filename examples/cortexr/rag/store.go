@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/document"
 	"github.com/agentgraph/agentgraph/document/pdf"
+	"github.com/agentgraph/agentgraph/operator/publicnet"
 )
 
 // MaxDocumentBytes bounds one document or fetched page.
@@ -66,9 +67,18 @@ func PageFile(rawURL string) (string, error) {
 }
 
 // HTTPFetcher fetches pages from the web, reading at most MaxDocumentBytes.
+// A page's URL comes from the documents' configuration or from a model's
+// plan, so by default it reaches only public internet addresses
+// (operator/publicnet): not the host's loopback services, a private network
+// or a cloud metadata endpoint, also not through a DNS name or a redirect.
 type HTTPFetcher struct {
-	// Client is the HTTP client. Nil means http.DefaultClient.
+	// Client is the HTTP client. Nil means a publicnet client with Net's
+	// settings.
 	Client *http.Client
+	// Net configures the client made when Client is nil: Net.Allow opens
+	// ranges that are not public, e.g. an intranet's; Net.Timeout bounds a
+	// fetch (30s by default) and Net.MaxRedirects its redirects (5).
+	Net publicnet.Config
 }
 
 // Fetch implements Fetcher.
@@ -82,7 +92,11 @@ func (h HTTPFetcher) Fetch(ctx context.Context, rawURL string) ([]byte, error) {
 	}
 	c := h.Client
 	if c == nil {
-		c = http.DefaultClient
+		if err := h.Net.Validate(); err != nil {
+			return nil, err
+		}
+		c = publicnet.NewClient(h.Net)
+		defer c.CloseIdleConnections()
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -92,7 +106,11 @@ func (h HTTPFetcher) Fetch(ctx context.Context, rawURL string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("rag: fetching %s: %s", rawURL, resp.Status)
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, MaxDocumentBytes))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxDocumentBytes+1))
+	if err == nil && len(b) > MaxDocumentBytes {
+		return nil, fmt.Errorf("rag: the page %s is larger than %d bytes (MaxDocumentBytes)", rawURL, MaxDocumentBytes)
+	}
+	return b, err
 }
 
 // Config configures a Store.

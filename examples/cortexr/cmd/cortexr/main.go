@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -68,11 +69,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fallback := fs.Bool("memory-fallback", false, "after a failed attempt offer the tools that worked before in this session (memory_fallback_enabled)")
 	docs := fs.String("docs", "", "folder of documents for the document server (default: the bundled demo set)")
 	web := fs.Bool("web", false, "fetch web pages from the internet instead of the bundled offline page set")
+	webAllow := fs.String("web-allow", "", "with -web, comma-separated address ranges that are not public but may be fetched, e.g. 10.1.0.0/16 for an intranet (by default only public internet addresses are)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cortexr [flags] [query]\n\nWithout a query, cortexr reads queries from standard input (\"new\" starts a new session, \"exit\" ends).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *webAllow != "" && !*web {
+		fmt.Fprintln(stderr, "cortexr: -web-allow applies to -web; add -web to fetch web pages")
 		return exitUsage
 	}
 	query := strings.TrimSpace(strings.Join(fs.Args(), " "))
@@ -116,7 +122,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			dc.Docs, dc.URLs = os.DirFS(*docs), nil
 		}
 		if *web {
-			dc.Fetcher = rag.HTTPFetcher{}
+			f := rag.HTTPFetcher{}
+			for _, r := range strings.Split(*webAllow, ",") {
+				if r = strings.TrimSpace(r); r == "" {
+					continue
+				}
+				p, err := netip.ParsePrefix(r)
+				if err != nil {
+					fmt.Fprintf(stderr, "cortexr: -web-allow: %q is not an address range; give one such as 10.1.0.0/16 or 192.168.1.7/32\n", r)
+					return exitUsage
+				}
+				f.Net.Allow = append(f.Net.Allow, p)
+			}
+			dc.Fetcher = f
 		}
 		cfg.Documents = &dc
 		if len(cfg.Servers) > 0 {
