@@ -190,7 +190,8 @@ type conn struct {
 	w        *wire // nil when not connected
 	closed   bool
 	inflight map[*call]struct{}
-	hints    map[string]bool // tool -> safe to retry after the request went out
+	hints    map[string]bool         // tool -> safe to retry after the request went out
+	outputs  map[string]*outputCheck // tool -> its declared output schema; nil when none was listed
 	ids      *requestIDs
 	failures int
 	timeouts int
@@ -318,17 +319,34 @@ func (c *conn) soleElicitingCall() *call {
 	return found
 }
 
-// setHints records the retry hints of a server's full tool list, replacing
-// the previous list's: tools the server no longer lists are forgotten.
-func (c *conn) setHints(tools []mcpgo.Tool) {
+// setTools records the retry hints and the output schemas of a server's
+// full tool list, replacing the previous list's: tools the server no
+// longer lists are forgotten. Both maps are bounded by ManagerConfig.MaxTools.
+func (c *conn) setTools(tools []mcpgo.Tool) {
 	hints := make(map[string]bool, len(tools))
+	var outputs map[string]*outputCheck
 	for _, t := range tools {
 		a := t.Annotations
 		hints[t.Name] = (a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint)
+		if o := newOutputCheck(t); o != nil {
+			if outputs == nil {
+				outputs = map[string]*outputCheck{}
+			}
+			outputs[t.Name] = o
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.hints = hints
+	c.hints, c.outputs = hints, outputs
+}
+
+// output returns the check of tool's results, or nil when the last
+// listing of the server's tools gave it no output schema (or the tools
+// were never listed).
+func (c *conn) output(tool string) *outputCheck {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.outputs[tool]
 }
 
 func (c *conn) retrySafe(tool string) bool {
