@@ -153,10 +153,13 @@ type Health struct {
 	// answered already.
 	RejectedRequests int64
 	// SuppressedLogs counts the server's log notifications
-	// (notifications/message) that were not logged because the server
-	// sent more than its budget: 100 at once, then 20 a second. (An entry
-	// logged carries at most 4 KiB of the notification's data, and a level
-	// the protocol does not define is logged at Warn, not Error.)
+	// (notifications/message) and, for a stdio server, writes to its
+	// stderr that were not logged because the server sent more than its
+	// budget, one for both: 100 at once, then 20 a second. (An entry
+	// logged carries at most 4 KiB of the notification's data or of the
+	// write, and a level the protocol does not define is logged at Warn,
+	// not Error.) Entries below the logger's level take none of the
+	// budget.
 	SuppressedLogs int64
 	// RefusedTools says, by the server's name for each, why a [Registry]
 	// refuses some of the server's tools (an input schema over
@@ -1050,7 +1053,7 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Dir = s.Dir
-	cmd.Stderr = &stderrLog{log: c.log}
+	cmd.Stderr = &stderrLog{c: c}
 	cmd.WaitDelay = pipeGrace
 	startGroup(cmd)
 	stdin, err := cmd.StdinPipe()
@@ -1219,15 +1222,8 @@ const (
 func (c *conn) serverLog(f map[string]any) {
 	level, _ := f["level"].(string)
 	lvl, known := serverLogLevel(level)
-	if !c.log.Core().Enabled(lvl) {
-		return // not logged: it takes none of the budget
-	}
-	ok, skipped := c.logs.take(time.Now())
+	ok, skipped := c.budgeted(lvl)
 	if !ok {
-		if n := c.logs.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
-			c.log.Warn("mcp server log suppressed: the server logs faster than its budget",
-				zap.Int("burst", serverLogBurst), zap.Int("per_second", serverLogRate), zap.Int64("suppressed", n))
-		}
 		return
 	}
 	logger, _ := f["logger"].(string)
@@ -1241,6 +1237,25 @@ func (c *conn) serverLog(f map[string]any) {
 		fields = append(fields, zap.String("level", utf8clip.Clip(level, maxServerLogName)))
 	}
 	c.log.Log(lvl, "mcp server log", fields...)
+}
+
+// budgeted reports whether an entry of the server's logs (a log
+// notification or a line of its stderr) at lvl is to be logged, within
+// the server's budget, and if so how many were suppressed before it. An
+// entry below the logger's level is not logged and takes none of the
+// budget.
+func (c *conn) budgeted(lvl zapcore.Level) (ok bool, skipped int64) {
+	if !c.log.Core().Enabled(lvl) {
+		return false, 0
+	}
+	ok, skipped = c.logs.take(time.Now())
+	if !ok {
+		if n := c.logs.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
+			c.log.Warn("mcp server log suppressed: the server logs faster than its budget",
+				zap.Int("burst", serverLogBurst), zap.Int("per_second", serverLogRate), zap.Int64("suppressed", n))
+		}
+	}
+	return ok, skipped
 }
 
 // serverLogLevel maps a level of the protocol's notifications/message to
@@ -1307,11 +1322,29 @@ func (b *logBudget) take(now time.Time) (ok bool, skipped int64) {
 	return true, skipped
 }
 
-// stderrLog forwards a subprocess's stderr to the logger, one entry per
-// write.
-type stderrLog struct{ log *zap.Logger }
+// stderrLog forwards a subprocess's stderr to the logger at Debug, one
+// entry per write, within the server's log budget (shared with its log
+// notifications) and cut to maxServerLogBytes as they are.
+type stderrLog struct{ c *conn }
 
 func (w *stderrLog) Write(p []byte) (int, error) {
-	w.log.Debug("mcp server stderr", zap.ByteString("output", p))
+	ok, skipped := w.c.budgeted(zapcore.DebugLevel)
+	if !ok {
+		return len(p), nil
+	}
+	fields := []zap.Field{serverLogOutput(p)}
+	if skipped > 0 {
+		fields = append(fields, zap.Int64("suppressed_before", skipped))
+	}
+	w.c.log.Debug("mcp server stderr", fields...)
 	return len(p), nil
+}
+
+// serverLogOutput is a write of a server's stderr, whole when it takes at
+// most maxServerLogBytes, otherwise cut to that size, with its whole size.
+func serverLogOutput(p []byte) zap.Field {
+	if len(p) <= maxServerLogBytes {
+		return zap.ByteString("output", p)
+	}
+	return zap.Dict("output", zap.String("text", utf8clip.Clip(string(p[:maxServerLogBytes+1]), maxServerLogBytes)), zap.Int("bytes", len(p)))
 }
