@@ -3,6 +3,10 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -165,5 +169,39 @@ func TestOutputSchemaBrokenLoggedOnce(t *testing.T) {
 	}
 	if n := logs.FilterMessageSnippet("output schema not used").Len(); n != 1 {
 		t.Errorf("%d warnings about the output schema, want 1: %v", n, logs.All())
+	}
+}
+
+// A server's output schema cannot make the client read its files: a $ref
+// outside the schema is not followed, and the schema checks nothing.
+func TestOutputSchemaRefOutsideNotLoaded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "string.json")
+	if err := os.WriteFile(path, []byte(`{"type":"string"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	schema := json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"` + ref + `"}}}`)
+	srv := server.NewMCPServer("ref", "1.0.0")
+	srv.AddTool(mcpgo.NewTool("ref", mcpgo.WithRawOutputSchema(schema)), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return &mcpgo.CallToolResult{StructuredContent: map[string]any{"a": 1}}, nil
+	})
+	core, logs := observer.New(zap.WarnLevel)
+	m := newManager(t, mcp.ManagerConfig{Logger: zap.New(core)}, mcp.Server{Name: "ref", InProcess: srv})
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: "ref"})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v, %q; want the server's result, unchecked (the file was read if it says a is not a string)", err, res.Error)
+	}
+	warned := logs.FilterMessageSnippet("output schema not used").All()
+	if len(warned) != 1 || !strings.Contains(fmt.Sprint(warned[0].ContextMap()["error"]), "outside itself") {
+		t.Errorf("warnings %v, want one saying the schema refers outside itself", warned)
 	}
 }
