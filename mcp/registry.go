@@ -40,8 +40,8 @@ type RegistryConfig struct {
 	Logger *zap.Logger
 }
 
-// Tool is a tool's full definition, fetched on demand (stage 2). Its
-// summary is what stage 1 keeps of it: Name is the name to call the tool
+// Tool is a tool's full definition (stage 2), kept from its server's
+// listing. Its summary is what stage 1 keeps of it: Name is the name to call the tool
 // by (the server's name for the tool when no other server offers that
 // name, else Server+Separator+Tool), Server and Tool say where it lives,
 // Available is false while the server is unhealthy or its breaker is open
