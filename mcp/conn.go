@@ -155,7 +155,7 @@ type Health struct {
 	// SuppressedLogs counts the server's log notifications
 	// (notifications/message) and, for a stdio server, writes to its
 	// stderr that were not logged because the server sent more than its
-	// budget, one for both: 100 at once, then 20 a second. (An entry
+	// budget, one for each: 100 at once, then 20 a second. (An entry
 	// logged carries at most 4 KiB of the notification's data or of the
 	// write, and a level the protocol does not define is logged at Warn,
 	// not Error.) Entries below the logger's level take none of the
@@ -210,6 +210,7 @@ type conn struct {
 	requests        chan struct{} // one token per server request being answered (MaxServerRequests)
 	rejected        atomic.Int64  // server requests refused over the limit
 	logs            logBudget     // the server's log notifications
+	stderr          logBudget     // a stdio server's stderr
 
 	auth *authorizer // nil without OAuth
 }
@@ -254,7 +255,7 @@ func (c *conn) health() Health {
 	h := Health{
 		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.w != nil,
 		Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
-		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), SuppressedLogs: c.logs.suppressed.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
+		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), SuppressedLogs: c.logs.suppressed.Load() + c.stderr.suppressed.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
 		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
 		ConnectTimeout: max(c.m.cfg.ConnectTimeout, 0), MaxTools: c.m.cfg.MaxTools,
 		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
@@ -1222,7 +1223,7 @@ const (
 func (c *conn) serverLog(f map[string]any) {
 	level, _ := f["level"].(string)
 	lvl, known := serverLogLevel(level)
-	ok, skipped := c.budgeted(lvl)
+	ok, skipped := c.budgeted(&c.logs, lvl)
 	if !ok {
 		return
 	}
@@ -1240,17 +1241,17 @@ func (c *conn) serverLog(f map[string]any) {
 }
 
 // budgeted reports whether an entry of the server's logs (a log
-// notification or a line of its stderr) at lvl is to be logged, within
-// the server's budget, and if so how many were suppressed before it. An
+// notification or a write to its stderr) at lvl is to be logged, within
+// budget b, and if so how many were suppressed before it. An
 // entry below the logger's level is not logged and takes none of the
 // budget.
-func (c *conn) budgeted(lvl zapcore.Level) (ok bool, skipped int64) {
+func (c *conn) budgeted(b *logBudget, lvl zapcore.Level) (ok bool, skipped int64) {
 	if !c.log.Core().Enabled(lvl) {
 		return false, 0
 	}
-	ok, skipped = c.logs.take(time.Now())
+	ok, skipped = b.take(time.Now())
 	if !ok {
-		if n := c.logs.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
+		if n := b.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
 			c.log.Warn("mcp server log suppressed: the server logs faster than its budget",
 				zap.Int("burst", serverLogBurst), zap.Int("per_second", serverLogRate), zap.Int64("suppressed", n))
 		}
@@ -1323,12 +1324,13 @@ func (b *logBudget) take(now time.Time) (ok bool, skipped int64) {
 }
 
 // stderrLog forwards a subprocess's stderr to the logger at Debug, one
-// entry per write, within the server's log budget (shared with its log
-// notifications) and cut to maxServerLogBytes as they are.
+// entry per write, within a log budget of its own (as the server's log
+// notifications are, so that neither starves the other) and cut to
+// maxServerLogBytes as they are.
 type stderrLog struct{ c *conn }
 
 func (w *stderrLog) Write(p []byte) (int, error) {
-	ok, skipped := w.c.budgeted(zapcore.DebugLevel)
+	ok, skipped := w.c.budgeted(&w.c.stderr, zapcore.DebugLevel)
 	if !ok {
 		return len(p), nil
 	}

@@ -128,7 +128,7 @@
 // transports are given a slog adapter). A server's logging notifications
 // are logged at their level (one the protocol does not define at Warn),
 // and a stdio server's stderr at Debug, a write an entry, with at most 4
-// KiB of their data, 100 at once then 20 a second for both together;
+// KiB of their data, 100 at once then 20 a second for each;
 // those over that budget are counted in Health.SuppressedLogs.
 //
 // # Order of a call's messages

@@ -76,8 +76,8 @@ func TestServerLogBelowLevelTakesNoBudget(t *testing.T) {
 	}
 }
 
-// TestStderrWithinBudget: a server's stderr is logged within the server's
-// log budget, as its notifications are: a flood costs the burst and the
+// TestStderrWithinBudget: a server's stderr is logged within a log budget
+// of its own, as its notifications are: a flood costs the burst and the
 // rate, the rest counted in Health.SuppressedLogs, the first entry after
 // a gap saying how many were left out; a long write is cut.
 func TestStderrWithinBudget(t *testing.T) {
@@ -97,14 +97,14 @@ func TestStderrWithinBudget(t *testing.T) {
 	if most := int64(serverLogBurst + serverLogRate*elapsed.Seconds() + 1); logged > most {
 		t.Errorf("%d of %d stderr writes logged in %v, want at most %d", logged, total, elapsed, most)
 	}
-	if got := c.logs.suppressed.Load(); logged+got != total {
+	if got := c.stderr.suppressed.Load(); logged+got != total {
 		t.Errorf("%d logged + %d suppressed, want %d in all", logged, got, total)
 	}
 
 	// A write after the budget refilled says how many were left out.
-	c.logs.mu.Lock()
-	c.logs.last = c.logs.last.Add(-time.Hour)
-	c.logs.mu.Unlock()
+	c.stderr.mu.Lock()
+	c.stderr.last = c.stderr.last.Add(-time.Hour)
+	c.stderr.mu.Unlock()
 	long := strings.Repeat("é", maxServerLogBytes) // 2 bytes a rune
 	_, _ = w.Write([]byte(long))
 	entries := logs.FilterMessage("mcp server stderr").All()
