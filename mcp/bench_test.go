@@ -2,6 +2,8 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // BenchmarkCallTool compares one echo call through the manager, a session
@@ -94,4 +97,55 @@ func BenchmarkCallTool(b *testing.B) {
 	b.Run("stdio/manager+progress", func(b *testing.B) {
 		managed(b, stdioServer("bench"), progress)
 	})
+}
+
+// BenchmarkRegistryRefreshTools refreshes a registry over a server of 20
+// tools, each with an input and an output schema, and looks up every
+// tool's definition (refresh+lookups): what an agent does each TTL to
+// offer the tools.
+func BenchmarkRegistryRefreshTools(b *testing.B) {
+	ctx := context.Background()
+	srv := server.NewMCPServer("many", "1.0.0")
+	var names []string
+	for i := range 20 {
+		name := fmt.Sprintf("tool_%d", i)
+		names = append(names, name)
+		srv.AddTool(mcpgo.NewTool(name, mcpgo.WithDescription("a tool"),
+			mcpgo.WithString("query", mcpgo.Required(), mcpgo.Description("what to look for")),
+			mcpgo.WithNumber("limit", mcpgo.Description("how many")),
+			mcpgo.WithReadOnlyHintAnnotation(true),
+			mcpgo.WithRawOutputSchema(json.RawMessage(`{"type":"object","properties":{"hits":{"type":"array","items":{"type":"string"}}}}`))),
+			func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+				return mcpgo.NewToolResultText("ok"), nil
+			})
+	}
+	m, _ := mcp.NewManager(mcp.ManagerConfig{})
+	defer m.Shutdown(ctx)
+	if err := m.Add(mcp.Server{Name: "many", InProcess: srv}); err != nil {
+		b.Fatal(err)
+	}
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Refresh(ctx); err != nil { // connect outside the loop
+		b.Fatal(err)
+	}
+	run := func(lookups []string) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := r.Refresh(ctx); err != nil {
+					b.Fatal(err)
+				}
+				for _, n := range lookups {
+					if _, err := r.Tool(ctx, n); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+	}
+	b.Run("refresh", run(nil))
+	b.Run("refresh+lookups", run(names))
 }

@@ -153,10 +153,13 @@ type Health struct {
 	// answered already.
 	RejectedRequests int64
 	// SuppressedLogs counts the server's log notifications
-	// (notifications/message) that were not logged because the server
-	// sent more than its budget: 100 at once, then 20 a second. (An entry
-	// logged carries at most 4 KiB of the notification's data, and a level
-	// the protocol does not define is logged at Warn, not Error.)
+	// (notifications/message) and, for a stdio server, writes to its
+	// stderr that were not logged because the server sent more than its
+	// budget, one for each: 100 at once, then 20 a second. (An entry
+	// logged carries at most 4 KiB of the notification's data or of the
+	// write, and a level the protocol does not define is logged at Warn,
+	// not Error.) Entries below the logger's level take none of the
+	// budget.
 	SuppressedLogs int64
 	// RefusedTools says, by the server's name for each, why a [Registry]
 	// refuses some of the server's tools (an input schema over
@@ -190,7 +193,8 @@ type conn struct {
 	w        *wire // nil when not connected
 	closed   bool
 	inflight map[*call]struct{}
-	hints    map[string]bool // tool -> safe to retry after the request went out
+	hints    map[string]bool         // tool -> safe to retry after the request went out
+	outputs  map[string]*outputCheck // tool -> its declared output schema; nil when none was listed
 	ids      *requestIDs
 	failures int
 	timeouts int
@@ -206,6 +210,7 @@ type conn struct {
 	requests        chan struct{} // one token per server request being answered (MaxServerRequests)
 	rejected        atomic.Int64  // server requests refused over the limit
 	logs            logBudget     // the server's log notifications
+	stderr          logBudget     // a stdio server's stderr
 
 	auth *authorizer // nil without OAuth
 }
@@ -250,7 +255,7 @@ func (c *conn) health() Health {
 	h := Health{
 		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.w != nil,
 		Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
-		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), SuppressedLogs: c.logs.suppressed.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
+		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), RejectedRequests: c.rejected.Load(), SuppressedLogs: c.logs.suppressed.Load() + c.stderr.suppressed.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
 		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
 		ConnectTimeout: max(c.m.cfg.ConnectTimeout, 0), MaxTools: c.m.cfg.MaxTools,
 		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
@@ -318,17 +323,34 @@ func (c *conn) soleElicitingCall() *call {
 	return found
 }
 
-// setHints records the retry hints of a server's full tool list, replacing
-// the previous list's: tools the server no longer lists are forgotten.
-func (c *conn) setHints(tools []mcpgo.Tool) {
+// setTools records the retry hints and the output schemas of a server's
+// full tool list, replacing the previous list's: tools the server no
+// longer lists are forgotten. Both maps are bounded by ManagerConfig.MaxTools.
+func (c *conn) setTools(tools []mcpgo.Tool) {
 	hints := make(map[string]bool, len(tools))
+	var outputs map[string]*outputCheck
 	for _, t := range tools {
 		a := t.Annotations
 		hints[t.Name] = (a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint)
+		if o := newOutputCheck(t); o != nil {
+			if outputs == nil {
+				outputs = map[string]*outputCheck{}
+			}
+			outputs[t.Name] = o
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.hints = hints
+	c.hints, c.outputs = hints, outputs
+}
+
+// output returns the check of tool's results, or nil when the last
+// listing of the server's tools gave it no output schema (or the tools
+// were never listed).
+func (c *conn) output(tool string) *outputCheck {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.outputs[tool]
 }
 
 func (c *conn) retrySafe(tool string) bool {
@@ -1032,7 +1054,7 @@ func (c *conn) spawn(w *wire) (transport.Interface, error) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Dir = s.Dir
-	cmd.Stderr = &stderrLog{log: c.log}
+	cmd.Stderr = &stderrLog{c: c}
 	cmd.WaitDelay = pipeGrace
 	startGroup(cmd)
 	stdin, err := cmd.StdinPipe()
@@ -1201,15 +1223,8 @@ const (
 func (c *conn) serverLog(f map[string]any) {
 	level, _ := f["level"].(string)
 	lvl, known := serverLogLevel(level)
-	if !c.log.Core().Enabled(lvl) {
-		return // not logged: it takes none of the budget
-	}
-	ok, skipped := c.logs.take(time.Now())
+	ok, skipped := c.budgeted(&c.logs, lvl)
 	if !ok {
-		if n := c.logs.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
-			c.log.Warn("mcp server log suppressed: the server logs faster than its budget",
-				zap.Int("burst", serverLogBurst), zap.Int("per_second", serverLogRate), zap.Int64("suppressed", n))
-		}
 		return
 	}
 	logger, _ := f["logger"].(string)
@@ -1223,6 +1238,25 @@ func (c *conn) serverLog(f map[string]any) {
 		fields = append(fields, zap.String("level", utf8clip.Clip(level, maxServerLogName)))
 	}
 	c.log.Log(lvl, "mcp server log", fields...)
+}
+
+// budgeted reports whether an entry of the server's logs (a log
+// notification or a write to its stderr) at lvl is to be logged, within
+// budget b, and if so how many were suppressed before it. An
+// entry below the logger's level is not logged and takes none of the
+// budget.
+func (c *conn) budgeted(b *logBudget, lvl zapcore.Level) (ok bool, skipped int64) {
+	if !c.log.Core().Enabled(lvl) {
+		return false, 0
+	}
+	ok, skipped = b.take(time.Now())
+	if !ok {
+		if n := b.suppressed.Add(1); n&(n-1) == 0 { // the 1st, 2nd, 4th...: a flood does not flood the log
+			c.log.Warn("mcp server log suppressed: the server logs faster than its budget",
+				zap.Int("burst", serverLogBurst), zap.Int("per_second", serverLogRate), zap.Int64("suppressed", n))
+		}
+	}
+	return ok, skipped
 }
 
 // serverLogLevel maps a level of the protocol's notifications/message to
@@ -1289,11 +1323,30 @@ func (b *logBudget) take(now time.Time) (ok bool, skipped int64) {
 	return true, skipped
 }
 
-// stderrLog forwards a subprocess's stderr to the logger, one entry per
-// write.
-type stderrLog struct{ log *zap.Logger }
+// stderrLog forwards a subprocess's stderr to the logger at Debug, one
+// entry per write, within a log budget of its own (as the server's log
+// notifications are, so that neither starves the other) and cut to
+// maxServerLogBytes as they are.
+type stderrLog struct{ c *conn }
 
 func (w *stderrLog) Write(p []byte) (int, error) {
-	w.log.Debug("mcp server stderr", zap.ByteString("output", p))
+	ok, skipped := w.c.budgeted(&w.c.stderr, zapcore.DebugLevel)
+	if !ok {
+		return len(p), nil
+	}
+	fields := []zap.Field{serverLogOutput(p)}
+	if skipped > 0 {
+		fields = append(fields, zap.Int64("suppressed_before", skipped))
+	}
+	w.c.log.Debug("mcp server stderr", fields...)
 	return len(p), nil
+}
+
+// serverLogOutput is a write of a server's stderr, whole when it takes at
+// most maxServerLogBytes, otherwise cut to that size, with its whole size.
+func serverLogOutput(p []byte) zap.Field {
+	if len(p) <= maxServerLogBytes {
+		return zap.ByteString("output", p)
+	}
+	return zap.Dict("output", zap.String("text", utf8clip.Clip(string(p[:maxServerLogBytes+1]), maxServerLogBytes)), zap.Int("bytes", len(p)))
 }

@@ -48,6 +48,17 @@
 // call's context returns promptly and tells the server
 // (notifications/cancelled).
 //
+// A tool that declares an output schema (MCP outputSchema, as its
+// server's last tools/list gave it, such as a [Registry]'s listing) has
+// each successful result checked against it: a result without
+// structuredContent, or whose structuredContent does not conform, is a
+// tool error the model sees (IsError, with a first text item naming the
+// tool and up to ten mismatched fields), reported to Callbacks.Error as
+// KindValidation; the server's content follows it. The schema is compiled
+// once per listing, when a call of the tool first returns; one over
+// [MaxInputSchemaBytes], or one that does not compile, checks nothing and
+// is logged once. Tools never listed are not checked.
+//
 // # Hung servers and size limits
 //
 // Every call attempt has a time limit: ManagerConfig.CallTimeout (2 minutes
@@ -116,8 +127,9 @@
 // reached through this package's transport; mcp-go's HTTP and SSE
 // transports are given a slog adapter). A server's logging notifications
 // are logged at their level (one the protocol does not define at Warn),
-// with at most 4 KiB of their data, 100 at once then 20 a second; those
-// over that budget are counted in Health.SuppressedLogs.
+// and a stdio server's stderr at Debug, a write an entry, with at most 4
+// KiB of their data, 100 at once then 20 a second for each;
+// those over that budget are counted in Health.SuppressedLogs.
 //
 // # Order of a call's messages
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
 	"github.com/agentgraph/agentgraph/operator/elicit"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -157,7 +158,7 @@ func CompleteAnswer(schema json.RawMessage, content map[string]any) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("mcp: elicitation schema: %w", err)
 	}
-	comp := jsonschema.NewCompiler()
+	comp := schemacheck.NewCompiler()
 	comp.AssertFormat()
 	if err := comp.AddResource("elicitation.json", doc); err != nil {
 		return nil, fmt.Errorf("mcp: elicitation schema: %w", err)

@@ -78,7 +78,8 @@ const (
 	// or a JSON-RPC error).
 	KindExecution ErrorKind = "execution"
 	// KindValidation: the request or an elicitation answer did not match its
-	// schema, or the server rejected the arguments.
+	// schema, the server rejected the arguments, or a result's
+	// structuredContent did not match the tool's declared output schema.
 	KindValidation ErrorKind = "validation"
 	// KindCancelled: the caller cancelled the call.
 	KindCancelled ErrorKind = "cancelled"

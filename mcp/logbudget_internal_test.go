@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -71,5 +73,48 @@ func TestServerLogBelowLevelTakesNoBudget(t *testing.T) {
 	}
 	if n := c.logs.suppressed.Load(); n != 0 {
 		t.Fatalf("SuppressedLogs = %d, want 0: entries below the logger's level are not suppressed", n)
+	}
+}
+
+// TestStderrWithinBudget: a server's stderr is logged within a log budget
+// of its own, as its notifications are: a flood costs the burst and the
+// rate, the rest counted in Health.SuppressedLogs, the first entry after
+// a gap saying how many were left out; a long write is cut.
+func TestStderrWithinBudget(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	c := &conn{log: zap.New(core)}
+	w := &stderrLog{c: c}
+	const total = 10 * serverLogBurst
+	start := time.Now()
+	for range total {
+		if n, err := w.Write([]byte("chatter\n")); n != len("chatter\n") || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	elapsed := time.Since(start)
+	logged := int64(logs.FilterMessage("mcp server stderr").Len())
+	// The budget refills serverLogRate a second while the writes run.
+	if most := int64(serverLogBurst + serverLogRate*elapsed.Seconds() + 1); logged > most {
+		t.Errorf("%d of %d stderr writes logged in %v, want at most %d", logged, total, elapsed, most)
+	}
+	if got := c.stderr.suppressed.Load(); logged+got != total {
+		t.Errorf("%d logged + %d suppressed, want %d in all", logged, got, total)
+	}
+
+	// A write after the budget refilled says how many were left out.
+	c.stderr.mu.Lock()
+	c.stderr.last = c.stderr.last.Add(-time.Hour)
+	c.stderr.mu.Unlock()
+	long := strings.Repeat("é", maxServerLogBytes) // 2 bytes a rune
+	_, _ = w.Write([]byte(long))
+	entries := logs.FilterMessage("mcp server stderr").All()
+	last := entries[len(entries)-1].ContextMap()
+	if n, _ := last["suppressed_before"].(int64); n != total-logged {
+		t.Errorf("suppressed_before = %v, want %d", last["suppressed_before"], total-logged)
+	}
+	out, _ := last["output"].(map[string]any)
+	text, _ := out["text"].(string)
+	if len(text) > maxServerLogBytes || !utf8.ValidString(text) || out["bytes"] != int64(len(long)) {
+		t.Errorf("long write logged as %d bytes of text (valid UTF-8: %v), bytes %v; want at most %d, whole runes, and %d", len(text), utf8.ValidString(text), out["bytes"], maxServerLogBytes, len(long))
 	}
 }

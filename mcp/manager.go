@@ -943,6 +943,14 @@ func (m *Manager) runCall(ctx context.Context, s *Session, name, server, tool st
 			res.Error = "tool reported an error"
 		}
 		s.reportErrorIf(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)}, cl.deliver)
+	} else if oc := c.output(tool); oc != nil {
+		if msg := oc.check(server, tool, out, c.log); msg != "" {
+			// The model sees the mismatch first, then what the tool
+			// returned.
+			res.IsError, res.Error = true, msg
+			res.Contents = append([]toolresult.Content{{Kind: toolresult.KindText, MIMEType: toolresult.MIMEText, Text: msg}}, res.Contents...)
+			s.reportErrorIf(&CallError{Server: server, Tool: tool, Kind: KindValidation, Err: errors.New(msg)}, cl.deliver)
+		}
 	}
 	s.reportContents(name, res, cl.deliver)
 	return res, nil
@@ -1006,7 +1014,7 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 	if err != nil {
 		return nil, fmt.Errorf("mcp: list tools of %q: %w", server, err)
 	}
-	c.setHints(tools)
+	c.setTools(tools)
 	return tools, nil
 }
 

@@ -40,8 +40,8 @@ type RegistryConfig struct {
 	Logger *zap.Logger
 }
 
-// Tool is a tool's full definition, fetched on demand (stage 2). Its
-// summary is what stage 1 keeps of it: Name is the name to call the tool
+// Tool is a tool's full definition (stage 2), kept from its server's
+// listing. Its summary is what stage 1 keeps of it: Name is the name to call the tool
 // by (the server's name for the tool when no other server offers that
 // name, else Server+Separator+Tool), Server and Tool say where it lives,
 // Available is false while the server is unhealthy or its breaker is open
@@ -60,8 +60,11 @@ type Tool struct {
 
 // Registry is the catalogue of the manager's servers and their tools, loaded
 // lazily in two stages: summaries of every tool (refreshed every TTL, or
-// when a server reports its list changed), and full schemas of the tools
-// actually selected. It is safe for concurrent use.
+// when a server reports its list changed), and full definitions, with
+// their schemas, of the tools looked up ([Registry.Tool]). A listing
+// fills both, its schemas encoded once; a lookup lists the server again
+// only when its definitions were dropped since (the server announced a
+// changed list). It is safe for concurrent use.
 //
 // Name collisions: a tool name offered by one server is listed as is. A name
 // offered by several servers is listed once per server as
@@ -332,17 +335,22 @@ func (r *Registry) refreshServer(ctx context.Context, name string) {
 	st.stale, st.retryAt = false, time.Time{}
 	st.tools = st.tools[:0]
 	st.refused = nil
-	for _, t := range tools {
-		st.tools = append(st.tools, summary(name, t))
-		if _, err := inputSchema(name, t); err != nil {
+	// The listing's full definitions are stage 2 too: its schemas are
+	// encoded here, once, and a lookup does not list the server again.
+	full := make(map[string]*Tool, len(tools))
+	for _, mt := range tools {
+		t := fullTool(name, mt)
+		full[mt.Name] = t
+		st.tools = append(st.tools, t.ToolSummary)
+		if t.refused != nil {
 			if st.refused == nil {
 				st.refused = map[string]string{}
 			}
-			st.refused[t.Name] = err.Error()
-			r.log.Warn("mcp tool refused", zap.String("server", name), zap.String("tool", t.Name), zap.Error(err))
+			st.refused[mt.Name] = t.refused.Error()
+			r.log.Warn("mcp tool refused", zap.String("server", name), zap.String("tool", mt.Name), zap.Error(t.refused))
 		}
 	}
-	delete(r.schemas, name)
+	r.schemas[name] = full
 }
 
 // MaxInputSchemaBytes is the largest input schema of a server's tool, in
@@ -472,9 +480,10 @@ func (r *Registry) suggest(ctx context.Context, name string) []string {
 	return out
 }
 
-// Tool returns a tool's full definition (stage 2): fetched from its server on
-// first request and cached until the server's list changes or the TTL
-// refresh replaces it. name is as [Registry.Tools] lists it.
+// Tool returns a tool's full definition (stage 2), as the registry's
+// last listing of its server gave it; when the server announced a changed
+// list since, its tools are listed again first. name is as
+// [Registry.Tools] lists it.
 func (r *Registry) Tool(ctx context.Context, name string) (*Tool, error) {
 	server, tool, err := r.Resolve(ctx, name)
 	if err != nil {
@@ -541,13 +550,33 @@ func fullTool(server string, mt mcpgo.Tool) *Tool {
 	} else if mt.OutputSchema.Type != "" {
 		t.OutputSchema, _ = json.Marshal(mt.OutputSchema)
 	}
-	if b, err := json.Marshal(mt.Annotations); err == nil {
-		_ = json.Unmarshal(b, &t.Annotations)
-		if len(t.Annotations) == 0 {
-			t.Annotations = nil
+	t.Annotations = annotations(mt.Annotations)
+	return t
+}
+
+// annotations returns a's fields that are set, by their JSON names, or
+// nil when none is: the map a round trip through JSON would give,
+// without it.
+func annotations(a mcpgo.ToolAnnotation) map[string]any {
+	var out map[string]any
+	set := func(key string, v any) {
+		if out == nil {
+			out = make(map[string]any, 5)
+		}
+		out[key] = v
+	}
+	if a.Title != "" {
+		set("title", a.Title)
+	}
+	for _, h := range []struct {
+		key string
+		v   *bool
+	}{{"readOnlyHint", a.ReadOnlyHint}, {"destructiveHint", a.DestructiveHint}, {"idempotentHint", a.IdempotentHint}, {"openWorldHint", a.OpenWorldHint}} {
+		if h.v != nil {
+			set(h.key, *h.v)
 		}
 	}
-	return t
+	return out
 }
 
 // Health returns the health of every server; see [Manager.Health]. It

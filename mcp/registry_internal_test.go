@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	gocmp "github.com/google/go-cmp/cmp"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
 // TestRegistryCloseReleasesHook: each registry registers a tools-changed
@@ -135,5 +138,32 @@ func TestResolveSuggestsOutsideLock(t *testing.T) {
 	}
 	if !p.unlocked.Load() {
 		t.Error("the suggestions were computed under the registry's lock, or without checking the context")
+	}
+}
+
+// annotations gives the map a round trip of the annotations through JSON
+// gives, which it replaces.
+func TestAnnotationsAsJSON(t *testing.T) {
+	yes, no := true, false
+	for _, a := range []mcpgo.ToolAnnotation{
+		{},
+		{Title: "Search"},
+		{ReadOnlyHint: &yes},
+		{Title: "All", ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &no},
+	} {
+		var want map[string]any
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(want) == 0 {
+			want = nil
+		}
+		if diff := gocmp.Diff(want, annotations(a)); diff != "" {
+			t.Errorf("annotations of %s (-json +got):\n%s", b, diff)
+		}
 	}
 }

@@ -29,17 +29,35 @@ import (
 // English prints the schema validator's own messages in English.
 var English = message.NewPrinter(language.English)
 
-// Compile compiles the JSON Schema doc.
+// Compile compiles the JSON Schema doc. It loads nothing a $ref names
+// outside doc (the validator's own loader reads files): such a $ref is a
+// compile error, so that a schema from elsewhere, such as an MCP server's,
+// cannot make the process read its files.
 func Compile(doc []byte) (*sjson.Schema, error) {
 	tree, err := sjson.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return nil, err
 	}
-	c := sjson.NewCompiler()
+	c := NewCompiler()
 	if err := c.AddResource("mem:///schema.json", tree); err != nil {
 		return nil, err
 	}
 	return c.Compile("mem:///schema.json")
+}
+
+// NewCompiler returns a schema compiler that loads no $ref outside the
+// documents added to it (the validator's default loader reads files).
+func NewCompiler() *sjson.Compiler {
+	c := sjson.NewCompiler()
+	c.UseLoader(noLoader{})
+	return c
+}
+
+// noLoader refuses every URL a schema refers to outside its documents.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("the schema refers to %q, outside itself; only references inside the schema (such as \"#/$defs/x\") are followed", url)
 }
 
 // Violation is one failed check of a validation.

@@ -2,7 +2,11 @@ package schemacheck_test
 
 import (
 	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/go-playground/validator/v10"
@@ -112,5 +116,25 @@ func TestToolParameters(t *testing.T) {
 	_, err := schemacheck.ToolParameters(map[string]any{"type": "array"}, "its input schema")
 	if want := "its input schema has type array; a tool's arguments are an object"; err == nil || err.Error() != want {
 		t.Errorf("ToolParameters of an array schema: err = %v, want %q", err, want)
+	}
+}
+
+// TestCompileLoadsNothingOutside: a $ref to a file is a compile error, not
+// a read of the file; a $ref inside the schema compiles.
+func TestCompileLoadsNothingOutside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(path, []byte(`{"type":"string"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	if _, err := schemacheck.Compile([]byte(`{"properties":{"a":{"$ref":"` + ref + `"}}}`)); err == nil || !strings.Contains(err.Error(), "outside itself") {
+		t.Errorf("Compile with a $ref to a file: %v, want an error saying the schema refers outside itself", err)
+	}
+	s, err := schemacheck.Compile([]byte(`{"$defs":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/s"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(map[string]any{"a": 1.0}); err == nil {
+		t.Error("the $ref inside the schema was not followed")
 	}
 }

@@ -135,8 +135,9 @@ func TestToolsLeaveOutBadToolsAndNameUniquely(t *testing.T) {
 	}
 }
 
-// A server whose tools/list fails after the registry listed its tools: the
-// failure is an error of Tools, not a server's tools silently missing.
+// A server whose tools/list fails after the registry listed its tools and
+// the server announced a changed list: the failure is an error of Tools,
+// not a server's tools silently missing.
 func TestToolsReportsUnreachableServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -179,6 +180,17 @@ func TestToolsReportsUnreachableServer(t *testing.T) {
 		t.Fatalf("listing: %d tools, %v", len(sums), err)
 	}
 	failList.Store(true)
+	// A new tool makes the server announce a changed list: the registry
+	// drops the definitions it listed and lists them again. Without a
+	// listening stream (NoListen) the announcement comes only if mcp-go
+	// writes it before the response to add_tool ends: add until one does.
+	waitFor(t, "the registry to list the tools again", func() bool {
+		if _, err := s.CallTool(ctx, mcp.ToolCall{Name: "add_tool", Arguments: map[string]any{"name": "fresh"}}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := reg.Tool(ctx, "echo")
+		return err != nil
+	})
 	tools, err := mcptool.Tools(ctx, reg, s)
 	if err == nil || !strings.Contains(err.Error(), "the tool index is down") {
 		t.Fatalf("Tools = %d tools, %v; want the server's error", len(tools), err)

@@ -37,8 +37,8 @@ func (m mcpSession) CallTool(ctx context.Context, name string, args map[string]a
 }
 
 // Catalog adapts the MCP server registry to [memory.Tools], the catalogue
-// of [operator.ProviderConfig].MCP: summaries from its stage-1 listing,
-// schemas fetched on demand.
+// of [operator.ProviderConfig].MCP: summaries and schemas as the
+// registry lists them ([mcp.Registry.Tools] and [mcp.Registry.Tool]).
 func Catalog(r *mcp.Registry) memory.Tools { return mcpCatalog{r} }
 
 type mcpCatalog struct{ r *mcp.Registry }

@@ -114,7 +114,11 @@
 // An [Executor] with Config.Checkpointer is saved the same way, a
 // checkpoint per wave ([Executor.Resume]); its checkpoints hold an
 // [ExecState], the plan included, and a wave's saved tasks carry the
-// outcomes of their steps' dependencies.
+// outcomes of their steps' dependencies. Executor.Resume answers as
+// Executor.Run does: a thread whose saved plan the executor rejects
+// returns the plan's error, not the outcomes an earlier plan left on the
+// thread. Resume on a thread with no checkpoint fails with
+// [ErrNoSavedRun].
 //
 // As a subgraph (graph.AddSubgraph) of a parent compiled with a
 // checkpointer, a workflow (compiled or executor) without

@@ -237,6 +237,20 @@ func TestResumeWithoutCheckpointer(t *testing.T) {
 	}
 }
 
+// Resuming a thread that never ran is an error naming the thread; the
+// workflow does not run from a zero state (an empty query).
+func TestResumeUnknownThread(t *testing.T) {
+	var c calls
+	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: countedPricing(t, &c, nil), Checkpointer: checkpoint.NewMemory()})
+	_, err := wf.Resume(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "never-ran"}), operator.Env{})
+	if !errors.Is(err, workflow.ErrNoSavedRun) || !strings.Contains(err.Error(), `"never-ran"`) {
+		t.Errorf("Resume of a thread that never ran: %v, want workflow.ErrNoSavedRun naming the thread", err)
+	}
+	if n := c.counts(); len(n) != 0 {
+		t.Errorf("operators ran: %v", n)
+	}
+}
+
 // An operator that asks the user through workflow.InterruptElicitor
 // pauses a durable workflow at its step; resuming with the answer runs
 // that step again and not the steps before it.

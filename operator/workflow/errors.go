@@ -10,6 +10,10 @@ var (
 	// ErrSkipped is the cause recorded for a step that did not run because
 	// a dependency did not succeed; the [*SkipError] names the dependency.
 	ErrSkipped = errors.New("workflow: step skipped")
+	// ErrNoSavedRun is returned by [Workflow.Resume] and
+	// [Executor.Resume] for a thread with no checkpoint: there is no run
+	// to continue; start one with Run.
+	ErrNoSavedRun = errors.New("workflow: no saved run to resume")
 )
 
 // SkipError is the cause of a skipped step: the dependency that did not

@@ -153,23 +153,35 @@ func (x *Executor) Graph() *graph.Compiled[ExecState] { return x.graph }
 // Config.Checkpointer, ctx names the run's thread (graph.WithConfig).
 func (x *Executor) Run(ctx context.Context, def plan.Plan, query string, env operator.Env) (*Result, error) {
 	out, err := x.graph.Invoke(WithEnv(ctx, env), ExecState{Query: query, Plan: def})
+	return x.result(out, err)
+}
+
+// Resume continues the run saved on the thread named in ctx, as
+// [Workflow.Resume] does; it needs Config.Checkpointer. It answers as
+// [Executor.Run] does: a thread whose saved plan is invalid (the last Run
+// was given a plan the executor rejected, or the resuming executor's
+// Config refuses the saved plan) returns the plan's error, such as a
+// *plan.StepError, and a nil result, never the outcomes that an earlier
+// plan's steps left on the thread. A thread with no checkpoint is an
+// error wrapping [ErrNoSavedRun], and nothing runs.
+func (x *Executor) Resume(ctx context.Context, env operator.Env, opts ...graph.RunOption) (*Result, error) {
+	if err := x.checkSaved(ctx); err != nil {
+		return nil, err
+	}
+	out, err := x.graph.Invoke(WithEnv(ctx, env), ExecState{}, opts...)
+	return x.result(out, err)
+}
+
+// result is the answer of Run and Resume from the run's final state.
+func (x *Executor) result(out ExecState, err error) (*Result, error) {
 	if err == nil && out.Error != "" {
-		// The plan node rejected def; check it again for the typed error.
-		if _, err := x.check(&def); err != nil {
+		// The plan node rejected the plan; check it again for the typed
+		// error.
+		if _, err := x.check(&out.Plan); err != nil {
 			return nil, err
 		}
 		return nil, errors.New(out.Error)
 	}
-	return out.Result(), err
-}
-
-// Resume continues the run saved on the thread named in ctx, as
-// [Workflow.Resume] does; it needs Config.Checkpointer.
-func (x *Executor) Resume(ctx context.Context, env operator.Env, opts ...graph.RunOption) (*Result, error) {
-	if x.cfg.Checkpointer == nil {
-		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
-	}
-	out, err := x.graph.Invoke(WithEnv(ctx, env), ExecState{}, opts...)
 	return out.Result(), err
 }
 

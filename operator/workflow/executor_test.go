@@ -493,3 +493,45 @@ func TestExecutorDurableSubgraphQuestion(t *testing.T) {
 		t.Errorf("operator calls (-want +got):\n%s", diff)
 	}
 }
+
+// Resuming a finished thread whose last plan was rejected answers as the
+// rejecting Run did, with the plan's error, not with the outcomes of an
+// earlier plan's steps that happen to share ids with the rejected one.
+func TestExecutorResumeRejectedPlan(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	mustRegister(t, reg, "x", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: "x:" + oc.Query}, nil
+	})
+	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "rejected"})
+	if _, err := x.Run(ctx, plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "x"}}}, "q", operator.Env{}); err != nil {
+		t.Fatal(err)
+	}
+	bad := plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "x"}, {ID: "s2", Operator: "missing"}}}
+	_, runErr := x.Run(ctx, bad, "q", operator.Env{})
+	var se *plan.StepError
+	if !errors.As(runErr, &se) || se.Step != "s2" {
+		t.Fatalf("Run of the invalid plan: %v, want a *plan.StepError naming s2", runErr)
+	}
+	res, err := x.Resume(ctx, operator.Env{})
+	if !errors.As(err, &se) || se.Step != "s2" || se.Field != "operator" {
+		t.Fatalf("Resume = %v, %v; want the saved plan's *plan.StepError naming s2's operator", res, err)
+	}
+	if res != nil {
+		t.Errorf("Resume's result = %v, want nil with the error, as from Run", outcomes(res.Steps))
+	}
+}
+
+// Resuming a thread that never ran is an error naming the thread, not a
+// run of an empty plan.
+func TestExecutorResumeUnknownThread(t *testing.T) {
+	x := newExecutor(t, workflow.Config{Operators: operator.NewRegistry(operator.Deps{}), Checkpointer: checkpoint.NewMemory()})
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "never-ran"})
+	_, err := x.Resume(ctx, operator.Env{})
+	if !errors.Is(err, workflow.ErrNoSavedRun) || !strings.Contains(err.Error(), `"never-ran"`) {
+		t.Errorf("Resume of a thread that never ran: %v, want workflow.ErrNoSavedRun naming the thread", err)
+	}
+	if _, err := x.Graph().Thread("never-ran").State(context.Background()); err == nil {
+		t.Error("the failed Resume saved a checkpoint on the thread")
+	}
+}

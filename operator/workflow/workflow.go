@@ -382,12 +382,36 @@ func (w *Workflow) Run(ctx context.Context, query string, env operator.Env) (*Re
 // graph.ErrThreadPaused. opts are the graph's run options, such as
 // graph.Resume(answer) for a run paused on a question (see
 // [InterruptElicitor]).
+//
+// A thread with no checkpoint is an error wrapping [ErrNoSavedRun], and
+// nothing runs.
 func (w *Workflow) Resume(ctx context.Context, env operator.Env, opts ...graph.RunOption) (*Result, error) {
-	if w.cfg.Checkpointer == nil {
-		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
+	if err := w.checkSaved(ctx); err != nil {
+		return nil, err
 	}
 	out, err := w.graph.Invoke(WithEnv(ctx, env), State{}, opts...)
 	return w.Result(out), err
+}
+
+// checkSaved refuses a Resume without a checkpointer, or on a thread that
+// has no checkpoint (which would otherwise start a run from a zero
+// input). A ctx naming no thread is left to the graph's own error.
+func (w *runner) checkSaved(ctx context.Context) error {
+	if w.cfg.Checkpointer == nil {
+		return errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
+	}
+	thread := graph.ConfigFrom(ctx).ThreadID
+	if thread == "" {
+		return nil
+	}
+	_, err := w.cfg.Checkpointer.Get(ctx, thread, "")
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+		return fmt.Errorf("%w: thread %q has no checkpoint; start it with Run", ErrNoSavedRun, thread)
+	case err != nil:
+		return fmt.Errorf("workflow: Resume: reading thread %q: %w", thread, err)
+	}
+	return nil
 }
 
 // Result builds the result of a run from its final state.

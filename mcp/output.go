@@ -1,0 +1,113 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	sjson "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
+)
+
+// maxOutputProblems is the most mismatches an output check names; the
+// rest are counted.
+const maxOutputProblems = 10
+
+// outputCheck is a tool's declared output schema (MCP outputSchema),
+// compiled when a call of the tool first returns, once per listing of the
+// server's tools.
+type outputCheck struct {
+	decl mcpgo.Tool // the tool as listed; only its output schema is read
+	once sync.Once
+	sch  *sjson.Schema
+	err  error // why the schema cannot check results
+}
+
+// newOutputCheck returns the check of t's results, or nil when t declares
+// no output schema.
+func newOutputCheck(t mcpgo.Tool) *outputCheck {
+	if t.RawOutputSchema == nil && t.OutputSchema.Type == "" {
+		return nil
+	}
+	return &outputCheck{decl: t}
+}
+
+// schema compiles the declared schema on first use. A schema over
+// MaxInputSchemaBytes, or one that does not compile, checks nothing: the
+// fault is the server's, and it is logged once per listing.
+func (o *outputCheck) schema(log *zap.Logger) (*sjson.Schema, error) {
+	o.once.Do(func() {
+		raw := o.decl.RawOutputSchema
+		if raw == nil {
+			raw, o.err = json.Marshal(o.decl.OutputSchema)
+		}
+		switch {
+		case o.err != nil:
+		case len(raw) > MaxInputSchemaBytes:
+			o.err = fmt.Errorf("it is %d bytes, over the limit of %d (MaxInputSchemaBytes)", len(raw), MaxInputSchemaBytes)
+		default:
+			o.sch, o.err = schemacheck.Compile(raw)
+		}
+		o.decl = mcpgo.Tool{Name: o.decl.Name} // the schema is compiled; drop its source
+		if o.err != nil {
+			log.Warn("mcp tool's output schema not used; its results are not checked against it",
+				zap.String("tool", o.decl.Name), zap.Error(o.err))
+		}
+	})
+	return o.sch, o.err
+}
+
+// check returns why res does not conform to the tool's output schema, or
+// "" when it does (or the schema cannot check it). A result that is an
+// error (isError) is not checked: the schema describes successes.
+func (o *outputCheck) check(server, tool string, res *mcpgo.CallToolResult, log *zap.Logger) string {
+	if res.IsError {
+		return ""
+	}
+	sch, err := o.schema(log)
+	if err != nil {
+		return ""
+	}
+	head := fmt.Sprintf("mcp: tool %q of server %q returned a result that does not match its output schema", tool, server)
+	if res.StructuredContent == nil {
+		return head + ": it has no structuredContent, which a tool that declares an output schema must return"
+	}
+	err = sch.Validate(res.StructuredContent)
+	if err == nil {
+		return ""
+	}
+	var ve *sjson.ValidationError
+	if !errors.As(err, &ve) {
+		return head + ": " + err.Error()
+	}
+	var b strings.Builder
+	b.WriteString(head + ":")
+	vs := schemacheck.Violations(ve)
+	for i, v := range vs {
+		if i == maxOutputProblems {
+			fmt.Fprintf(&b, "\n- and %d more", len(vs)-i)
+			break
+		}
+		path := v.Path
+		if path == "" {
+			path = "(structuredContent)"
+		}
+		var text string
+		switch v.Kind.(type) {
+		case *kind.Required:
+			text = "is required but missing"
+		case *kind.AdditionalProperties:
+			text = "is not allowed by the schema"
+		default:
+			text = v.Kind.LocalizedString(schemacheck.English)
+		}
+		b.WriteString("\n- " + path + ": " + text)
+	}
+	return b.String()
+}
