@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -348,7 +349,8 @@ func (s *Session) settle() {
 // waitGrace waits for done at most the manager's callback grace, and logs
 // the callback left running when it gives up.
 func (s *Session) waitGrace(done <-chan struct{}, why string) {
-	t := time.NewTimer(s.m.callbackGrace)
+	grace := cmp.Or(s.m.callbackGrace, CallbackGrace)
+	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-done:
@@ -358,7 +360,10 @@ func (s *Session) waitGrace(done <-chan struct{}, why string) {
 	s.mu.Lock()
 	owner := s.runOwner
 	s.mu.Unlock()
-	fields := []zap.Field{zap.String("while", why), zap.Duration("grace", s.m.callbackGrace)}
+	if s.m.log == nil {
+		return
+	}
+	fields := []zap.Field{zap.String("while", why), zap.Duration("grace", grace)}
 	if owner != nil {
 		fields = append(fields, zap.String("server", owner.server), zap.String("tool", owner.tool))
 	}
