@@ -84,7 +84,9 @@ func TestCallbackContextEnds(t *testing.T) {
 			if cerr := <-released; !errors.Is(cerr, context.Canceled) {
 				t.Errorf("callback context ended with %v; want context.Canceled", cerr)
 			}
-			if !errors.Is(err, context.Canceled) {
+			// Once the session closed, the callbacks still queued may
+			// run (with their context ended) before the call gives up.
+			if how == "call ctx" && !errors.Is(err, context.Canceled) {
 				t.Errorf("call: %v; want an error wrapping context.Canceled", err)
 			}
 		})
