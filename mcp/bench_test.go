@@ -77,7 +77,7 @@ func BenchmarkCallTool(b *testing.B) {
 		c, _ := client.NewInProcessClient(testserver.New("bench").MCP)
 		direct(b, c, true)
 	})
-	progress := mcp.Callbacks{Progress: func(mcp.Progress) {}}
+	progress := mcp.Callbacks{Progress: func(_ context.Context, _ mcp.Progress) {}}
 	b.Run("inprocess/manager", func(b *testing.B) {
 		managed(b, mcp.Server{Name: "bench", InProcess: testserver.New("bench").MCP}, mcp.Callbacks{})
 	})

@@ -135,7 +135,9 @@
 //
 // A session's callbacks run one at a time in the order the client received
 // what they report, and [Session.CallTool] returns only after every callback
-// for what arrived before the call's result has run. So a caller that
+// for what arrived before the call's result has run (unless the caller's
+// context ended first; then the context of the call's callback running
+// ends, and the call waits for it at most [CallbackGrace]). So a caller that
 // reports "tool complete" after CallTool returns (as operator.Provider does)
 // never reports it before the call's progress. The client receives a call's
 // messages in the order the server sent them when one ordered stream

@@ -139,7 +139,7 @@ func TestServerEverything(t *testing.T) {
 			var progress []mcp.Progress
 			var asked elicit.Request
 			s := r.NewSession(mcp.Callbacks{
-				Progress: func(p mcp.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() },
+				Progress: func(_ context.Context, p mcp.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() },
 				Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 					asked = req
 					return elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "Ada Lovelace", "email": "ada@example.com"}}, nil

@@ -72,7 +72,7 @@ func ExampleSession_progress() {
 	_ = m.Add(mcp.Server{Name: "demo", InProcess: testserver.New("demo").MCP})
 
 	s := m.NewSession(mcp.Callbacks{
-		Progress: func(p mcp.Progress) {
+		Progress: func(_ context.Context, p mcp.Progress) {
 			f, _ := p.Fraction()
 			fmt.Printf("%s/%s %3.0f%% %s\n", p.Server, p.Tool, 100*f, p.Message)
 		},

@@ -74,12 +74,12 @@ func testCallGivesUpOnQueuedProgress(t *testing.T, toolFails, shutdown bool) {
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	var delivered, errorsDelivered atomic.Int64
-	s := m.NewSession(Callbacks{Progress: func(Progress) {
+	s := m.NewSession(Callbacks{Progress: func(_ context.Context, _ Progress) {
 		if delivered.Add(1) == 1 {
 			close(entered)
 			<-release
 		}
-	}, Error: func(e *CallError) {
+	}, Error: func(_ context.Context, e *CallError) {
 		t.Logf("Error callback: %v", e)
 		errorsDelivered.Add(1)
 	}})
@@ -131,7 +131,12 @@ func testCallGivesUpOnQueuedProgress(t *testing.T, toolFails, shutdown bool) {
 	} else {
 		cancel()
 	}
-	poll(t, "the call to give up on its queued progress", func() bool { return theCall().abandoned.Load() })
+	poll(t, "the call to give up on its queued progress", func() bool {
+		cl := theCall()
+		cl.session.mu.Lock()
+		defer cl.session.mu.Unlock()
+		return cl.abandoned
+	})
 	unstick()
 	out := <-done
 	var ce *CallError
@@ -179,7 +184,7 @@ func TestWithdrawnElicitationNeverReachesTheUser(t *testing.T) {
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	var asked atomic.Int64
-	s := m.NewSession(Callbacks{Progress: func(Progress) {
+	s := m.NewSession(Callbacks{Progress: func(_ context.Context, _ Progress) {
 		close(entered)
 		<-release
 	}, Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
@@ -233,7 +238,7 @@ func TestProgressAfterCloseIsNotCountedAsBehind(t *testing.T) {
 	if err := m.Add(Server{Name: "slow", InProcess: srv}); err != nil {
 		t.Fatal(err)
 	}
-	s := m.NewSession(Callbacks{Progress: func(Progress) {}})
+	s := m.NewSession(Callbacks{Progress: func(_ context.Context, _ Progress) {}})
 	defer s.Close()
 	done := make(chan struct{})
 	go func() {

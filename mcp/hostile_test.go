@@ -88,7 +88,7 @@ func TestProgressOfAnotherServerDropped(t *testing.T) {
 		mcp.Server{Name: "victim", InProcess: victim.srv}, mcp.Server{Name: "attacker", InProcess: attacker.srv})
 	var mu sync.Mutex
 	var seen []mcp.Progress
-	s := m.NewSession(mcp.Callbacks{Progress: func(p mcp.Progress) {
+	s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, p mcp.Progress) {
 		mu.Lock()
 		seen = append(seen, p)
 		mu.Unlock()
@@ -105,7 +105,7 @@ func TestProgressOfAnotherServerDropped(t *testing.T) {
 	}
 	// The attacker's call runs in a session of its own, with a progress
 	// callback so that its progress is routed too.
-	other := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) {}})
+	other := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, _ mcp.Progress) {}})
 	defer other.Close()
 	if _, err := other.CallTool(context.Background(), mcp.ToolCall{Server: "attacker", Name: "spoof", Arguments: map[string]any{"token": token}}); err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestProgressTokensUnpredictable(t *testing.T) {
 	for range 2 {
 		ts := newTokenServer("demo")
 		m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "demo", InProcess: ts.srv})
-		s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) {}})
+		s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, _ mcp.Progress) {}})
 		close(ts.release)
 		if _, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "hold"}); err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestProgressFloodBounded(t *testing.T) {
 	m := newManager(t, mcp.ManagerConfig{MaxQueuedProgress: queue}, mcp.Server{Name: "flood", InProcess: ts.srv})
 	entered, release := make(chan struct{}), make(chan struct{})
 	var delivered atomic.Int64
-	s := m.NewSession(mcp.Callbacks{Progress: func(p mcp.Progress) {
+	s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, p mcp.Progress) {
 		if delivered.Add(1) == 1 {
 			close(entered)
 			<-release // the callback is stuck while the flood arrives

@@ -24,7 +24,7 @@ func TestProgressTokensExpire(t *testing.T) {
 	if err := m.Add(Server{Name: "demo", InProcess: testserver.New("demo").MCP}); err != nil {
 		t.Fatal(err)
 	}
-	s := m.NewSession(Callbacks{Progress: func(Progress) {}})
+	s := m.NewSession(Callbacks{Progress: func(_ context.Context, _ Progress) {}})
 	defer s.Close()
 	for range 3 {
 		if _, err := s.CallTool(context.Background(), ToolCall{Server: "demo", Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
@@ -75,7 +75,7 @@ func TestProgressTokensExpireOnTheirOwn(t *testing.T) {
 	if err := m.Add(Server{Name: "demo", InProcess: testserver.New("demo").MCP}); err != nil {
 		t.Fatal(err)
 	}
-	s := m.NewSession(Callbacks{Progress: func(Progress) {}})
+	s := m.NewSession(Callbacks{Progress: func(_ context.Context, _ Progress) {}})
 	defer s.Close()
 	if _, err := s.CallTool(context.Background(), ToolCall{Server: "demo", Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
 		t.Fatal(err)

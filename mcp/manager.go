@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -181,6 +180,8 @@ type Manager struct {
 	hurried   bool
 	hurry     chan struct{} // closed with hurried
 	exitGrace time.Duration // exitGrace; tests lengthen it
+
+	callbackGrace time.Duration // CallbackGrace; tests shorten it
 }
 
 type lingerEntry struct {
@@ -298,7 +299,8 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	base, abort := context.WithCancel(context.Background())
 	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}, now: time.Now,
-		procs: map[*exec.Cmd]struct{}{}, hurry: make(chan struct{}), exitGrace: exitGrace}, nil
+		procs: map[*exec.Cmd]struct{}{}, hurry: make(chan struct{}), exitGrace: exitGrace,
+		callbackGrace: CallbackGrace}, nil
 }
 
 // Add registers servers. A server whose name is already registered with the
@@ -640,8 +642,8 @@ type call struct {
 	finished bool
 	timer    *attemptTimer // the running attempt's time limit, if any
 	// abandoned is set when the caller returned without waiting for the
-	// call's callbacks still queued.
-	abandoned atomic.Bool
+	// call's callbacks still queued; guarded by session.mu.
+	abandoned bool
 
 	// The call's share of its server's concurrency limit (conn.sem): held
 	// while the call runs, given up while the server waits for a person to
@@ -767,26 +769,27 @@ func (cl *call) progress(p Progress) progressOutcome {
 
 // deliver reports, on the session's callback goroutine, whether a callback
 // of the call queued earlier is still to run: not once the caller gave up
-// waiting for them (see abandon).
+// waiting for them (see abandon). The callback it lets run is the call's:
+// abandon ends its context.
 func (cl *call) deliver() bool {
-	return !cl.abandoned.Load()
+	return cl.session.own(cl)
 }
 
 // deliverProgress is deliver for a progress notification, which it counts
 // as dropped when it is not delivered.
 func (cl *call) deliverProgress() bool {
-	if cl.abandoned.Load() {
+	if !cl.deliver() {
 		cl.conn.droppedProgress.Add(1)
 		return false
 	}
 	return true
 }
 
-// abandon drops the call's progress and content callbacks still queued:
-// its caller returned without waiting for them, and they must not follow
-// the call's end.
+// abandon drops the call's progress and content callbacks still queued,
+// and ends the context of the one running: its caller returned without
+// waiting for them, and they must not follow the call's end.
 func (cl *call) abandon() {
-	cl.abandoned.Store(true)
+	cl.session.abandon(cl)
 }
 
 // finish marks the call finished: progress that has not been queued yet is
@@ -801,12 +804,11 @@ func (cl *call) finish() {
 // including progress received before its result, has run when it returns.
 // When ctx ends (or the session closes, or the manager shuts down) while
 // they are still being delivered, the call's own progress, content and
-// error callbacks still queued are dropped, so that it waits only for the
-// callback running now and the session's other callbacks queued before
-// (those of other calls, of which at most MaxQueuedProgress are progress
-// notifications; their content and error callbacks are not bounded by
-// it). A call that had its result returns that result with a *CallError
-// wrapping ErrCallbacksDropped and the context's error.
+// error callbacks still queued are dropped, the context of its callback
+// running ends, and it waits at most CallbackGrace more for the callbacks
+// running and queued before (those of other calls among them). A call
+// that had its result returns that result with a *CallError wrapping
+// ErrCallbacksDropped and the context's error.
 func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool string, args any) (*toolresult.Result, error) {
 	start := time.Now()
 	var cl *call
@@ -845,7 +847,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 		}
 		err = ce
 	}
-	s.flush()
+	s.settle()
 	return res, err
 }
 

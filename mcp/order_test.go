@@ -39,7 +39,7 @@ func TestProgressBeforeResult(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			m := newManager(t, mcp.ManagerConfig{}, tr.server)
 			var got []string // written by the callback goroutine, read after CallTool returns
-			s := m.NewSession(mcp.Callbacks{Progress: func(p mcp.Progress) { got = append(got, p.Message) }})
+			s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, p mcp.Progress) { got = append(got, p.Message) }})
 			defer s.Close()
 			for i := range calls {
 				got = nil
@@ -76,7 +76,7 @@ func TestLateProgressDropped(t *testing.T) {
 	ts := testserver.New("demo")
 	m := newManager(t, mcp.ManagerConfig{ProgressLinger: time.Minute}, mcp.Server{Name: "demo", InProcess: ts.MCP})
 	var delivered atomic.Int64
-	s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) { delivered.Add(1) }})
+	s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, _ mcp.Progress) { delivered.Add(1) }})
 	defer s.Close()
 	res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "late"})
 	if err != nil || res.IsError {
@@ -114,7 +114,7 @@ func TestLateProgressOverHTTP(t *testing.T) {
 	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "demo", URL: hs.URL})
 	var mu sync.Mutex
 	var got []float64
-	s := m.NewSession(mcp.Callbacks{Progress: func(p mcp.Progress) {
+	s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, p mcp.Progress) {
 		mu.Lock()
 		got = append(got, p.Progress)
 		mu.Unlock()

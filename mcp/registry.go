@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -360,13 +361,44 @@ func (r *Registry) refreshServer(ctx context.Context, name string) {
 // [Registry.Tool] refuses it.
 const MaxInputSchemaBytes = 256 << 10
 
+// MaxDescriptionBytes and MaxTitleBytes are the largest description and
+// title of a server's tool, in bytes, that a [Registry] accepts: like the
+// input schema, they go to the model with every request that offers the
+// tool. A tool over either is refused as one over MaxInputSchemaBytes is
+// (unavailable in [Registry.Tools], the reason in [Registry.Health]'s
+// RefusedTools, refused by [Registry.Tool]); the listing carries its
+// description and title clipped to the bound, ending in
+// [ClippedMarker].
+const (
+	MaxDescriptionBytes = 8 << 10
+	MaxTitleBytes       = 1 << 10
+)
+
+// ClippedMarker ends a refused tool's description or title that the
+// registry clipped to MaxDescriptionBytes or MaxTitleBytes.
+const ClippedMarker = " [clipped]"
+
 // ErrToolRefused is wrapped by the error of a lookup of a tool the registry
-// refuses (its input schema is over MaxInputSchemaBytes).
+// refuses (its input schema, description or title is over
+// MaxInputSchemaBytes, MaxDescriptionBytes or MaxTitleBytes).
 var ErrToolRefused = errors.New("mcp: tool refused")
 
 // inputSchema returns the input schema of server's tool mt, or an error if
-// it is over MaxInputSchemaBytes.
+// the tool is refused: its input schema, description or title is over
+// its bound (MaxInputSchemaBytes, MaxDescriptionBytes, MaxTitleBytes).
 func inputSchema(server string, mt mcpgo.Tool) (json.RawMessage, error) {
+	for _, f := range []struct {
+		field, text, bound string
+		max                int
+	}{
+		{"description", mt.Description, "MaxDescriptionBytes", MaxDescriptionBytes},
+		{"title", mt.Title, "MaxTitleBytes", MaxTitleBytes},
+		{"annotations title", mt.Annotations.Title, "MaxTitleBytes", MaxTitleBytes},
+	} {
+		if len(f.text) > f.max {
+			return nil, fmt.Errorf("%w: tool %q of server %q has a %s of %d bytes, over the limit of %d (%s); the server should describe the tool more briefly", ErrToolRefused, mt.Name, server, f.field, len(f.text), f.max, f.bound)
+		}
+	}
 	schema := mt.RawInputSchema
 	if schema == nil {
 		schema, _ = json.Marshal(mt.InputSchema)
@@ -377,6 +409,9 @@ func inputSchema(server string, mt mcpgo.Tool) (json.RawMessage, error) {
 	return schema, nil
 }
 
+// summary returns the stage-1 summary of server's tool t, its description
+// and title clipped to their bounds (a tool over them is refused: see
+// inputSchema).
 func summary(server string, t mcpgo.Tool) model.ToolSummary {
 	a := t.Annotations
 	title := t.Title
@@ -384,10 +419,19 @@ func summary(server string, t mcpgo.Tool) model.ToolSummary {
 		title = a.Title
 	}
 	return model.ToolSummary{
-		Name: t.Name, Server: server, Tool: t.Name, Title: title, Description: t.Description,
+		Name: t.Name, Server: server, Tool: t.Name, Title: clipText(title, MaxTitleBytes), Description: clipText(t.Description, MaxDescriptionBytes),
 		ReadOnly:   a.ReadOnlyHint != nil && *a.ReadOnlyHint,
 		Idempotent: a.IdempotentHint != nil && *a.IdempotentHint,
 	}
+}
+
+// clipText returns s cut to at most n bytes, ending in ClippedMarker when
+// it was cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return utf8clip.Clip(s, n-len(ClippedMarker)) + ClippedMarker
 }
 
 // rebuild recomputes the name index from stage 1.

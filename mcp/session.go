@@ -1,9 +1,13 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
@@ -49,6 +53,15 @@ type ContentEvent struct {
 // optional. Progress, Content and Error are called one at a time, in order,
 // from one goroutine per session, so they need no locking of their own; they
 // should return quickly. Elicit may block until the user answers.
+//
+// The ctx given to Progress, Content and Error ends when the session
+// closes, or when the call the callback reports on stops waiting for it
+// (its context ended: see [Session.CallTool]); a callback that blocks
+// (sends to a consumer, say) must return once it ends. One that does not
+// is not waited for longer than [CallbackGrace] after its ctx ended: the
+// call returns, or Close does, without it, and the manager logs (at warn
+// level, ManagerConfig.Logger) that it was left running; the callbacks
+// queued behind it then run after it returns.
 type Callbacks struct {
 	// Progress receives the progress notifications of the session's calls.
 	// Every notification that reached the client before a call's result
@@ -63,11 +76,11 @@ type Callbacks struct {
 	// (or whose session closes) before its notifications were delivered
 	// drops those still waiting rather than waits for them. Such a call
 	// still waits for the callback running and for the callbacks of the
-	// session's other calls queued before its own (at most
-	// MaxQueuedProgress of them progress, but their Content and Error
-	// callbacks are not bounded), so the session's callbacks should
-	// return quickly. Both drops are counted in [Health].DroppedProgress.
-	Progress func(Progress)
+	// session's other calls queued before its own, at most
+	// [CallbackGrace] (the context of its own callback running ends), so
+	// the session's callbacks should return quickly. Both drops are
+	// counted in [Health].DroppedProgress.
+	Progress func(ctx context.Context, p Progress)
 	// Elicit answers a server's request for user input during a call: the
 	// request's Server and Tool name the call, its Mode is "form" or
 	// "url". It blocks until the user answers, declines or cancels, or
@@ -79,10 +92,10 @@ type Callbacks struct {
 	// Content receives each item of every result, before CallTool returns
 	// (a call whose context ends before they were delivered returns the
 	// context's error and drops them).
-	Content func(ContentEvent)
+	Content func(ctx context.Context, ev ContentEvent)
 	// Error receives every failed call, classified; a call the caller
 	// cancelled is not reported.
-	Error func(*CallError)
+	Error func(ctx context.Context, e *CallError)
 }
 
 // ToolCall is a request to call a tool of an MCP server: the server, the
@@ -118,7 +131,17 @@ type Session struct {
 	running        bool
 	queue          []queued
 	queuedProgress int // progress callbacks in queue
+	// The callback running now: its context's cancel, and the call it
+	// reports on (set by call.deliver; nil when none).
+	runCancel context.CancelFunc
+	runOwner  *call
 }
+
+// CallbackGrace is how long a session waits for a callback (Progress,
+// Content, Error) to return once the callback's context ended, before it
+// stops waiting and leaves the callback running: a call whose context
+// ended returns, and Session.Close returns, at most this long after.
+const CallbackGrace = time.Second
 
 // NewSession returns a session whose calls name their server explicitly.
 func (m *Manager) NewSession(cb Callbacks) *Session {
@@ -160,7 +183,7 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*toolresult.Resu
 		if server, tool, err = s.resolve(ctx, call.Name); err != nil {
 			ce := &CallError{Tool: call.Name, Kind: KindValidation, Err: err}
 			s.reportError(ce)
-			s.flush()
+			s.flushCtx(ctx)
 			return &toolresult.Result{Tool: call.Name, IsError: true, Error: err.Error()}, ce
 		}
 	}
@@ -186,8 +209,11 @@ func (s *Session) CallToolsParallel(ctx context.Context, calls []ToolCall) (resu
 }
 
 // Close cancels the session's calls still running and waits for them and
-// for pending callbacks. It is safe to call more than once; do not call it
-// from inside a callback.
+// for pending callbacks. It ends the context of the callback running, and
+// waits for it at most [CallbackGrace] more: a callback that ignores its
+// context is left running (logged at warn level), and the callbacks queued
+// behind it run once it returns. It is safe to call more than once; do not
+// call it from inside a callback.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -198,21 +224,27 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	s.calls.Wait()
-	s.runner.Wait()
+	idle := make(chan struct{})
+	go func() {
+		s.runner.Wait()
+		close(idle)
+	}()
+	s.waitGrace(idle, "session closing")
 	return nil
 }
 
 func (s *Session) hasProgress() bool { return s.cb.Progress != nil }
 
-// queued is one callback waiting on the session's callback goroutine.
+// queued is one callback waiting on the session's callback goroutine; f
+// gets the callback's context.
 type queued struct {
-	f        func()
+	f        func(ctx context.Context)
 	progress bool
 }
 
 // enqueue runs f on the session's callback goroutine, starting it if idle.
 // It never blocks on a callback.
-func (s *Session) enqueue(f func()) {
+func (s *Session) enqueue(f func(ctx context.Context)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.push(queued{f: f})
@@ -247,8 +279,38 @@ func (s *Session) run() {
 		if e.progress {
 			s.queuedProgress--
 		}
+		ctx, cancel := context.WithCancel(s.ctx)
+		s.runCancel, s.runOwner = cancel, nil
 		s.mu.Unlock()
-		e.f()
+		e.f(ctx)
+		s.mu.Lock()
+		s.runCancel, s.runOwner = nil, nil
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// own records, on the callback goroutine, that the callback about to run
+// reports on cl, unless cl was abandoned; it reports whether it is still
+// to be delivered.
+func (s *Session) own(cl *call) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cl.abandoned {
+		return false
+	}
+	s.runOwner = cl
+	return true
+}
+
+// abandon marks cl abandoned, so that its callbacks still queued are not
+// delivered, and ends the context of its callback running, if any.
+func (s *Session) abandon(cl *call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cl.abandoned = true
+	if s.runOwner == cl && s.runCancel != nil {
+		s.runCancel()
 	}
 }
 
@@ -261,15 +323,51 @@ func (s *Session) flushed() <-chan struct{} {
 		return nil
 	}
 	done := make(chan struct{})
-	s.push(queued{f: func() { close(done) }})
+	s.push(queued{f: func(context.Context) { close(done) }})
 	return done
 }
 
-// flush waits until every callback queued so far has run.
-func (s *Session) flush() {
+// flushCtx waits until every callback queued so far has run, or ctx ends.
+func (s *Session) flushCtx(ctx context.Context) {
 	if done := s.flushed(); done != nil {
-		<-done
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
 	}
+}
+
+// settle waits until every callback queued so far has run, at most
+// CallbackGrace: it is called once the contexts of the callbacks it waits
+// for ended.
+func (s *Session) settle() {
+	if done := s.flushed(); done != nil {
+		s.waitGrace(done, "call returning")
+	}
+}
+
+// waitGrace waits for done at most the manager's callback grace, and logs
+// the callback left running when it gives up.
+func (s *Session) waitGrace(done <-chan struct{}, why string) {
+	grace := cmp.Or(s.m.callbackGrace, CallbackGrace)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	s.mu.Lock()
+	owner := s.runOwner
+	s.mu.Unlock()
+	if s.m.log == nil {
+		return
+	}
+	fields := []zap.Field{zap.String("while", why), zap.Duration("grace", grace)}
+	if owner != nil {
+		fields = append(fields, zap.String("server", owner.server), zap.String("tool", owner.tool))
+	}
+	s.m.log.Warn("mcp session callback did not return after its context ended; left running, callbacks queued behind it run after it", fields...)
 }
 
 // progressOutcome says what became of a progress notification.
@@ -302,9 +400,9 @@ func (s *Session) reportProgress(p Progress, deliver func() bool) progressOutcom
 	if s.queuedProgress >= max {
 		return progressDropped
 	}
-	s.push(queued{progress: true, f: func() {
+	s.push(queued{progress: true, f: func(ctx context.Context) {
 		if deliver() {
-			s.cb.Progress(p)
+			s.cb.Progress(ctx, p)
 		}
 	}})
 	return progressQueued
@@ -314,7 +412,7 @@ func (s *Session) reportError(e *CallError) {
 	if s.cb.Error == nil {
 		return
 	}
-	s.enqueue(func() { s.cb.Error(e) })
+	s.enqueue(func(ctx context.Context) { s.cb.Error(ctx, e) })
 }
 
 // reportErrorIf queues the Error callback of e; deliver reports, on the
@@ -323,9 +421,9 @@ func (s *Session) reportErrorIf(e *CallError, deliver func() bool) {
 	if s.cb.Error == nil {
 		return
 	}
-	s.enqueue(func() {
+	s.enqueue(func(ctx context.Context) {
 		if deliver() {
-			s.cb.Error(e)
+			s.cb.Error(ctx, e)
 		}
 	})
 }
@@ -339,9 +437,9 @@ func (s *Session) reportContents(name string, r *toolresult.Result, deliver func
 	}
 	for i, item := range r.Contents {
 		ev := ContentEvent{Server: r.Server, Tool: r.Tool, Call: name, Index: i, Item: item}
-		s.enqueue(func() {
+		s.enqueue(func(ctx context.Context) {
 			if deliver() {
-				s.cb.Content(ev)
+				s.cb.Content(ctx, ev)
 			}
 		})
 	}

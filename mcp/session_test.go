@@ -29,7 +29,7 @@ func TestProgressCallback(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			m := newManager(t, mcp.ManagerConfig{}, tr.server)
 			var got []mcp.Progress // appended by the callback goroutine; read after CallTool returned
-			s := m.NewSession(mcp.Callbacks{Progress: func(p mcp.Progress) { got = append(got, p) }})
+			s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, p mcp.Progress) { got = append(got, p) }})
 			defer s.Close()
 			res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "progress", Arguments: map[string]any{"steps": 3}})
 			if err != nil {
@@ -85,7 +85,7 @@ func TestElicitation(t *testing.T) {
 							}
 							return tt.answer, nil
 						},
-						Error: func(e *mcp.CallError) { kinds = append(kinds, e.Kind) },
+						Error: func(_ context.Context, e *mcp.CallError) { kinds = append(kinds, e.Kind) },
 					})
 					defer s.Close()
 					res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "ask"})
@@ -138,7 +138,7 @@ func TestContentNormalisation(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			m := newManager(t, mcp.ManagerConfig{}, tr.server)
 			var streamed []mcp.ContentEvent
-			s := m.NewSession(mcp.Callbacks{Content: func(e mcp.ContentEvent) { streamed = append(streamed, e) }})
+			s := m.NewSession(mcp.Callbacks{Content: func(_ context.Context, e mcp.ContentEvent) { streamed = append(streamed, e) }})
 			defer s.Close()
 			res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "media"})
 			if err != nil {
@@ -196,7 +196,7 @@ func TestToolErrorIsAResult(t *testing.T) {
 	ts := testserver.New("demo")
 	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "demo", InProcess: ts.MCP})
 	var reported []*mcp.CallError
-	s := m.NewSession(mcp.Callbacks{Error: func(e *mcp.CallError) { reported = append(reported, e) }})
+	s := m.NewSession(mcp.Callbacks{Error: func(_ context.Context, e *mcp.CallError) { reported = append(reported, e) }})
 	defer s.Close()
 	res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "fail"})
 	if err != nil {
@@ -270,7 +270,7 @@ func TestTimeoutIsClassified(t *testing.T) {
 	ts := testserver.New("demo")
 	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "demo", InProcess: ts.MCP})
 	var kinds []mcp.ErrorKind
-	s := m.NewSession(mcp.Callbacks{Error: func(e *mcp.CallError) { kinds = append(kinds, e.Kind) }})
+	s := m.NewSession(mcp.Callbacks{Error: func(_ context.Context, e *mcp.CallError) { kinds = append(kinds, e.Kind) }})
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -337,7 +337,7 @@ func TestCallToolsParallel(t *testing.T) {
 func TestSessionClose(t *testing.T) {
 	ts := testserver.New("demo")
 	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "demo", InProcess: ts.MCP})
-	s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) {}})
+	s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, _ mcp.Progress) {}})
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "slow", Arguments: map[string]any{"ms": 20000}})
@@ -361,7 +361,7 @@ func TestSSE(t *testing.T) {
 	t.Cleanup(hs.Close) // after the manager's shutdown, which closes the stream
 	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "old", Transport: mcp.TransportSSE, URL: hs.URL + "/sse"})
 	var progress int
-	s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) { progress++ }, Elicit: func(context.Context, elicit.Request) (elicit.Response, error) {
+	s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, _ mcp.Progress) { progress++ }, Elicit: func(context.Context, elicit.Request) (elicit.Response, error) {
 		t.Error("elicitation cannot reach a client over SSE")
 		return elicit.Response{}, nil
 	}})

@@ -21,7 +21,7 @@ func TestRegistryTool(t *testing.T) {
 		factory(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 			return &operator.Result{
 				Output:   map[string]any{"upper": strings.ToUpper(oc.Query), "lang": oc.Param("lang")},
-				Contents: []toolresult.Content{{MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("png"))}},
+				Contents: []toolresult.Content{{MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n"))}},
 			}, nil
 		}))
 	if err != nil {
@@ -58,7 +58,7 @@ func TestRegistryTool(t *testing.T) {
 	if string(res.Structured) != `{"lang":"en","upper":"HELLO"}` || res.Content[0].Text != `{"lang":"en","upper":"HELLO"}` {
 		t.Errorf("result = %+v, structured %s", res, res.Structured)
 	}
-	if len(res.Content) != 2 || res.Content[1].Kind != model.PartBinary || string(res.Content[1].Data) != "png" || res.Content[1].MIMEType != "image/png" {
+	if len(res.Content) != 2 || res.Content[1].Kind != model.PartBinary || string(res.Content[1].Data) != "\x89PNG\r\n\x1a\n" || res.Content[1].MIMEType != "image/png" {
 		t.Errorf("content = %+v", res.Content)
 	}
 
@@ -107,11 +107,11 @@ func TestRegistryToolMCPBacked(t *testing.T) {
 func TestToolResultModelResult(t *testing.T) {
 	r := &toolresult.Result{
 		Tool:       "t",
-		Contents:   []toolresult.Content{toolresult.TextContent("a"), {MIMEType: "image/jpeg", Data: base64.StdEncoding.EncodeToString([]byte{1, 2})}, {MIMEType: toolresult.MIMEJSON, Value: map[string]int{"n": 1}}},
+		Contents:   []toolresult.Content{toolresult.TextContent("a"), {MIMEType: "image/jpeg", Data: base64.StdEncoding.EncodeToString([]byte{0xff, 0xd8, 0xff, 0xe0})}, {MIMEType: toolresult.MIMEJSON, Value: map[string]int{"n": 1}}},
 		Structured: map[string]int{"n": 1},
 	}
 	m := r.ModelResult()
-	if m.Name != "t" || m.IsError || len(m.Content) != 3 || m.Content[0].Text != "a" || string(m.Content[1].Data) != "\x01\x02" ||
+	if m.Name != "t" || m.IsError || len(m.Content) != 3 || m.Content[0].Text != "a" || string(m.Content[1].Data) != "\xff\xd8\xff\xe0" ||
 		m.Content[2].Text != `{"n":1}` || string(m.Structured) != `{"n":1}` {
 		t.Errorf("ModelResult = %+v", m)
 	}

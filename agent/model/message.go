@@ -195,3 +195,24 @@ func (r ToolResult) Text() string {
 	}
 	return b.String()
 }
+
+// ImageType returns the MIME type of data when its bytes are an image of a
+// type model providers accept in a message: image/png, image/jpeg,
+// image/gif or image/webp (by their signatures, as http.DetectContentType
+// tells them). It returns false for anything else: a binary part holding
+// other data (audio, a PDF, text claiming to be an image) would be sent as
+// an image the provider rejects or misreads.
+func ImageType(data []byte) (string, bool) {
+	s := string(data[:min(len(data), 16)])
+	switch {
+	case strings.HasPrefix(s, "\x89PNG\r\n\x1a\n"):
+		return "image/png", true
+	case strings.HasPrefix(s, "\xff\xd8\xff"):
+		return "image/jpeg", true
+	case strings.HasPrefix(s, "GIF87a"), strings.HasPrefix(s, "GIF89a"):
+		return "image/gif", true
+	case len(s) >= 14 && s[:4] == "RIFF" && s[8:14] == "WEBPVP":
+		return "image/webp", true
+	}
+	return "", false
+}

@@ -263,3 +263,24 @@ func shape(ms model.Messages) string {
 	}
 	return strings.Join(b, " ")
 }
+
+func TestImageType(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		want string
+	}{
+		{"\x89PNG\r\n\x1a\n\x00\x00", "image/png"},
+		{"\xff\xd8\xff\xe0", "image/jpeg"},
+		{"GIF89a..", "image/gif"},
+		{"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"},
+		{"RIFF\x00\x00\x00\x00WAVEfmt ", ""},
+		{"<svg onload=alert(1)>", ""},
+		{"%PDF-1.7", ""},
+		{"", ""},
+	} {
+		got, ok := model.ImageType([]byte(tc.data))
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("ImageType(%q) = %q, %v; want %q", tc.data, got, ok, tc.want)
+		}
+	}
+}

@@ -221,7 +221,14 @@ func blockOf(p model.Part) (*aBlock, error) {
 		return &aBlock{Type: "thinking", Thinking: p.Text, Signature: p.Signature}, nil
 	case model.PartBinary:
 		if len(p.Data) > 0 {
-			return &aBlock{Type: "image", Source: &aSource{Type: "base64", MediaType: p.MIMEType,
+			// Only images go in image blocks, with the type their bytes
+			// have: other data is named in a note rather than sent as an
+			// image the API rejects or misreads.
+			mt, ok := model.ImageType(p.Data)
+			if !ok {
+				return &aBlock{Type: "text", Text: fmt.Sprintf("[%s, %d bytes, not shown]", cmp.Or(p.MIMEType, "application/octet-stream"), len(p.Data))}, nil
+			}
+			return &aBlock{Type: "image", Source: &aSource{Type: "base64", MediaType: mt,
 				Data: base64.StdEncoding.EncodeToString(p.Data)}}, nil
 		}
 		if p.URL != "" {

@@ -146,7 +146,7 @@ func TestTestServer(t *testing.T) {
 			want := []model.Part{
 				model.TextPart("## Report"),
 				model.BinaryPart("image/png", png),
-				model.BinaryPart("audio/wav", []byte("RIFF....WAVE")),
+				model.TextPart("[audio/wav, 12 bytes, not shown]"), // models are shown images only
 				model.TextPart("Resource file:///notes.md (text/markdown):\nnotes"),
 				model.TextPart("Widget ui://sales:\n" + testserver.Widget),
 				model.TextPart("Resource link: data.csv <file:///data.csv> (text/csv): the data"),
@@ -526,4 +526,67 @@ type elicitorFunc func(context.Context, elicit.Request) (elicit.Response, error)
 
 func (f elicitorFunc) Elicit(ctx context.Context, r elicit.Request) (elicit.Response, error) {
 	return f(ctx, r)
+}
+
+// A reporter whose consumer went away blocks until its context ends: the
+// reports Callbacks makes end with the call (so the call returns once its
+// ctx ends) and with the session (so Close returns).
+func TestCallbacksBlockedReporter(t *testing.T) {
+	for _, how := range []string{"call ctx", "session close"} {
+		t.Run(how, func(t *testing.T) {
+			reg := registry(t, mcp.Server{Name: "slowrep", InProcess: testserver.New("slowrep").MCP})
+			entered := make(chan struct{}, 1)
+			released := make(chan error, 8)
+			rep := operator.ReporterFunc(func(ctx context.Context, r operator.Report) error {
+				select {
+				case entered <- struct{}{}:
+				default:
+				}
+				<-ctx.Done() // nobody reads
+				released <- ctx.Err()
+				return ctx.Err()
+			})
+			s := reg.NewSession(mcptool.Callbacks(rep, nil))
+			tl, err := mcptool.New(context.Background(), reg, s, "progress")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			called := make(chan error, 1)
+			go func() {
+				_, err := tl.Call(ctx, json.RawMessage(`{"steps":3}`))
+				called <- err
+			}()
+			<-entered
+			closed := make(chan struct{})
+			if how == "call ctx" {
+				cancel()
+			} else {
+				go func() { s.Close(); close(closed) }()
+			}
+			select {
+			case err := <-called:
+				// Once the session closed, the reports still queued
+				// may be refused by the reporter (their context ended)
+				// before the call gives up on them.
+				if how == "call ctx" && !errors.Is(err, context.Canceled) {
+					t.Errorf("Call whose report was abandoned: %v, want context.Canceled", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("Call still blocked on its reporter a minute after its ctx ended")
+			}
+			if how == "call ctx" {
+				go func() { s.Close(); close(closed) }()
+			}
+			select {
+			case <-closed:
+			case <-time.After(time.Minute):
+				t.Fatal("Close still blocked on a reporter a minute on")
+			}
+			if err := <-released; !errors.Is(err, context.Canceled) {
+				t.Errorf("the report's context ended with %v, want context.Canceled", err)
+			}
+		})
+	}
 }

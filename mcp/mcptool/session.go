@@ -68,14 +68,18 @@ func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error)
 // once. The session reports a call's progress and content before its
 // CallTool returns, so they come between the start and the end (see the
 // mcp package's "Order of a call's messages").
+//
+// The reports are made with the callbacks' context, which ends when the
+// call stops waiting for them or the session closes (see mcp.Callbacks): a
+// reporter that blocks must return when it ends. A report r refuses is
+// not retried; see the reporter for what became of it.
 func Callbacks(r operator.Reporter, el elicit.Elicitor) mcp.Callbacks {
-	ctx := context.Background()
 	cb := mcp.Callbacks{
-		Progress: func(p mcp.Progress) {
+		Progress: func(ctx context.Context, p mcp.Progress) {
 			f, _ := p.Fraction()
 			_ = r.Report(ctx, operator.ToolProgress{Tool: p.Call, Progress: f, Message: p.Message})
 		},
-		Content: func(c mcp.ContentEvent) {
+		Content: func(ctx context.Context, c mcp.ContentEvent) {
 			_ = r.Report(ctx, operator.ToolOutput{Tool: c.Call, Content: c.Item})
 		},
 	}

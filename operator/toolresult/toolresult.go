@@ -197,9 +197,14 @@ func (r *Result) Value() any {
 // Part returns c as a part of a model message:
 //
 //   - a text item is text;
-//   - an item with base64 Data (image, audio, blob resource) is binary data
-//     of its MIME type; data that is not valid base64 is kept as text,
-//     labelled with its MIME type;
+//   - an item with base64 Data is binary data only when it is an image
+//     models read: one that claims an image type and whose bytes are a
+//     PNG, JPEG, GIF or WebP image ([model.ImageType]), passed on with the
+//     type its bytes have ("image/jpg" becomes "image/jpeg"). Any other (audio, a PDF or other blob, bytes
+//     that are not the image they claim to be, data that is not valid
+//     base64) is a short text note naming its type and size, as
+//     "[audio/wav, 1024 bytes, not shown]", and its AltText if any: a
+//     model provider would otherwise take it for an image;
 //   - an MCP text resource is text that names its URI and MIME type;
 //   - an MCP resource link is text naming the link;
 //   - an MCP widget is text holding its JSON, naming its URI;
@@ -213,15 +218,41 @@ func (c Content) Part() model.Part {
 	case c.Data != "":
 		data, err := c.Bytes()
 		if err != nil {
-			return model.TextPart(fmt.Sprintf("[%s data that is not valid base64]", c.MIMEType))
+			return model.TextPart(c.note("data that is not valid base64"))
 		}
-		return model.BinaryPart(c.MIMEType, data)
+		claimsImage := strings.HasPrefix(strings.ToLower(c.MIMEType), "image/")
+		if mt, ok := model.ImageType(data); ok && claimsImage {
+			return model.BinaryPart(mt, data)
+		}
+		if claimsImage || c.Kind == KindImage {
+			return model.TextPart(c.note(fmt.Sprintf("%d bytes that are not a PNG, JPEG, GIF or WebP image, not shown", len(data))))
+		}
+		return model.TextPart(c.note(fmt.Sprintf("%d bytes, not shown", len(data))))
 	case c.Kind == KindResource:
 		return model.TextPart(fmt.Sprintf("Resource %s (%s):\n%s", c.URI, c.MIMEType, c.Text))
 	case c.IsText() || c.Value == nil:
 		return model.TextPart(c.Text)
 	}
 	return model.TextPart(c.jsonText())
+}
+
+// note is the text that stands for a binary item a model is not shown:
+// "[type, what]", with the item's URI (a resource) and AltText.
+func (c Content) note(what string) string {
+	var b strings.Builder
+	mt := c.MIMEType
+	if mt == "" {
+		mt = MIMEBinary
+	}
+	b.WriteString("[" + mt)
+	if c.URI != "" {
+		b.WriteString(" " + c.URI)
+	}
+	b.WriteString(", " + what + "]")
+	if c.AltText != "" {
+		b.WriteString(" " + c.AltText)
+	}
+	return b.String()
 }
 
 // jsonText is the JSON of a widget or JSON item: its Text when it has one
@@ -267,6 +298,12 @@ func (c Content) linkText() string {
 // JSON (its KindStructured item), and it is also a text part when no other
 // part is text, so that the model reads it (as the MCP specification asks
 // of servers that return structured content).
+//
+// Structured output that cannot go to the model (JSON that is not valid
+// or nests too deep, a value such as NaN that JSON cannot encode) is not
+// dropped silently: with text parts beside it, a note says it is not
+// shown; without, the result is an error (IsError) whose text names the
+// problem, rather than an empty success.
 func (r *Result) ModelResult() *model.ToolResult {
 	if r == nil {
 		return &model.ToolResult{}
@@ -287,15 +324,30 @@ func (r *Result) ModelResult() *model.ToolResult {
 		out.Content = append([]model.Part{model.TextPart(r.Error)}, out.Content...)
 		hasText = true
 	}
+	var unusable string // why the structured output cannot go to the model
 	switch {
-	case raw != "" && json.Valid([]byte(raw)):
-		out.Structured = json.RawMessage(raw)
+	case raw != "":
+		if json.Valid([]byte(raw)) {
+			out.Structured = json.RawMessage(raw)
+		} else {
+			unusable = fmt.Sprintf("is not valid JSON (or nests deeper than JSON decoders accept), %d bytes", len(raw))
+		}
 	case r.Structured != nil:
 		if b, err := json.Marshal(r.Structured); err == nil {
 			out.Structured = b
+		} else {
+			unusable = "cannot be encoded as JSON: " + err.Error()
 		}
 	}
-	if mcpStructured && !hasText && out.Structured != nil {
+	switch {
+	case unusable != "" && hasText:
+		// The model reads the text; it is told what it is not shown.
+		out.Content = append(out.Content, model.TextPart(fmt.Sprintf("[the tool's structured output %s; not shown]", unusable)))
+	case unusable != "":
+		// Nothing else says what the tool returned: not an empty success.
+		out.IsError = true
+		out.Content = append([]model.Part{model.TextPart(fmt.Sprintf("tool %s returned structured output that %s; it cannot be read", r.Tool, unusable))}, out.Content...)
+	case mcpStructured && !hasText && out.Structured != nil:
 		out.Content = append(out.Content, model.TextPart(string(out.Structured)))
 	}
 	return out

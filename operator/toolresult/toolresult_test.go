@@ -1,8 +1,11 @@
 package toolresult_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,14 +54,31 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+// pngBytes is the start of a PNG image: what the bytes of one sniff as.
+var pngBytes = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
 func TestPart(t *testing.T) {
+	wav := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
 	for name, tc := range map[string]struct {
 		c    toolresult.Content
 		want model.Part
 	}{
-		"text":          {toolresult.TextContent("hi"), model.TextPart("hi")},
-		"image":         {toolresult.Content{Kind: toolresult.KindImage, MIMEType: "image/png", Data: "AQI="}, model.BinaryPart("image/png", []byte{1, 2})},
-		"bad base64":    {toolresult.Content{MIMEType: "image/png", Data: "!!"}, model.TextPart("[image/png data that is not valid base64]")},
+		"text":           {toolresult.TextContent("hi"), model.TextPart("hi")},
+		"image":          {toolresult.Content{Kind: toolresult.KindImage, MIMEType: "image/png", Data: b64(pngBytes)}, model.BinaryPart("image/png", pngBytes)},
+		"image misnamed": {toolresult.Content{Kind: toolresult.KindImage, MIMEType: "image/jpg", Data: b64(pngBytes)}, model.BinaryPart("image/png", pngBytes)},
+		"bad base64":     {toolresult.Content{MIMEType: "image/png", Data: "!!"}, model.TextPart("[image/png, data that is not valid base64]")},
+		// Binary items a provider would take for images are notes.
+		"audio": {toolresult.Content{Kind: toolresult.KindAudio, MIMEType: "audio/wav", Data: b64(wav), AltText: "a chime"},
+			model.TextPart(fmt.Sprintf("[audio/wav, %d bytes, not shown] a chime", len(wav)))},
+		"pdf resource": {toolresult.Content{Kind: toolresult.KindResource, MIMEType: "application/pdf", URI: "file:///x.pdf", Data: b64([]byte("%PDF-1.7"))},
+			model.TextPart("[application/pdf file:///x.pdf, 8 bytes, not shown]")},
+		"html as image": {toolresult.Content{Kind: toolresult.KindImage, MIMEType: "text/html", Data: b64([]byte("<html><body>"))},
+			model.TextPart("[text/html, 12 bytes that are not a PNG, JPEG, GIF or WebP image, not shown]")},
+		"svg as png": {toolresult.Content{Kind: toolresult.KindImage, MIMEType: "image/png", Data: b64([]byte("<svg onload=alert(1)>"))},
+			model.TextPart("[image/png, 21 bytes that are not a PNG, JPEG, GIF or WebP image, not shown]")},
+		"no type":       {toolresult.Content{Data: b64([]byte{1, 2})}, model.TextPart("[application/octet-stream, 2 bytes, not shown]")},
 		"text resource": {toolresult.Content{Kind: toolresult.KindResource, MIMEType: "text/markdown", URI: "file:///n.md", Text: "notes"}, model.TextPart("Resource file:///n.md (text/markdown):\nnotes")},
 		"resource link": {toolresult.Content{Kind: toolresult.KindResourceLink, MIMEType: "text/csv", URI: "file:///d.csv", Name: "d.csv", Text: "the data"}, model.TextPart("Resource link: d.csv <file:///d.csv> (text/csv): the data")},
 		"mcp widget":    {toolresult.Content{Kind: toolresult.KindWidget, MIMEType: toolresult.MIMEWidget, URI: "ui://w", Text: `{"widget_type":"chart"}`}, model.TextPart("Widget ui://w:\n" + `{"widget_type":"chart"}`)},
@@ -90,10 +110,10 @@ func TestModelResult(t *testing.T) {
 	t.Run("an MCP server's structured content keeps its JSON and is read as text", func(t *testing.T) {
 		raw := `{"z":1,"a":2}` // key order a map would not keep
 		r := (&toolresult.Result{Tool: "q", Structured: map[string]any{"z": 1.0, "a": 2.0}, Contents: []toolresult.Content{
-			{Kind: toolresult.KindImage, MIMEType: "image/png", Data: "AQI="},
+			{Kind: toolresult.KindImage, MIMEType: "image/png", Data: b64(pngBytes)},
 			{Kind: toolresult.KindStructured, MIMEType: toolresult.MIMEJSON, Text: raw},
 		}}).ModelResult()
-		want := []model.Part{model.BinaryPart("image/png", []byte{1, 2}), model.TextPart(raw)}
+		want := []model.Part{model.BinaryPart("image/png", pngBytes), model.TextPart(raw)}
 		if diff := cmp.Diff(want, r.Content); diff != "" || string(r.Structured) != raw {
 			t.Errorf("content (-want +got):\n%s\nstructured %s", diff, r.Structured)
 		}
@@ -108,8 +128,8 @@ func TestModelResult(t *testing.T) {
 		}
 	})
 	t.Run("failure", func(t *testing.T) {
-		r := (&toolresult.Result{IsError: true, Error: "no such city", Contents: []toolresult.Content{{MIMEType: "image/png", Data: "AQI="}}}).ModelResult()
-		want := []model.Part{model.TextPart("no such city"), model.BinaryPart("image/png", []byte{1, 2})}
+		r := (&toolresult.Result{IsError: true, Error: "no such city", Contents: []toolresult.Content{{MIMEType: "image/png", Data: b64(pngBytes)}}}).ModelResult()
+		want := []model.Part{model.TextPart("no such city"), model.BinaryPart("image/png", pngBytes)}
 		if diff := cmp.Diff(want, r.Content); diff != "" || !r.IsError {
 			t.Errorf("content (-want +got):\n%s", diff)
 		}
@@ -157,4 +177,28 @@ func ExampleResult_ModelResult() {
 	// Rain in Paris tomorrow.
 	// {"widget_type":"chart","title":"Rain"}
 	// {"city":"Paris","rain":true}
+}
+
+// Structured output a model cannot be given is never an empty success: an
+// error result names the problem, or, beside text, a note says it is not
+// shown.
+func TestModelResultUnusableStructured(t *testing.T) {
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	for name, r := range map[string]*toolresult.Result{
+		"invalid JSON": {Tool: "t", Contents: []toolresult.Content{{Kind: toolresult.KindStructured, MIMEType: toolresult.MIMEJSON, Text: `{"a":1,`}}},
+		"too deep":     {Tool: "t", Contents: []toolresult.Content{{Kind: toolresult.KindStructured, MIMEType: toolresult.MIMEJSON, Text: deep}}},
+		"NaN":          {Tool: "t", Structured: map[string]any{"x": math.NaN()}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := r.ModelResult()
+			if !m.IsError || !strings.Contains(m.Text(), "structured output") || m.Structured != nil {
+				t.Errorf("ModelResult = error %v, text %q, structured %d bytes; want an error result naming the structured output", m.IsError, m.Text(), len(m.Structured))
+			}
+			r.Contents = append([]toolresult.Content{toolresult.TextContent("the answer is 42")}, r.Contents...)
+			m = r.ModelResult()
+			if m.IsError || !strings.Contains(m.Text(), "the answer is 42") || !strings.Contains(m.Text(), "not shown") {
+				t.Errorf("beside text: ModelResult = error %v, text %q; want the text and a note", m.IsError, m.Text())
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package lcmodel
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,10 +125,35 @@ func Messages(msgs []model.Message, d Dialect) ([]llms.MessageContent, error) {
 }
 
 // ResultText is the text a model reads for a tool result: its text parts,
-// else its structured JSON; a failed call is prefixed with "error: " since
-// langchaingo carries no error flag.
+// each binary part described in a note (as "[image/png, 2048 bytes, not
+// shown]": langchaingo's tool responses carry text only, and a result that
+// is an image is not an empty one), else its structured JSON; a failed
+// call is prefixed with "error: " since langchaingo carries no error flag.
 func ResultText(r model.ToolResult) string {
-	t := r.Text()
+	var b strings.Builder
+	noted := false // a note ended b: text that follows starts a line
+	for _, p := range r.Content {
+		switch p.Kind {
+		case model.PartText:
+			if noted && p.Text != "" {
+				b.WriteByte('\n')
+				noted = false
+			}
+			b.WriteString(p.Text)
+		case model.PartBinary:
+			if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+				b.WriteByte('\n')
+			}
+			mt := cmp.Or(p.MIMEType, "application/octet-stream")
+			if p.URL != "" && len(p.Data) == 0 {
+				fmt.Fprintf(&b, "[%s at %s, not shown]", mt, p.URL)
+			} else {
+				fmt.Fprintf(&b, "[%s, %d bytes, not shown]", mt, len(p.Data))
+			}
+			noted = true
+		}
+	}
+	t := b.String()
 	if t == "" && len(r.Structured) > 0 {
 		t = string(r.Structured)
 	}

@@ -195,3 +195,25 @@ func TestUsage(t *testing.T) {
 		t.Errorf("UsageKey usage = %+v", got)
 	}
 }
+
+// A tool result's binary parts are described, not dropped: langchaingo's
+// tool responses are text, and an image-only result is not empty.
+func TestResultTextDescribesBinary(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n....")
+	for _, tc := range []struct {
+		name string
+		r    model.ToolResult
+		want string
+	}{
+		{"image only", model.ToolResult{Content: []model.Part{model.BinaryPart("image/png", png)}}, "[image/png, 12 bytes, not shown]"},
+		{"text around", model.ToolResult{Content: []model.Part{model.TextPart("before"), model.BinaryPart("image/png", png), model.TextPart("after")}},
+			"before\n[image/png, 12 bytes, not shown]\nafter"},
+		{"url", model.ToolResult{Content: []model.Part{{Kind: model.PartBinary, MIMEType: "image/jpeg", URL: "https://x/y.jpg"}}}, "[image/jpeg at https://x/y.jpg, not shown]"},
+		{"failed", model.ToolResult{IsError: true, Content: []model.Part{model.BinaryPart("", png)}}, "error: [application/octet-stream, 12 bytes, not shown]"},
+		{"text", model.ToolResult{Content: []model.Part{model.TextPart("a"), model.TextPart("b")}}, "ab"},
+	} {
+		if got := ResultText(tc.r); got != tc.want {
+			t.Errorf("%s: ResultText = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 func callSpam(t *testing.T, m *mcp.Manager) int64 {
 	t.Helper()
 	var progress atomic.Int64
-	s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) { progress.Add(1) }})
+	s := m.NewSession(mcp.Callbacks{Progress: func(_ context.Context, _ mcp.Progress) { progress.Add(1) }})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	res, err := s.CallTool(ctx, mcp.ToolCall{Server: "t", Name: "spam", Arguments: map[string]any{"n": 3, "size": 8}})
