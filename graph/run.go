@@ -72,6 +72,7 @@ type run[S any] struct {
 	// cancelStep cancels it, made once per run: r.cancel then.
 	stepc      *stepContext
 	cancelStep func()
+
 	gen     uint32        // the generation of the last parallel step
 	claim   atomic.Uint64 // the step's generation (high half) and its next unclaimed task (low half)
 	tickets atomic.Uint64 // the step's generation (high half) and the helpers that may still join it (low half)
