@@ -66,8 +66,13 @@ type run[S any] struct {
 	tscopes int
 
 	// parallel execution of one step (see execute)
-	sctx    context.Context
-	cancel  context.CancelFunc
+	sctx   context.Context
+	cancel context.CancelFunc
+	// stepc is the context of a step that is not served, sctx then, and
+	// cancelStep cancels it, made once per run: r.cancel then.
+	stepc      *stepContext
+	cancelStep func()
+
 	gen     uint32        // the generation of the last parallel step
 	claim   atomic.Uint64 // the step's generation (high half) and its next unclaimed task (low half)
 	tickets atomic.Uint64 // the step's generation (high half) and the helpers that may still join it (low half)
@@ -92,6 +97,7 @@ func (c *Compiled[S]) newRun() *run[S] {
 	}
 	r.help = r.helper()
 	r.start = r.startServed
+	r.cancelStep = func() { r.stepc.cancel() }
 	return r
 }
 
@@ -379,12 +385,17 @@ func (r *run[S]) execute(ctx context.Context) {
 	// every step (the run's context, or its parent when that cannot be
 	// cancelled, the run's cancellation then reaching the step through
 	// serve: see streamSink.offLoop).
-	parent := ctx
+	//
+	// A step that is not served has a stepContext, one allocation where
+	// context.WithCancel makes two, and which its tasks may never ask
+	// for a channel.
 	served := r.out != nil && r.out.onLoop(ctx)
 	if served {
-		parent = r.out.offLoop(ctx)
+		r.sctx, r.cancel = context.WithCancel(r.out.offLoop(ctx))
+	} else {
+		r.stepc = &stepContext{Context: ctx}
+		r.sctx, r.cancel = r.stepc, r.cancelStep
 	}
-	r.sctx, r.cancel = context.WithCancel(parent)
 	r.gen++
 	gen := uint64(r.gen) << 32
 	// The new generation goes into claim before the step's counts: a
@@ -413,7 +424,7 @@ func (r *run[S]) execute(ctx context.Context) {
 	// now returns at once, or joins the run's next parallel step.
 	r.tickets.Store(gen)
 	r.cancel()
-	r.sctx, r.cancel = nil, nil
+	r.sctx, r.cancel, r.stepc = nil, nil, nil
 }
 
 // serveStep yields the events of a parallel step's tasks until the last

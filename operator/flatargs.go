@@ -505,23 +505,8 @@ func (fd *flatField) store(raw []byte, i int, p unsafe.Pointer) (int, bool) {
 		}
 		return i, true
 	}
-	limit := uint64(1) << (fd.bits - 1) // the magnitude of the most negative value
-	if (neg && u > limit) || (!neg && u >= limit) {
+	if !fd.putInt(p, u, neg) {
 		return start, false
-	}
-	v := int64(u)
-	if neg {
-		v = -v
-	}
-	switch fd.bits {
-	case 8:
-		*(*int8)(p) = int8(v)
-	case 16:
-		*(*int16)(p) = int16(v)
-	case 32:
-		*(*int32)(p) = int32(v)
-	default:
-		*(*int64)(p) = v
 	}
 	return i, true
 }
@@ -560,9 +545,19 @@ func (fd *flatField) storeInt(raw []byte, i int, p unsafe.Pointer) (end int, ok,
 	if i < len(raw) && !isSpace(raw[i]) && raw[i] != ',' && raw[i] != '}' {
 		return start, false, true
 	}
+	if !fd.putInt(p, u, neg) {
+		return start, false, true
+	}
+	return i, true, true
+}
+
+// putInt writes the integer of magnitude u, negative when neg, to the
+// signed integer field at p, and reports whether it is in the field's
+// range; it writes nothing when it is not.
+func (fd *flatField) putInt(p unsafe.Pointer, u uint64, neg bool) bool {
 	limit := uint64(1) << (fd.bits - 1) // the magnitude of the most negative value
 	if (neg && u > limit) || (!neg && u >= limit) {
-		return start, false, true
+		return false
 	}
 	v := int64(u)
 	if neg {
@@ -578,7 +573,7 @@ func (fd *flatField) storeInt(raw []byte, i int, p unsafe.Pointer) (end int, ok,
 	default:
 		*(*int64)(p) = v
 	}
-	return i, true, true
+	return true
 }
 
 // skipDigits returns the index after the digits at b[i:], or -1 when

@@ -43,6 +43,18 @@ func (u Usage) Total() int {
 // calls accumulate the usage of the whole run. As in Total, a negative field
 // counts as zero and each sum saturates at math.MaxInt.
 func (u Usage) Merge(v Usage) Usage {
+	// The usual counts, none negative and each below 2^62, sum as they
+	// stand: no sum can reach math.MaxInt. One test of all ten tells.
+	if (u.InputTokens|u.OutputTokens|u.ThinkingTokens|u.CacheReadTokens|u.CacheWriteTokens|
+		v.InputTokens|v.OutputTokens|v.ThinkingTokens|v.CacheReadTokens|v.CacheWriteTokens)>>62 == 0 {
+		return Usage{
+			InputTokens:      u.InputTokens + v.InputTokens,
+			OutputTokens:     u.OutputTokens + v.OutputTokens,
+			ThinkingTokens:   u.ThinkingTokens + v.ThinkingTokens,
+			CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
+			CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+		}
+	}
 	return Usage{
 		InputTokens:      add(add(0, u.InputTokens), v.InputTokens),
 		OutputTokens:     add(add(0, u.OutputTokens), v.OutputTokens),

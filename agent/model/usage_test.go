@@ -3,6 +3,7 @@ package model_test
 import (
 	"encoding/json"
 	"math"
+	"math/big"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -48,5 +49,47 @@ func TestUsageSaturates(t *testing.T) {
 	}
 	if got := neg.Merge(model.Usage{InputTokens: 3}); got != (model.Usage{InputTokens: 3, OutputTokens: 5}) {
 		t.Errorf("Merge with negative fields = %+v, want negatives as zero", got)
+	}
+}
+
+// Merge saturates and drops negatives around the bounds of its fast path
+// (every count below 2^62) as it does anywhere: each field is compared
+// with a sum in big numbers.
+func TestUsageMergeBounds(t *testing.T) {
+	vals := []int{0, 1, 7, -1, math.MinInt, 1<<62 - 1, 1 << 62, 1<<62 + 1, math.MaxInt - 1, math.MaxInt, 1 << 61}
+	want := func(a, b int) int {
+		s := new(big.Int).Add(big.NewInt(int64(max(a, 0))), big.NewInt(int64(max(b, 0))))
+		if s.Cmp(big.NewInt(math.MaxInt)) > 0 {
+			return math.MaxInt
+		}
+		return int(s.Int64())
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			for field := range 5 {
+				var u, v model.Usage
+				pu := []*int{&u.InputTokens, &u.OutputTokens, &u.ThinkingTokens, &u.CacheReadTokens, &u.CacheWriteTokens}
+				pv := []*int{&v.InputTokens, &v.OutputTokens, &v.ThinkingTokens, &v.CacheReadTokens, &v.CacheWriteTokens}
+				*pu[field], *pv[field] = a, b
+				// The other fields small, so that only this one
+				// decides the path.
+				for k := range 5 {
+					if k != field {
+						*pu[k], *pv[k] = k, 2*k
+					}
+				}
+				m := u.Merge(v)
+				got := []int{m.InputTokens, m.OutputTokens, m.ThinkingTokens, m.CacheReadTokens, m.CacheWriteTokens}
+				for k := range 5 {
+					w := 3 * k
+					if k == field {
+						w = want(a, b)
+					}
+					if got[k] != w {
+						t.Fatalf("field %d: %d merged with %d gives %d, want %d (usage %+v)", k, a, b, got[k], w, m)
+					}
+				}
+			}
+		}
 	}
 }
