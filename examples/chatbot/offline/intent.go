@@ -606,8 +606,21 @@ func relevanceWords(q string) []string {
 		// "Does support reply fast?": right after "does" is the subject.
 		// "Which tier offers SSO?" asks the same of each tier; in "what
 		// is support like?" or "what about support?" it is the subject.
+		// A negation or an auxiliary between them ("which tiers don't
+		// include SSO?") changes neither: p is the word before the
+		// verb that is no function word.
+		p := i - 1
+		for p > 0 && auxiliaries[toks[p]] {
+			p--
+		}
+		which := p >= 1 && hasAny(toks[p-1:p], "which", "what") && !stopwords[toks[p]]
+		if which && havingWords[toks[i]] && frameWords[toks[p]] {
+			// "Which tiers include SSO?": the tier asked is named in
+			// the passage by its name, and what it has in any words.
+			skip[toks[i]], skip[toks[p]] = true, true
+		}
 		if capabilityVerbs[toks[i]] && (hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "can") ||
-			i >= 2 && hasAny(toks[i-2:i-1], "which", "what") && !stopwords[toks[i-1]]) {
+			i >= 2 && hasAny(toks[i-2:i-1], "which", "what") && !stopwords[toks[i-1]] || which) {
 			skip[toks[i]] = true
 			// "Does Acme support Okta?" is "do you support Okta?": our
 			// own name as the subject asks about us, and passages about
@@ -679,6 +692,13 @@ func relevanceWords(q string) []string {
 	}
 	return out
 }
+
+// auxiliaries are the words that may stand between a subject and its
+// verb without changing what is asked of it: "do", "can", a negation
+// ("which plans do not include SSO?" asks of the same plans and SSO).
+var auxiliaries = map[string]bool{"do": true, "does": true, "did": true, "can": true, "will": true, "would": true,
+	"should": true, "not": true, "don't": true, "doesn't": true, "didn't": true, "can't": true, "cannot": true,
+	"won't": true, "dont": true, "doesnt": true, "cant": true}
 
 // gradeWords rank or hedge what a question asks without naming it ("your
 // main competitors", "pay monthly instead of annually"): a passage need
@@ -1096,12 +1116,32 @@ func holdsInitialisms(q string, rs []result) bool {
 		}
 		missing = append(missing, w)
 	}
+	// An initialism that names a kind of product ("CRM") is held by a
+	// product of that kind only where the question asks about connecting
+	// one (see withCategories): in "what does the Acme CRM module cost?"
+	// it names a thing of its own, which a passage listing Salesforce
+	// among the sources is not about.
+	connecting := len(missing) > 0 && slices.ContainsFunc(missing, func(w string) bool { return categoryOf[w] != nil }) && asksConnecting(q)
+	held := func(w string, s sentence) bool {
+		if w == "$" {
+			return moneyRE.MatchString(s.text)
+		}
+		if c := categoryOf[w]; c != nil && !connecting {
+			for i := range s.words {
+				if cat, _ := categoryAt(s.words, i); cat == c {
+					return true // its own words: "CRM", "customer relationship management"
+				}
+			}
+			return slices.Contains(s.words, w)
+		}
+		return matches(w, s.words)
+	}
 	for _, r := range rs {
 		if len(missing) == 0 {
 			break
 		}
 		for _, s := range sentencesOf(r.text) {
-			missing = slices.DeleteFunc(missing, func(w string) bool { return w == "$" && moneyRE.MatchString(s.text) || matches(w, s.words) })
+			missing = slices.DeleteFunc(missing, func(w string) bool { return held(w, s) })
 		}
 	}
 	return len(missing) == 0

@@ -934,7 +934,13 @@ func askedList(toks []string) string {
 		if j >= len(toks) || !plural(toks[j]) {
 			return ""
 		}
-		if !slices.ContainsFunc(toks[j+1:], func(w string) bool { return listVerbs[w] }) {
+		k := slices.IndexFunc(toks[j+1:], func(w string) bool { return listVerbs[w] })
+		if k < 0 {
+			return ""
+		}
+		// "Which plans include SSO?" asks which of them have a thing,
+		// not what there is: the verb has an object.
+		if slices.ContainsFunc(toks[j+2+k:], func(w string) bool { return !stopwords[w] && !listVerbs[w] }) {
 			return ""
 		}
 		noun := strings.TrimSuffix(toks[j], "s")

@@ -65,7 +65,11 @@ func isLowerASCII(s string) bool {
 
 // wordnet is the synonym table: one group of synonyms a line, a phrase's
 // words joined by "_", after WordNet's licence notice in lines starting
-// with "#".
+// with "#". A word written with a "+" after it ("free+" of
+// "complimentary costless free+ gratis") is there in a later sense of
+// its own: the group's other words have it as a synonym, it does not
+// have them ("complimentary" finds "free", but "free" only its main
+// senses' groups).
 //
 //go:embed wordnet.txt
 var wordnet string
@@ -81,18 +85,26 @@ const maxSynonyms = 12
 var synonyms = sync.OnceValue(func() map[string][]string {
 	m := make(map[string][]string, 16384)
 	var group, stems []string
+	var late []bool
 	for line := range strings.Lines(wordnet) {
 		if strings.HasPrefix(line, "#") {
 			continue // the licence notice
 		}
-		group, stems = group[:0], stems[:0]
+		group, stems, late = group[:0], stems[:0], late[:0]
 		for _, w := range strings.Fields(line) {
+			w, l := strings.CutSuffix(w, "+")
 			w = strings.ReplaceAll(w, "_", " ")
-			group, stems = append(group, w), append(stems, Stem(w))
+			group, stems, late = append(group, w), append(stems, Stem(w)), append(late, l)
 		}
 		for i, w := range group {
 			if strings.Contains(w, " ") {
 				continue // a phrase is a synonym, not a key
+			}
+			if late[i] {
+				if _, ok := m[w]; !ok {
+					m[w] = nil // a word of the table all the same (Known)
+				}
+				continue
 			}
 			for j, x := range group {
 				// Another form of the same word is no synonym.

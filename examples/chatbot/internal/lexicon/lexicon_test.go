@@ -122,3 +122,21 @@ func TestSynonymsPartOfSpeech(t *testing.T) {
 		t.Errorf("Synonyms(%q) = %q, want it to hold %q", "meanwhile", lexicon.Synonyms("meanwhile"), "meantime")
 	}
 }
+
+// TestSynonymsOfLaterSenses checks that a word in a group by a later
+// sense of its own is a synonym of the group's words but does not take
+// them as its own: "complimentary" finds "free" (its third sense,
+// costless), and "free" finds no "gratis", nor "language" "words".
+func TestSynonymsOfLaterSenses(t *testing.T) {
+	if got := lexicon.Synonyms("complimentary"); !slices.Contains(got, "free") {
+		t.Errorf("Synonyms(complimentary) = %q, want free among them", got)
+	}
+	for w, not := range map[string]string{"free": "gratis", "language": "words"} {
+		if got := lexicon.Synonyms(w); slices.Contains(got, not) {
+			t.Errorf("Synonyms(%s) = %q, want no %s: it is its word in a later sense only", w, got, not)
+		}
+	}
+	if !lexicon.Known("free") {
+		t.Error("Known(free) = false, want true")
+	}
+}

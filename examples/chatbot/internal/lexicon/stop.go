@@ -7,7 +7,9 @@ import "strings"
 // "with") but names nothing searched for. The offline demo model leaves
 // these out of a question's content words, and both it and the knowledge
 // server neither expand them to synonyms nor let synonyms count beside
-// them (see [Guards]).
+// them (see [Guards]). A negation ("not", "don't") is one: "which plans
+// do not include SSO?" is answered by the passage that says which do,
+// which need not hold "not".
 func StopWord(w string) bool {
 	return stopWords[w]
 }
@@ -22,7 +24,8 @@ const stopList = `a an the and or but of to in on at for with by from about as i
 	whose when where why how can could would should will shall may might must please tell show give find get know let lets
 	want like need some any all more most much many than then so if into over also just what's i'm it's vs versus against
 	compare comparing comparison up out per new whats hows wheres whos thats
-	until someone somebody anyone anybody u ur r pls plz`
+	until someone somebody anyone anybody u ur r pls plz
+	not don't doesn't didn't isn't aren't wasn't weren't won't can't cannot dont doesnt didnt isnt arent cant`
 
 var stopWords = func() map[string]bool {
 	m := make(map[string]bool, 160)

@@ -13,7 +13,13 @@
 // (rare words are left out), and it is a single word or a phrase of two
 // words, of letters only. Groups of fewer than two such words are left
 // out, and so are groups a word would be in past -groups (its most
-// frequent senses are kept). Each output line is one group, its words
+// frequent senses are kept). A common word also joins, past -groups,
+// the group of a later sense the tagged corpus saw (up to -tagged) when
+// the group's other words make it without the word: "free" is in
+// "complimentary costless gratis", its third sense. It is written with a
+// "+" after it ("free+"): the group's words stand for it, but it stands
+// for them only in that rarer sense, which the lexicon does not guess
+// ("words" for "language", its sixth sense, would find any passage). Each output line is one group, its words
 // separated by spaces and a phrase's words joined by "_".
 //
 // It writes two more tables from the data files (data.noun and the
@@ -46,13 +52,14 @@ func main() {
 	phrasesOut := flag.String("phrases", "phrases.txt", "file to write the phrase-synonym table to")
 	license := flag.String("license", "WORDNET-LICENSE", "file of the WordNet notice written, as '#' lines, at the top of the table")
 	senses := flag.Int("senses", 2, "a word joins the groups of its first `n` senses only")
+	tagged := flag.Int("tagged", 6, "and, of its first `n` senses, those the tagged corpus saw that another word's first senses put in a group")
 	groups := flag.Int("groups", 3, "a word is in at most `n` groups")
 	size := flag.Int("size", 6, "a group has at most `n` words")
 	flag.Parse()
-	if *senses < 1 || *groups < 1 || *size < 2 {
-		log.Fatal("wordnetgen: -senses and -groups must be at least 1, -size at least 2")
+	if *senses < 1 || *groups < 1 || *size < 2 || *tagged < 0 {
+		log.Fatal("wordnetgen: -senses and -groups must be at least 1, -size at least 2, -tagged at least 0")
 	}
-	table, err := build(*dict, *senses, *groups, *size)
+	table, err := build(*dict, *senses, *tagged, *groups, *size)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -91,28 +98,41 @@ type sense struct {
 	word   string
 	rank   int  // 0: the word's most frequent sense
 	common bool // the word was seen in the tagged corpus
+	late   bool // a sense past -senses (see readIndex)
 }
 
-// build returns the table's text.
-func build(dict string, senses, maxGroups, size int) (string, error) {
+// build returns the table's text. A word's later senses (see
+// readIndex) join a group that its other words make without them, but
+// count neither for the group's rank nor against the word's -groups
+// cap: they add a common word to a group its first senses would not
+// put it in ("free" to "complimentary costless gratis"), and neither
+// make a group nor push one out.
+func build(dict string, senses, tagged, maxGroups, size int) (string, error) {
 	synsets := map[string][]sense{} // "n00001740" → its words
 	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
-		if err := readIndex(filepath.Join(dict, "index."+pos), senses, synsets); err != nil {
+		if err := readIndex(filepath.Join(dict, "index."+pos), senses, tagged, synsets); err != nil {
 			return "", err
 		}
 	}
 	type group struct {
 		words []string
-		rank  int // the sum of its words' ranks: lower is more frequent
+		late  map[string]bool // the words of a later sense
+		rank  int             // the sum of its other words' ranks: lower is more frequent
 	}
 	var all []group
 	for _, ws := range synsets {
-		if !slices.ContainsFunc(ws, func(s sense) bool { return s.common }) {
-			continue // rare words only
+		if !slices.ContainsFunc(ws, func(s sense) bool { return s.common && !s.late }) {
+			continue // rare words only, or the later senses of common ones
 		}
-		// Common words first, each by its rank of the sense, and
-		// at most -size of them.
+		// Common words first, each by its rank of the sense, later
+		// senses last, and at most -size of them.
 		slices.SortStableFunc(ws, func(a, b sense) int {
+			if a.late != b.late {
+				if b.late {
+					return -1
+				}
+				return 1
+			}
 			if a.common != b.common {
 				if a.common {
 					return -1
@@ -124,6 +144,13 @@ func build(dict string, senses, maxGroups, size int) (string, error) {
 		g := group{}
 		for _, s := range ws[:min(len(ws), size)] {
 			g.words = append(g.words, s.word)
+			if s.late {
+				if g.late == nil {
+					g.late = map[string]bool{}
+				}
+				g.late[s.word] = true
+				continue
+			}
 			g.rank += s.rank
 		}
 		if len(g.words) < 2 {
@@ -142,18 +169,24 @@ func build(dict string, senses, maxGroups, size int) (string, error) {
 	var lines []string
 	for _, g := range all {
 		var keep []string
+		main := 0 // the words kept of their first senses
 		for _, w := range g.words {
-			if in[w] < maxGroups {
+			if g.late[w] {
+				keep = append(keep, w+"+")
+			} else if in[w] < maxGroups {
 				keep = append(keep, w)
+				main++
 			}
 		}
 		line := strings.Join(keep, " ")
-		if len(keep) < 2 || seen[line] {
+		if main < 2 || seen[line] {
 			continue
 		}
 		seen[line] = true
 		for _, w := range keep {
-			in[w]++
+			if !g.late[w] {
+				in[w]++
+			}
 		}
 		lines = append(lines, line)
 	}
@@ -163,8 +196,11 @@ func build(dict string, senses, maxGroups, size int) (string, error) {
 
 // readIndex adds the words of an index file to synsets: the plain words
 // (see plain) of their first senses senses, or of their first one alone
-// when the tagged corpus never saw them.
-func readIndex(name string, senses int, synsets map[string][]sense) error {
+// when the tagged corpus never saw them; and, marked late, those of
+// their senses after these, up to the first tagged, that the tagged
+// corpus saw (the third sense of "free", "costless"). build keeps a late
+// word only in a group that another word's first senses make.
+func readIndex(name string, senses, tagged int, synsets map[string][]sense) error {
 	entries, err := readIndexEntries(name)
 	if err != nil {
 		return err
@@ -177,10 +213,11 @@ func readIndex(name string, senses int, synsets map[string][]sense) error {
 			// A word not seen in the tagged corpus is rare: only its
 			// first sense counts, for the groups of common words it
 			// is another word for ("yearly" of "annual").
-			if rank >= senses || !e.common && (rank > 0 || strings.Contains(e.word, "_")) {
+			late := rank >= senses
+			if late && (rank >= tagged || rank >= e.tagged) || !e.common && (rank > 0 || strings.Contains(e.word, "_")) {
 				break
 			}
-			synsets[key] = append(synsets[key], sense{e.word, rank, e.common})
+			synsets[key] = append(synsets[key], sense{e.word, rank, e.common, late})
 		}
 	}
 	return nil

@@ -18,7 +18,7 @@ func TestBuildKeysByPartOfSpeech(t *testing.T) {
 		"index.adj":  "preferential a 1 0 1 1 00000100\npreferred a 1 0 1 1 00000100\n",
 		"index.adv":  "meanwhile r 1 0 1 1 00000100\nmeantime r 1 0 1 1 00000100\n",
 	})
-	got, err := build(dir, 2, 3, 6)
+	got, err := build(dir, 2, 0, 3, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +28,38 @@ func TestBuildKeysByPartOfSpeech(t *testing.T) {
 	}
 	if strings.Contains(got, "meanwhile preferential") {
 		t.Errorf("build merged an adjective and an adverb synset: %q", got)
+	}
+}
+
+// TestBuildLaterSenses checks that a common word joins the group of a
+// sense past -senses that the tagged corpus saw ("free" of "costless",
+// its third), only where the group's other words make it without the
+// word, and without a later sense taking the place of one of its main
+// groups under -groups.
+func TestBuildLaterSenses(t *testing.T) {
+	dir := database(t, map[string]string{
+		"index.noun": "",
+		"index.verb": "",
+		// free: senses 10, 20, 30 (costless), 40 (alone), 50 (unseen);
+		// the corpus saw its first four.
+		"index.adj": "free a 5 0 5 4 00000010 00000020 00000030 00000040 00000050\n" +
+			"liberated a 1 0 1 1 00000010\n" +
+			"unbound a 1 0 1 1 00000020\n" +
+			"complimentary a 2 0 2 1 00000060 00000030\n" +
+			"gratis a 1 0 1 1 00000030\n" +
+			"unasked a 1 0 1 1 00000050\n",
+		"index.adv": "",
+	})
+	got, err := build(dir, 2, 6, 3, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "complimentary free+ gratis\nfree liberated\nfree unbound\n"
+	if got != want {
+		t.Errorf("build = %q, want %q", got, want)
+	}
+	if got, err = build(dir, 2, 0, 3, 6); err != nil || got != "complimentary gratis\nfree liberated\nfree unbound\n" {
+		t.Errorf("build with -tagged 0 = %q, %v, want the first senses' groups alone", got, err)
 	}
 }
 

@@ -94,6 +94,7 @@ type indexEntry struct {
 	word    string
 	synsets []string
 	common  bool
+	tagged  int // how many of its first senses the tagged corpus saw
 }
 
 // readIndexEntries reads an index file's words. A line is "lemma pos
@@ -129,7 +130,7 @@ func readIndexEntries(name string) ([]indexEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("wordnetgen: %s: bad tagged sense count in %q", name, line)
 		}
-		e := indexEntry{word: fs[0], common: tagged > 0}
+		e := indexEntry{word: fs[0], common: tagged > 0, tagged: tagged}
 		for _, off := range fs[4+nptr+2:] {
 			e.synsets = append(e.synsets, fs[1]+off)
 		}
