@@ -1,6 +1,7 @@
 package publicnet_test
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -13,7 +14,8 @@ func Example() {
 	c := publicnet.NewClient(publicnet.Config{Allow: []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16")}})
 	defer c.CloseIdleConnections()
 	_, err := c.Get("http://169.254.169.254/latest/meta-data/")
-	fmt.Println(err != nil)
+	var refused *publicnet.AddrError
+	fmt.Println(errors.As(err, &refused))
 	fmt.Println(publicnet.Public(netip.MustParseAddr("10.20.1.5")))
 	// Output:
 	// true

@@ -43,15 +43,21 @@ var reserved = []netip.Prefix{
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("2002::/16"),       // 6to4: embeds any IPv4 address
 	netip.MustParsePrefix("2001::/32"),       // Teredo: embeds any IPv4 address
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible: embeds any IPv4 address
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated: embeds any IPv4 address
+	netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated)
+	netip.MustParsePrefix("100::/64"),        // discard
 }
 
 // Public reports whether ip is a public internet address: not loopback,
 // private (RFC 1918, unique local), link-local, multicast, unspecified,
 // carrier-grade NAT, documentation, benchmarking or reserved, and not an
-// IPv6 form that embeds an IPv4 address (NAT64, 6to4, Teredo). An
-// IPv4-mapped IPv6 address is judged as its IPv4 address.
+// IPv6 form that embeds an IPv4 address (IPv4-compatible or -translated,
+// NAT64, 6to4, Teredo). An IPv4-mapped IPv6 address is judged as its IPv4
+// address, and an address with a zone ("fe80::1%eth0") as the address
+// without it.
 func Public(ip netip.Addr) bool {
-	ip = ip.Unmap()
+	ip = ip.Unmap().WithZone("")
 	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
 		return false
@@ -110,7 +116,7 @@ func (c Config) Allowed(ip netip.Addr) bool {
 	if Public(ip) {
 		return true
 	}
-	ip = ip.Unmap()
+	ip = ip.Unmap().WithZone("")
 	for _, p := range c.Allow {
 		if p.Contains(ip) {
 			return true
@@ -128,7 +134,7 @@ func (c Config) Control(network, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("publicnet: unexpected address %q to dial on %s: %w", address, network, err)
 	}
 	if !c.Allowed(ap.Addr()) {
-		return &AddrError{Addr: ap.Addr().Unmap()}
+		return &AddrError{Addr: ap.Addr().Unmap().WithZone("")}
 	}
 	return nil
 }

@@ -44,6 +44,16 @@ func TestPublic(t *testing.T) {
 		{"2002:a9fe:a9fe::1", false},  // 6to4 of 169.254.169.254
 		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false},
 		{"192.0.2.1", false},
+		// A zone must not hide a range: netip.Prefix.Contains never
+		// matches a zoned address.
+		{"64:ff9b::a00:5%1", false},
+		{"2002:a9fe:a9fe::1%eth0", false},
+		{"fe80::1%eth0", false},
+		{"2606:4700:4700::1111%1", true},
+		{"::a9fe:a9fe", false},
+		{"::ffff:0:a9fe:a9fe", false},
+		{"fec0::1", false},
+		{"100::1", false},
 	} {
 		if got := publicnet.Public(netip.MustParseAddr(c.addr)); got != c.public {
 			t.Errorf("Public(%s) = %v, want %v", c.addr, got, c.public)
@@ -198,6 +208,9 @@ func TestControl(t *testing.T) {
 	cfg.Allow = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	if err := cfg.Control("tcp", "[::ffff:10.1.2.3]:80", nil); err != nil {
 		t.Errorf("Control refused an allowed range in its IPv4-mapped form: %v", err)
+	}
+	if err := cfg.Control("tcp", "[64:ff9b::a00:5%1]:80", nil); err == nil {
+		t.Error("Control allowed a NAT64 address behind a zone")
 	}
 }
 
