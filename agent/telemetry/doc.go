@@ -33,7 +33,7 @@
 //
 // Prompts and completions can hold personal data, so they are not recorded
 // unless [Config.CaptureContent] is set; then they are added to the model
-// span as events.
+// span as events, each cut to [MaxContentBytes].
 //
 // A Telemetry with neither provider does nothing and costs nothing: its
 // wrappers return what they were given unchanged and its hooks are empty, so

@@ -73,7 +73,7 @@ func (m *tracedModel) start(ctx context.Context, req *model.Request, stream bool
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	if m.t.capture && req != nil {
 		if b, err := json.Marshal(req.Messages); err == nil {
-			span.AddEvent("gen_ai.input.messages", trace.WithAttributes(attribute.String("gen_ai.input.messages", string(b))))
+			addContent(span, "gen_ai.input.messages", string(b))
 		}
 	}
 	return ctx, span
@@ -104,7 +104,7 @@ func (m *tracedModel) finish(ctx context.Context, span trace.Span, req *model.Re
 			}
 			if m.t.capture {
 				if b, jerr := json.Marshal([]model.Message{resp.Message}); jerr == nil {
-					span.AddEvent("gen_ai.output.messages", trace.WithAttributes(attribute.String("gen_ai.output.messages", string(b))))
+					addContent(span, "gen_ai.output.messages", string(b))
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 )
 
 // ScopeName is the instrumentation scope of agentgraph's spans and metrics.
@@ -23,7 +26,36 @@ type Config struct {
 	MeterProvider metric.MeterProvider
 	// CaptureContent records prompts, completions and tool arguments and
 	// results as span events. Off by default: they can hold personal data.
+	// Each is cut to [MaxContentBytes].
 	CaptureContent bool
+}
+
+// MaxContentBytes bounds each piece of content Config.CaptureContent
+// records (a request's messages, a response's message, a tool's arguments
+// or its result): a longer one is cut, at a UTF-8 character boundary, to
+// at most this many bytes followed by [ContentCut], and its event carries
+// [ContentBytesKey] with the length before the cut. A tool's 8 MB result
+// is then a few kilobytes of the span, not megabytes of each export
+// request that the collector may refuse.
+const MaxContentBytes = 16 << 10
+
+// ContentCut ends captured content cut to MaxContentBytes.
+const ContentCut = "...[cut]"
+
+// ContentBytesKey is the attribute of a content event whose content was
+// cut: its length in bytes before the cut.
+const ContentBytesKey = attribute.Key("agentgraph.content.original_bytes")
+
+// addContent adds to span the event name with content as its attribute
+// of the same name, cut to MaxContentBytes.
+func addContent(span trace.Span, name, content string) {
+	if len(content) <= MaxContentBytes {
+		span.AddEvent(name, trace.WithAttributes(attribute.String(name, content)))
+		return
+	}
+	span.AddEvent(name, trace.WithAttributes(
+		attribute.String(name, utf8clip.Clip(content, MaxContentBytes-len(ContentCut))+ContentCut),
+		ContentBytesKey.Int(len(content))))
 }
 
 // Telemetry instruments models, tools and graphs. It is safe for concurrent
@@ -103,9 +135,9 @@ func (t *Telemetry) enabled() bool { return t != nil && (t.tracer != nil || t.me
 // errorType returns the error.type attribute of err.
 func errorType(err error) attribute.KeyValue {
 	switch {
-	case err == context.Canceled:
+	case errors.Is(err, context.Canceled):
 		return semconv.ErrorTypeKey.String("canceled")
-	case err == context.DeadlineExceeded:
+	case errors.Is(err, context.DeadlineExceeded):
 		return semconv.ErrorTypeKey.String("timeout")
 	default:
 		return semconv.ErrorTypeKey.String(fmt.Sprintf("%T", err))

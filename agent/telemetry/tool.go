@@ -54,7 +54,7 @@ func (tt *tracedTool) Call(ctx context.Context, args json.RawMessage) (*model.To
 			trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(append([]attribute.KeyValue{semconv.GenAIOperationNameExecuteTool}, tt.attrs...)...))
 		if tt.t.capture {
-			span.AddEvent("gen_ai.tool.call.arguments", trace.WithAttributes(attribute.String("gen_ai.tool.call.arguments", string(args))))
+			addContent(span, "gen_ai.tool.call.arguments", string(args))
 		}
 	}
 	res, err := tt.next.Call(ctx, args)
@@ -66,7 +66,7 @@ func (tt *tracedTool) Call(ctx context.Context, args json.RawMessage) (*model.To
 				attribute.Int("agentgraph.tool.result_bytes", resultSize(res)),
 			)
 			if tt.t.capture {
-				span.AddEvent("gen_ai.tool.call.result", trace.WithAttributes(attribute.String("gen_ai.tool.call.result", res.Text())))
+				addContent(span, "gen_ai.tool.call.result", res.Text())
 			}
 		}
 		switch {

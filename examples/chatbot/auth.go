@@ -108,10 +108,11 @@ func (b *Bot) newGuard() (*guard.Guard, error) {
 			}
 			return nil
 		},
-		Local:          LocalPrincipal,
-		Realm:          "chatbot",
-		AllowedHosts:   cfg.AllowedHosts,
-		AllowedOrigins: cfg.AllowedOrigins,
+		Local:           LocalPrincipal,
+		Realm:           "chatbot",
+		AllowedHosts:    cfg.AllowedHosts,
+		AllowedOrigins:  cfg.AllowedOrigins,
+		TrustLocalProxy: cfg.TrustLocalProxy,
 		// The page and /health carry nothing of a principal's.
 		Public: func(r *http.Request) bool { return !strings.HasPrefix(r.URL.Path, "/api/") },
 		ContentTypes: func(r *http.Request) []string {
@@ -149,11 +150,17 @@ func (b *Bot) reject(w http.ResponseWriter, r *http.Request, e *guard.Error) {
 		writeJSON(w, e.Status, apiError{Field: e.Field, Error: fmt.Sprintf(
 			"chatbot: the request came from %s, beyond this machine; without authentication the bot serves this machine only: "+
 				"turn on authentication (Config.Tokens, CHATBOT_TOKENS or chatbot serve -tokens), or listen on loopback only", hostOnly(r.RemoteAddr))})
-	case errors.Is(e, guard.ErrProxied):
+	case errors.Is(e, guard.ErrProxied) && b.cfg.TrustLocalProxy:
 		writeJSON(w, e.Status, apiError{Field: e.Field, Error: fmt.Sprintf(
 			"chatbot: the request came through a proxy (header %s) and names no loopback client; without authentication the bot "+
 				"serves this machine only: turn on authentication (Config.Tokens, CHATBOT_TOKENS or chatbot serve -tokens) to serve "+
-				"through a proxy, or have a local proxy send X-Forwarded-For with the client's loopback address", e.Field)})
+				"through a proxy, or have the local proxy send X-Forwarded-For with the client's loopback address", e.Field)})
+	case errors.Is(e, guard.ErrProxied):
+		writeJSON(w, e.Status, apiError{Field: e.Field, Error: fmt.Sprintf(
+			"chatbot: the request came through a proxy (header %s), which may relay anyone's requests; without authentication the bot "+
+				"serves this machine only: turn on authentication (Config.Tokens, CHATBOT_TOKENS or chatbot serve -tokens) to serve "+
+				"through a proxy, or, when a trusted development proxy on this machine sets these headers itself, set "+
+				"Config.TrustLocalProxy (chatbot serve -trust-local-proxy)", e.Field)})
 	case errors.Is(e, guard.ErrOrigin):
 		writeJSON(w, e.Status, apiError{Field: "Origin", Error: fmt.Sprintf(
 			"chatbot: cross-origin request from %q refused; add the origin to Config.AllowedOrigins (chatbot serve -allow-origin)", r.Header.Get("Origin"))})

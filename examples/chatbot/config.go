@@ -261,6 +261,14 @@ type Config struct {
 	// names only without. A name beyond loopback needs authentication
 	// (Tokens or Authenticate): [New] refuses it otherwise.
 	AllowedHosts []string
+	// TrustLocalProxy, without authentication, serves requests through a
+	// development proxy on this machine whose headers name loopback
+	// clients only (X-Forwarded-For: 127.0.0.1); false (the default)
+	// refuses every request that carries a proxy's header. The client can
+	// forge these headers through a proxy that passes them on, so set it
+	// only when the proxy in front is on this machine, serves it only, and
+	// sets them itself (see guard.Config.TrustLocalProxy).
+	TrustLocalProxy bool
 	// Admins are the principals (of Tokens or Authenticate) who see every
 	// principal's details in GET /health: the MCP servers' last errors,
 	// which may quote any principal's tool arguments, and cognition's

@@ -46,11 +46,20 @@ func TestOpenDemoServesThisMachineOnly(t *testing.T) {
 
 // TestOpenDemoPeersAndLocalProxies: the open demo served on a listener
 // beyond loopback refuses a peer beyond this machine (403 naming
-// RemoteAddr and CHATBOT_TOKENS); a development proxy on this machine
-// that names a loopback client (X-Forwarded-For: 127.0.0.1) is served,
-// one that also names a client beyond is not.
+// RemoteAddr and CHATBOT_TOKENS); by default a request naming a loopback
+// client (X-Forwarded-For: 127.0.0.1, which a client beyond can forge
+// through a proxy that passes its headers on) gets 403 naming
+// Config.TrustLocalProxy; with it, a development proxy on this machine
+// that names a loopback client is served, one that also names a client
+// beyond is not.
 func TestOpenDemoPeersAndLocalProxies(t *testing.T) {
-	bot, srv := newServer(t, chatbot.Config{})
+	_, strict := newServer(t, chatbot.Config{})
+	code, body := status(t, strict, "GET", "/api/v1/tools", "", "", "X-Forwarded-For", "127.0.0.1")
+	if code != http.StatusForbidden || !strings.Contains(body, "X-Forwarded-For") || !strings.Contains(body, "CHATBOT_TOKENS") ||
+		!strings.Contains(body, "-trust-local-proxy") {
+		t.Errorf("GET naming a loopback client without TrustLocalProxy: %d %s, want 403 naming the header, CHATBOT_TOKENS and -trust-local-proxy", code, body)
+	}
+	bot, srv := newServer(t, chatbot.Config{TrustLocalProxy: true})
 	r := httptest.NewRequest("GET", "http://127.0.0.1:8080/api/v1/tools", nil)
 	r.RemoteAddr = "192.0.2.1:4321"
 	w := httptest.NewRecorder()
@@ -62,7 +71,7 @@ func TestOpenDemoPeersAndLocalProxies(t *testing.T) {
 	if code, body := status(t, srv, "GET", "/api/v1/tools", "", "", "X-Forwarded-For", "127.0.0.1"); code != http.StatusOK {
 		t.Errorf("GET through a local development proxy: %d %s, want 200", code, body)
 	}
-	code, body := status(t, srv, "GET", "/api/v1/tools", "", "", "X-Forwarded-For", "127.0.0.1, 203.0.113.9")
+	code, body = status(t, srv, "GET", "/api/v1/tools", "", "", "X-Forwarded-For", "127.0.0.1, 203.0.113.9")
 	if code != http.StatusForbidden || !strings.Contains(body, "X-Forwarded-For") || !strings.Contains(body, "CHATBOT_TOKENS") {
 		t.Errorf("GET through a proxy naming a client beyond loopback: %d %s, want 403 naming the header and CHATBOT_TOKENS", code, body)
 	}

@@ -24,9 +24,12 @@
 //     and a request that shows signs of coming from beyond gets 403: a
 //     peer address that is not loopback, or a header a proxy adds
 //     ([ProxyHeaders], by name and by a rule on names: a reverse proxy in
-//     front relays anyone's requests) unless every client address it
-//     names is loopback (a local development proxy). A proxy on this machine that adds none of these
-//     headers (nginx's plain proxy_pass) is not detected: an API behind a
+//     front relays anyone's requests). With Config.TrustLocalProxy a
+//     request whose client addresses are all loopback is served (a local
+//     development proxy); the client can forge them through a proxy that
+//     passes its headers on, so it is off by default. A proxy on this
+//     machine that adds none of these headers (nginx's plain proxy_pass)
+//     is not detected when the client sends none either: an API behind a
 //     proxy needs authentication.
 //  2. Public requests (Config.Public: a page, a health check) skip the
 //     rules below but the body's (rule 6); their principal is not set.

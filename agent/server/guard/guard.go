@@ -59,8 +59,9 @@ var (
 	ErrTooManyStreams = errors.New("guard: too many streams")
 	// ErrProxied: a request to an open guard shows signs of coming from
 	// beyond this machine (403): its peer address is not loopback, or it
-	// carries a header proxies add ([ProxyHeaders]) without naming
-	// loopback clients only.
+	// carries a header proxies add ([ProxyHeaders]); with
+	// Config.TrustLocalProxy, one that names a client beyond loopback, or
+	// none.
 	ErrProxied = errors.New("guard: request through a proxy")
 )
 
@@ -90,13 +91,16 @@ var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via", 
 // for= parameters) name client addresses.
 //
 // An open guard refuses a request that carries a proxy's header, since
-// the proxy may relay requests from anywhere to a loopback listener,
-// unless every client address the request names is a loopback address:
-// a local development proxy (one that adds X-Forwarded-For: 127.0.0.1) in
-// front of a local client. A proxy that appends the real client's address
-// cannot hide a client from beyond this machine; one that adds none of
-// these headers (nginx's plain proxy_pass) goes unnoticed, so these
-// headers are a sign of a proxy, not a proof of its absence.
+// the proxy may relay requests from anywhere to a loopback listener. With
+// Config.TrustLocalProxy it serves one whose client addresses are all
+// loopback addresses: a local development proxy (one that adds
+// X-Forwarded-For: 127.0.0.1) in front of a local client; a proxy that
+// appends the real client's address cannot hide a client from beyond this
+// machine, but one that passes the client's own headers on can (see
+// Config.TrustLocalProxy). A proxy that adds none of these headers and
+// passes on none of the client's (nginx's plain proxy_pass with a client
+// that sends none) goes unnoticed, so these headers are a sign of a
+// proxy, not a proof of its absence.
 func ProxyHeaders() []string { return slices.Clone(proxyHeaders) }
 
 // The kinds of header [proxyHeaderKind] tells apart.
@@ -314,6 +318,24 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
+	// TrustLocalProxy lets an open guard (no Tokens, no Authenticate)
+	// serve a request that carries headers a proxy adds ([ProxyHeaders])
+	// when every client address they name is a loopback address: a
+	// development proxy on this machine (a dev server's, adding
+	// X-Forwarded-For: 127.0.0.1) in front of a local browser. False (the
+	// default) refuses every request to an open guard that carries such a
+	// header (403, ErrProxied).
+	//
+	// The threat: these headers are the client's to write. A proxy that
+	// relays requests from beyond this machine and passes the client's
+	// own X-Forwarded-For or Forwarded on unchanged (nginx's plain
+	// proxy_pass, which forwards client headers, behind TLS) lets anyone
+	// pass for a loopback client by sending X-Forwarded-For: 127.0.0.1,
+	// and reach the open API. Set it only when every proxy in front is on
+	// this machine, serves this machine only, and sets those headers
+	// itself. An authenticated guard serves proxied requests and ignores
+	// it.
+	TrustLocalProxy bool
 	// Reject, when set, answers a refused request; its *Error says the
 	// status, the rule and a message. Nil writes the status and the JSON
 	// object {"error": message, "field": field}.
@@ -783,11 +805,20 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 						"turn on authentication (Config.Tokens, Config.Authenticate) or listen on loopback only (Guard.Listen)", hostOnly(r.RemoteAddr))})
 				return
 			}
-			if ph := proxiedBeyond(r); ph != "" {
+			if !g.cfg.TrustLocalProxy {
+				if ph := Proxied(r); ph != "" {
+					g.reject(w, r, &Error{Status: http.StatusForbidden, Field: ph, rule: ErrProxied, Message: fmt.Sprintf(
+						"guard: the request came through a proxy (header %s), which may relay anyone's requests; "+
+							"without authentication only this machine is served: turn on authentication (Config.Tokens, Config.Authenticate) "+
+							"to serve through a proxy, or, when a trusted proxy on this machine sets these headers itself (never passing on "+
+							"the client's), set Config.TrustLocalProxy", ph)})
+					return
+				}
+			} else if ph := proxiedBeyond(r); ph != "" {
 				g.reject(w, r, &Error{Status: http.StatusForbidden, Field: ph, rule: ErrProxied, Message: fmt.Sprintf(
 					"guard: the request came through a proxy (header %s) and names no loopback client, so it may be anyone's; "+
 						"without authentication only this machine is served: turn on authentication (Config.Tokens, Config.Authenticate) "+
-						"to serve through a proxy, or have a local proxy send X-Forwarded-For with the client's loopback address", ph)})
+						"to serve through a proxy, or have the local proxy (Config.TrustLocalProxy) send X-Forwarded-For with the client's loopback address", ph)})
 				return
 			}
 		}

@@ -117,14 +117,63 @@ func TestOpenGuardRefusesRemotePeers(t *testing.T) {
 	}
 }
 
-// TestOpenGuardServesLocalDevProxies: a development proxy on this machine
-// (a dev server's proxy adding X-Forwarded-For: 127.0.0.1) in front of a
-// local browser is served when every client address the request names is
-// loopback; one address beyond loopback anywhere in the chain, a header
-// naming no client, or only headers without a client address get 403.
+// TestOpenGuardRefusesForgedLoopbackClients: by default an open guard
+// refuses every request that carries a proxy's header, also one naming a
+// loopback client only: behind a proxy that passes the client's headers
+// on (nginx's plain proxy_pass ending TLS) a client beyond this machine
+// writes X-Forwarded-For: 127.0.0.1 itself. The 403 names the header and
+// both fixes, authentication and Config.TrustLocalProxy.
+func TestOpenGuardRefusesForgedLoopbackClients(t *testing.T) {
+	t.Parallel()
+	g, err := guard.New(guard.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusting, err := guard.New(guard.Config{TrustLocalProxy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	for _, c := range []struct {
+		headers []string
+		field   string
+	}{
+		{[]string{"X-Forwarded-For", "127.0.0.1"}, "X-Forwarded-For"},
+		{[]string{"X-Forwarded-Proto", "https", "X-Forwarded-For", "127.0.0.1"}, "X-Forwarded-For"},
+		{[]string{"Via", "1.1 edge", "X-Forwarded-For", "127.0.0.1"}, "X-Forwarded-For"},
+		{[]string{"X-Forwarded-Host", "api.example.com", "X-Forwarded-For", "::1"}, "X-Forwarded-For"},
+		{[]string{"Forwarded", "for=127.0.0.1;proto=https"}, "Forwarded"},
+		{[]string{"X-Real-Ip", "127.0.0.1"}, "X-Real-Ip"},
+	} {
+		r := httptest.NewRequest("GET", "http://localhost:8080/v1/runs", nil)
+		r.RemoteAddr = "127.0.0.1:40000" // the proxy's
+		for i := 0; i < len(c.headers); i += 2 {
+			r.Header.Set(c.headers[i], c.headers[i+1])
+		}
+		w := httptest.NewRecorder()
+		g.Handler(ok).ServeHTTP(w, r)
+		body := w.Body.String()
+		if w.Code != http.StatusForbidden || !strings.Contains(body, `"field":"`+c.field+`"`) ||
+			!strings.Contains(body, "Config.Tokens") || !strings.Contains(body, "Config.TrustLocalProxy") {
+			t.Errorf("open guard, GET with %q: %d %s, want 403 naming %s, Config.Tokens and Config.TrustLocalProxy", c.headers, w.Code, body, c.field)
+		}
+		w = httptest.NewRecorder()
+		trusting.Handler(ok).ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Errorf("open guard with TrustLocalProxy, GET with %q: %d %s, want 200", c.headers, w.Code, w.Body)
+		}
+	}
+}
+
+// TestOpenGuardServesLocalDevProxies: with Config.TrustLocalProxy a
+// development proxy on this machine (a dev server's proxy adding
+// X-Forwarded-For: 127.0.0.1) in front of a local browser is served when
+// every client address the request names is loopback; one address beyond
+// loopback anywhere in the chain, a header naming no client, or only
+// headers without a client address get 403.
 func TestOpenGuardServesLocalDevProxies(t *testing.T) {
 	t.Parallel()
-	_, open := newServer(t, guard.Config{}, whoami)
+	_, open := newServer(t, guard.Config{TrustLocalProxy: true}, whoami)
 	for _, c := range []struct {
 		headers []string
 		want    int
@@ -220,10 +269,12 @@ func TestLoopbackListener(t *testing.T) {
 // list (Fly-Client-IP, X-Cluster-Client-IP, X-Original-Forwarded-For,
 // a header ending in -Real-IP, in any case, with '_' for '-'): an open
 // guard refuses one naming an address beyond loopback, serves one naming
-// loopback, and is not misled by headers that merely look similar.
+// loopback only with Config.TrustLocalProxy, and is not misled by headers
+// that merely look similar.
 func TestOpenGuardRefusesClientAddressHeadersByName(t *testing.T) {
 	t.Parallel()
-	_, open := newServer(t, guard.Config{}, whoami)
+	_, open := newServer(t, guard.Config{TrustLocalProxy: true}, whoami)
+	_, strict := newServer(t, guard.Config{}, whoami)
 	for _, h := range []string{"Fly-Client-Ip", "X-Cluster-Client-Ip", "X-Original-Forwarded-For", "X-Custom-Real-Ip",
 		"X-Akamai-Client-Ip", "X-Envoy-External-Address", "X-Azure-Clientip", "X_Real_IP", "Cf-Connecting-Ipv6", "X-Forwarded-Prefix"} {
 		code, _, body := do(t, open, "GET", "/notes", "", h, "203.0.113.9")
@@ -234,11 +285,17 @@ func TestOpenGuardRefusesClientAddressHeadersByName(t *testing.T) {
 			continue // names no client: a loopback address elsewhere is needed
 		}
 		if code, _, body := do(t, open, "GET", "/notes", "", h, "127.0.0.1"); code != http.StatusOK {
-			t.Errorf("open guard, %s: 127.0.0.1: %d %s, want 200", h, code, body)
+			t.Errorf("open guard with TrustLocalProxy, %s: 127.0.0.1: %d %s, want 200", h, code, body)
+		}
+		if code, _, body := do(t, strict, "GET", "/notes", "", h, "127.0.0.1"); code != http.StatusForbidden {
+			t.Errorf("open guard, %s: 127.0.0.1: %d %s, want 403", h, code, body)
 		}
 	}
 	for _, h := range []string{"X-Request-Id", "X-Client-Version", "X-Forward", "Referer"} {
 		if code, _, body := do(t, open, "GET", "/notes", "", h, "203.0.113.9"); code != http.StatusOK {
+			t.Errorf("open guard with TrustLocalProxy, %s: %d %s, want 200 (not a proxy's header)", h, code, body)
+		}
+		if code, _, body := do(t, strict, "GET", "/notes", "", h, "203.0.113.9"); code != http.StatusOK {
 			t.Errorf("open guard, %s: %d %s, want 200 (not a proxy's header)", h, code, body)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -97,5 +98,44 @@ func TestStartClearsTheEnvironment(t *testing.T) {
 	spans := col.Spans()
 	if len(spans) != 1 || spans[0].Service != "fallback" {
 		t.Errorf("collector got spans %+v, want one under the program's service name", spans)
+	}
+}
+
+// TestFromEnvBoundsAttributeValues: without
+// OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT and
+// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, a span attribute of a megabyte is
+// exported cut to DefaultAttributeValueLengthLimit; either variable, when
+// set, wins.
+func TestFromEnvBoundsAttributeValues(t *testing.T) {
+	for _, c := range []struct {
+		span, all string
+		want      int
+	}{
+		{"", "", otlp.DefaultAttributeValueLengthLimit},
+		{"100", "", 100},
+		{"", "50", 50},
+		{"2000000", "", 1 << 20},
+	} {
+		col := otlptest.Start(t)
+		t.Setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", c.span)
+		t.Setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", c.all)
+		tel, shutdown, err := otlp.FromEnv(context.Background(), otlp.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := tel.Tracer().Start(context.Background(), "big")
+		span.SetAttributes(attribute.String("big", strings.Repeat("x", 1<<20)))
+		span.End()
+		if err := shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		spans := col.Spans()
+		if len(spans) != 1 {
+			t.Fatalf("collector got %d spans, want 1", len(spans))
+		}
+		if v, _ := spans[0].Attributes["big"].(string); len(v) != c.want {
+			t.Errorf("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT=%q OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=%q: a 1 MiB attribute exported with %d bytes, want %d",
+				c.span, c.all, len(v), c.want)
+		}
 	}
 }

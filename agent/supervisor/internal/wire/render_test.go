@@ -1,10 +1,15 @@
 package wire
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"text/template"
 )
+
+// headingLike matches the start of a line of data that would read as a
+// heading: blanks, then '\'s and '#'.
+var headingLike = regexp.MustCompile(`(?m)^([ \t]*)(\\*#)`)
 
 // templatePrompts is the template Render replaced; Render must write the
 // same bytes.
@@ -13,7 +18,8 @@ var templatePrompts = template.Must(template.New("prompts").Funcs(template.FuncM
 		if strings.TrimSpace(s) == "" {
 			return "(none)"
 		}
-		return strings.TrimSpace(s)
+		// Data's heading-like lines get a '\' before their first '\' or '#'.
+		return headingLike.ReplaceAllString(strings.TrimSpace(s), `$1\$2`)
 	},
 	"oneLine": func(s string) string { return strings.Join(strings.Fields(s), " ") },
 }).Parse(`

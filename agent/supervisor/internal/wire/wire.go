@@ -22,6 +22,15 @@
 //
 // An empty list or text reads "(none)". A closing instruction line ends the
 // prompt.
+//
+// The sections' text (the question, the conversation, results, the draft,
+// the task, call, output and error) is data from users, tools and models,
+// never instructions: the section headings fence it. So that it cannot
+// forge a heading (a tool result that writes "## Iteration" or "### tool"
+// lines), each of its lines whose first character after spaces and tabs
+// is '#' is escaped with a '\' before that character (as is one starting
+// with '\'s then '#', so that Parse restores the text exactly): no line of
+// data reads as a heading, and the system prompts say so.
 package wire
 
 import (
@@ -105,12 +114,12 @@ func Render(p Prompt) (string, error) {
 	switch p.Step {
 	case Decide, Reflect:
 		section("Question")
-		b.WriteString(orNone(p.Query))
+		writeData(&b, p.Query)
 		if p.Step == Decide {
 			section("Tools")
 			writeTools(&b, p.Tools)
 			list("Conversation")
-			b.WriteString(orNone(p.Context))
+			writeData(&b, p.Context)
 		}
 		section("Results")
 		writeResults(&b, p.Results)
@@ -122,29 +131,29 @@ func Render(p Prompt) (string, error) {
 		writeCount(&b, p.Iteration, p.MaxIterations, last)
 	case Plan:
 		section("Question")
-		b.WriteString(orNone(p.Query))
+		writeData(&b, p.Query)
 		section("Operators")
 		writeTools(&b, p.Tools)
 		list("Conversation")
-		b.WriteString(orNone(p.Context))
+		writeData(&b, p.Context)
 	case Write:
 		section("Question")
-		b.WriteString(orNone(p.Query))
+		writeData(&b, p.Query)
 		section("Conversation")
-		b.WriteString(orNone(p.Context))
+		writeData(&b, p.Context)
 		section("Results")
 		writeResults(&b, p.Results)
 		b.WriteString("## Draft\n")
-		b.WriteString(orNone(p.Draft))
+		writeData(&b, p.Draft)
 	case Critique:
 		section("Task")
-		b.WriteString(orNone(p.Task))
+		writeData(&b, p.Task)
 		section("Call")
-		b.WriteString(orNone(p.Call))
+		writeData(&b, p.Call)
 		section("Output")
-		b.WriteString(orNone(p.Output))
+		writeData(&b, p.Output)
 		section("Error")
-		b.WriteString(orNone(p.Error))
+		writeData(&b, p.Error)
 		section("Attempt")
 		writeCount(&b, p.Attempt, p.MaxAttempts, " (last: REJECTED gives up)")
 	}
@@ -171,6 +180,46 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// writeData writes the data text s, trimmed, or "(none)" when that is
+// empty, with its heading-like lines escaped (see the package
+// documentation).
+func writeData(b *strings.Builder, s string) {
+	s = orNone(s)
+	if !strings.Contains(s, "#") {
+		b.WriteString(s)
+		return
+	}
+	for line := range strings.SplitAfterSeq(s, "\n") {
+		rest := strings.TrimLeft(line, " \t")
+		if strings.HasPrefix(strings.TrimLeft(rest, `\`), "#") {
+			b.WriteString(line[:len(line)-len(rest)])
+			b.WriteByte('\\')
+			b.WriteString(rest)
+			continue
+		}
+		b.WriteString(line)
+	}
+}
+
+// unescape undoes writeData's escapes in s.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for line := range strings.SplitAfterSeq(s, "\n") {
+		rest := strings.TrimLeft(line, " \t")
+		if after, ok := strings.CutPrefix(rest, `\`); ok && strings.HasPrefix(strings.TrimLeft(after, `\`), "#") {
+			b.WriteString(line[:len(line)-len(rest)])
+			b.WriteString(after)
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 // writeOneLine writes s with its runs of white space made single spaces
@@ -218,7 +267,7 @@ func writeResults(b *strings.Builder, results []Result) {
 		}
 		b.WriteByte('\n')
 		if r.Content != "" || r.Err == "" {
-			b.WriteString(orNone(r.Content))
+			writeData(b, r.Content)
 			b.WriteByte('\n')
 		}
 		b.WriteByte('\n')
@@ -292,13 +341,14 @@ func sectionsOf(rest string, l layout) map[string]string {
 	return out
 }
 
-// text1 returns a section's text, "" for "(none)".
+// text1 returns a section's text, "" for "(none)", with writeData's
+// escapes undone.
 func text1(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "(none)" {
 		return ""
 	}
-	return s
+	return unescape(s)
 }
 
 // toolsOf reads "- name: description" lines.

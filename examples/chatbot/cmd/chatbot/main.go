@@ -1,6 +1,6 @@
 // Command chatbot runs agentgraph's reference chatbot.
 //
-//	chatbot [serve] [-addr 127.0.0.1:8080] [-tokens FILE] [-allow-host H,...] [-allow-origin O,...] [-data ./data | -postgres DSN [-nats URL]] [-mcp servers.json] [-offline] [-cognition]
+//	chatbot [serve] [-addr 127.0.0.1:8080] [-tokens FILE] [-allow-host H,...] [-allow-origin O,...] [-trust-local-proxy] [-data ./data | -postgres DSN [-nats URL]] [-mcp servers.json] [-offline] [-cognition]
 //	chatbot ask [-data ./data] [-mcp servers.json] [-offline] [-cognition [-user ID]] [-conversation ID] [-no-input] "question"
 //
 // serve (the default) serves the HTTP API and prints its URL; SIGINT or
@@ -20,7 +20,11 @@
 // served besides the loopback ones (a name beyond loopback, such as a
 // reverse proxy's, needs authentication: without it the bot serves this
 // machine only, and refuses requests that came through a proxy);
-// -allow-origin names browser origins allowed besides the page's own. ask runs one turn in the
+// -allow-origin names browser origins allowed besides the page's own;
+// -trust-local-proxy, without authentication, serves requests through a
+// development proxy on this machine whose X-Forwarded-For names loopback
+// clients only (a proxy that passes the client's own headers on would let
+// anyone forge them). ask runs one turn in the
 // terminal, showing the bot's progress on stderr and streaming the answer
 // to stdout. When the turn asks the user something (a tool's elicitation:
 // a yes/no question, a choice, or a form), ask shows the question on
@@ -183,6 +187,8 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	tokensFile := fs.String("tokens", "", `file of bearer tokens, one "principal token" pair a line (or set CHATBOT_TOKENS="principal=token,...")`)
 	hosts := fs.String("allow-host", "", "comma-separated host names served besides the loopback names; names beyond loopback (such as a reverse proxy's) need -tokens or CHATBOT_TOKENS")
 	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed to call the API besides the page's own")
+	trustProxy := fs.Bool("trust-local-proxy", false, "without tokens, serve requests through a development proxy on this machine "+
+		"whose X-Forwarded-For names loopback clients only; only for a proxy that sets these headers itself")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -207,6 +213,7 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	defer logger.Sync() //nolint:errcheck
 	cfg := c.config(logger)
 	cfg.Tokens, cfg.AllowedHosts, cfg.AllowedOrigins = tokens, cmdflag.List(*hosts), cmdflag.List(*origins)
+	cfg.TrustLocalProxy = *trustProxy
 	bot, err := chatbot.New(ctx, cfg)
 	if err != nil {
 		return err
