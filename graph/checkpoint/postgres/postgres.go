@@ -1034,6 +1034,9 @@ func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, e
 	}
 	var u checkpoint.Usage
 	err := s.pool.QueryRow(ctx, s.q.usage, threadID).Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return checkpoint.Usage{}, nil
+	}
 	if err != nil {
 		return u, fmt.Errorf("postgres: usage: %w", err)
 	}
