@@ -14,3 +14,8 @@ func PutWritesSQL(s *Saver) (deleteTaskWrites, addWrites string) {
 func GetLatestSQL(s *Saver) string {
 	return s.q.getOne[0]
 }
+
+// UsageSQL returns the statement of a Usage; its parameter is the thread.
+func UsageSQL(s *Saver) string {
+	return s.q.usage
+}
