@@ -929,13 +929,15 @@ func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, e
 	}
 	var u checkpoint.Usage
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT
-				(SELECT count(*) FROM agentgraph_checkpoints WHERE thread_id = ?1),
-				(SELECT count(*) FROM agentgraph_blobs WHERE thread_id = ?1),
-				(SELECT coalesce(sum(length(data)), 0) FROM agentgraph_blobs WHERE thread_id = ?1),
-				(SELECT count(*) FROM agentgraph_writes WHERE thread_id = ?1),
-				(SELECT coalesce(sum(length(value)), 0) FROM agentgraph_writes WHERE thread_id = ?1)`, threadID).
+		// The running totals the triggers of schema version 2 keep; a
+		// thread without a row stores nothing.
+		err := tx.QueryRowContext(ctx, `SELECT checkpoints, blobs, blob_bytes, writes, write_bytes
+				FROM agentgraph_threads WHERE thread_id = ?`, threadID).
 			Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)
+		if errors.Is(err, sql.ErrNoRows) {
+			u = checkpoint.Usage{}
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("sqlite: usage: %w", err)
 		}
