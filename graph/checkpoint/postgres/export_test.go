@@ -19,3 +19,7 @@ func GetLatestSQL(s *Saver) string {
 func UsageSQL(s *Saver) string {
 	return s.q.usage
 }
+
+// Migrations returns the schema changes; "{schema}" stands for the quoted
+// schema name.
+func Migrations() []string { return migrations }

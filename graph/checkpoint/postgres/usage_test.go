@@ -77,3 +77,45 @@ func TestUsageReadsNoHistory(t *testing.T) {
 	oldLong := postgrestest.Buffers(t, pool, old, "long")
 	t.Logf("buffers read by a Usage: %d on a thread of 1 run, %d on one of 300 (a count of the rows: %d and %d)", short, long, oldShort, oldLong)
 }
+
+// TestUsageBackfill: the migration that adds the running totals fills
+// them in for the threads a schema of version 2 holds.
+func TestUsageBackfill(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	sch := pgx.Identifier{schema}.Sanitize()
+	stmts := []string{`CREATE SCHEMA ` + sch,
+		`CREATE TABLE ` + sch + `.agentgraph_checkpoint_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`}
+	for _, m := range postgres.Migrations()[:2] {
+		stmts = append(stmts, strings.ReplaceAll(m, "{schema}", sch))
+	}
+	stmts = append(stmts, `INSERT INTO `+sch+`.agentgraph_checkpoint_migrations (version) VALUES (1), (2)`,
+		`INSERT INTO `+sch+`.agentgraph_threads (thread_id, latest_id, seq, touched) VALUES ('t', 'c2', 2, now()), ('e', 'c1', 1, now())`,
+		`INSERT INTO `+sch+`.agentgraph_checkpoints (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+			VALUES ('t', 1, 'c1', '', 0, '{}', '', '{}', now()), ('t', 2, 'c2', 'c1', 1, '{}', '', '{}', now()), ('e', 1, 'c1', '', 0, '{}', '', '{}', now())`,
+		`INSERT INTO `+sch+`.agentgraph_blobs (thread_id, channel, writer, kind, base, data) VALUES ('t', 'a', 1, 1, 0, '\x010203'), ('t', 'a', 2, 1, 0, '\x01')`,
+		`INSERT INTO `+sch+`.agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value) VALUES ('t', 2, 'x', 'n', 'a', '\x0102')`)
+	for _, q := range stmts {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for thread, want := range map[string]checkpoint.Usage{
+		"t": {Checkpoints: 2, Blobs: 2, BlobBytes: 4, Writes: 1, WriteBytes: 2},
+		"e": {Checkpoints: 1},
+	} {
+		got, err := s.Usage(ctx, thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("Usage(%q) after the migration = %+v; want %+v", thread, got, want)
+		}
+	}
+}
