@@ -554,7 +554,8 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	return p, nil
 }
 
-// Usage implements UsageReporter.
+// Usage implements UsageReporter. It reads the thread's running totals,
+// in constant time.
 func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
 	if err := ValidateID("Usage", "the thread ID", threadID); err != nil {
 		return Usage{}, err

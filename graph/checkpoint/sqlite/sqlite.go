@@ -922,7 +922,10 @@ func keepLatest(ctx context.Context, tx *sql.Tx, threadID string, keep int) (che
 	return p, nil
 }
 
-// Usage implements checkpoint.UsageReporter.
+// Usage implements checkpoint.UsageReporter. It reads one row, the
+// running totals on the thread's agentgraph_threads row (schema version
+// 2), which triggers keep on every insert and delete; its cost does not
+// grow with the thread's history.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
 	if err := checkpoint.ValidateID("Usage", "the thread ID", threadID); err != nil {
 		return checkpoint.Usage{}, err
