@@ -43,6 +43,11 @@ type memThread struct {
 	first   int64
 	written [][]memBlob
 	touched time.Time
+	// usage holds the running totals of the blobs in written and the
+	// writes of the checkpoints in order (its Checkpoints is unused:
+	// len(order) counts them), kept by every change to either, so that
+	// Usage does not walk the thread's history.
+	usage Usage
 	// Inline room for the first checkpoints of a thread.
 	orderBuf   [4]*memCheckpoint
 	writtenBuf [4][]memBlob
@@ -207,6 +212,8 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 			Base: parent.Base(b.Channel, b.Kind == Delta),
 			Data: b.Data,
 		}})
+		t.usage.Blobs++
+		t.usage.BlobBytes += int64(len(b.Data))
 	}
 	for int64(len(t.written)) < seq-t.first {
 		t.written = append(t.written, nil) // cannot happen: seq grows by one
@@ -215,6 +222,7 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 	mc.cp, mc.refs = *cp, refs
 	if len(writes) > 0 {
 		mc.writes = writes
+		t.usage.addWrites(writes, 1)
 	}
 	mc.cp.Versions = nil // kept in refs
 	t.seq = seq
@@ -242,18 +250,22 @@ func (m *Memory) PutWrites(ctx context.Context, threadID, checkpointID string, w
 	if err != nil {
 		return err
 	}
+	t := m.threads[threadID]
 	kept := c.writes[:0:0]
 	for _, w := range c.writes {
 		if !tasks[w.TaskID] {
 			kept = append(kept, w)
+		} else {
+			t.usage.addWrites([]Write{w}, -1)
 		}
 	}
 	for _, w := range writes {
 		w.Value = slices.Clone(w.Value)
 		kept = append(kept, w)
 	}
+	t.usage.addWrites(writes, 1)
 	c.writes = kept
-	m.threads[threadID].touched = time.Now()
+	t.touched = time.Now()
 	return nil
 }
 
@@ -450,7 +462,7 @@ func (m *Memory) CopyThread(ctx context.Context, from, to string) (int, error) {
 	if src == nil || len(src.order) == 0 {
 		return 0, nil
 	}
-	t := &memThread{seq: src.seq, first: src.first, touched: src.touched,
+	t := &memThread{seq: src.seq, first: src.first, touched: src.touched, usage: src.usage,
 		order: make([]*memCheckpoint, len(src.order)), written: make([][]memBlob, len(src.written))}
 	for i, w := range src.written {
 		t.written[i] = slices.Clip(w)
@@ -503,10 +515,11 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 			continue
 		}
 		drop := len(t.order) - r.KeepLatest
-		if t.byID != nil {
-			for _, c := range t.order[:drop] {
+		for _, c := range t.order[:drop] {
+			if t.byID != nil {
 				delete(t.byID, c.cp.ID)
 			}
+			t.usage.addWrites(c.writes, -1)
 		}
 		p.Checkpoints += drop
 		t.order = slices.Delete(t.order, 0, drop)
@@ -525,6 +538,8 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 					kept = append(kept, b)
 				} else {
 					p.Blobs++
+					t.usage.Blobs--
+					t.usage.BlobBytes -= int64(len(b.Data))
 				}
 			}
 			t.written[i] = kept
@@ -539,7 +554,8 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	return p, nil
 }
 
-// Usage implements UsageReporter.
+// Usage implements UsageReporter. It reads the thread's running totals,
+// in constant time.
 func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
 	if err := ValidateID("Usage", "the thread ID", threadID); err != nil {
 		return Usage{}, err
@@ -554,20 +570,18 @@ func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
 	if t == nil {
 		return u, nil
 	}
+	u = t.usage
 	u.Checkpoints = len(t.order)
-	for _, w := range t.written {
-		u.Blobs += len(w)
-		for _, b := range w {
-			u.BlobBytes += int64(len(b.Data))
-		}
-	}
-	for _, c := range t.order {
-		u.Writes += len(c.writes)
-		for _, w := range c.writes {
-			u.WriteBytes += int64(len(w.Value))
-		}
-	}
 	return u, nil
+}
+
+// addWrites adds writes to u's write totals (sign 1) or takes them off
+// (sign -1).
+func (u *Usage) addWrites(writes []Write, sign int) {
+	for _, w := range writes {
+		u.Writes += sign
+		u.WriteBytes += int64(sign * len(w.Value))
+	}
 }
 
 // matches reports whether md holds every pair of filter.

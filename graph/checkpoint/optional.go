@@ -20,7 +20,9 @@ type Pruner interface {
 
 // UsageReporter is an optional interface of a Saver that reports the
 // storage a thread takes. Memory and the SQLite and PostgreSQL backends
-// implement it; ThreadUsage uses it.
+// implement it, each reading running totals it keeps per thread, so that
+// a Usage costs the same on a thread of one run as on one of thousands (an
+// agent server calls it at every run's end); ThreadUsage uses it.
 type UsageReporter interface {
 	// Usage reports how many checkpoints, blobs and pending writes a thread
 	// holds and how many payload bytes they take. A thread that does not

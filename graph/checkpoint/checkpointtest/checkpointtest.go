@@ -60,6 +60,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"KeepLatest", testKeepLatest},
 		{"CopyAfterPrune", testCopyAfterPrune},
 		{"PatchMetadata", testPatchMetadata},
+		{"UsageTotals", testUsageTotals},
 		{"IdleTTL", testIdleTTL},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Cancelled", testCancelled},

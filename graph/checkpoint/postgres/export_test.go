@@ -14,3 +14,12 @@ func PutWritesSQL(s *Saver) (deleteTaskWrites, addWrites string) {
 func GetLatestSQL(s *Saver) string {
 	return s.q.getOne[0]
 }
+
+// UsageSQL returns the statement of a Usage; its parameter is the thread.
+func UsageSQL(s *Saver) string {
+	return s.q.usage
+}
+
+// Migrations returns the schema changes; "{schema}" stands for the quoted
+// schema name.
+func Migrations() []string { return migrations }

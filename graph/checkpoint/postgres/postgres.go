@@ -329,7 +329,15 @@ func (s *Saver) putTx(ctx context.Context, expect string, cp *checkpoint.Checkpo
 		return fmt.Errorf("postgres: put: %w", err)
 	}
 	b = &pgx.Batch{}
-	b.Queue(s.q.insertCheckpoint, cp.ThreadID, seq, id, cp.ParentID, cp.Step, string(rawRefs), body, string(md), created)
+	var blobBytes, writeBytes int64
+	for _, bl := range blobs {
+		blobBytes += int64(len(bl.Data))
+	}
+	for _, w := range writes {
+		writeBytes += int64(len(w.Value))
+	}
+	b.Queue(s.q.insertCheckpoint, cp.ThreadID, seq, id, cp.ParentID, cp.Step, string(rawRefs), body, string(md), created,
+		len(blobs), blobBytes, len(writes), writeBytes)
 	if len(blobs) > 0 {
 		b.Queue(s.q.insertBlobs, append([]any{cp.ThreadID, seq}, blobColumns(blobs, parent)...)...)
 	}
@@ -861,8 +869,10 @@ func (s *Saver) CopyThread(ctx context.Context, from, to string) (int, error) {
 		case err != nil:
 			return fmt.Errorf("postgres: copy thread: %w", err)
 		}
-		ct, err := tx.Exec(ctx, `INSERT INTO `+sch+`.agentgraph_threads (thread_id, latest_id, seq, touched)
-			SELECT $1, latest_id, seq, touched FROM `+sch+`.agentgraph_threads WHERE thread_id = $2 ON CONFLICT (thread_id) DO NOTHING`, to, from)
+		// The running totals are copied with the row: the share lock
+		// keeps them those of the rows copied below.
+		ct, err := tx.Exec(ctx, `INSERT INTO `+sch+`.agentgraph_threads (thread_id, latest_id, seq, touched, checkpoints, blobs, blob_bytes, writes, write_bytes)
+			SELECT $1, latest_id, seq, touched, checkpoints, blobs, blob_bytes, writes, write_bytes FROM `+sch+`.agentgraph_threads WHERE thread_id = $2 ON CONFLICT (thread_id) DO NOTHING`, to, from)
 		if err != nil {
 			return fmt.Errorf("postgres: copy thread: %w", err)
 		}
@@ -1027,13 +1037,19 @@ func (s *Saver) keepLatest(ctx context.Context, tx pgx.Tx, threadID string, keep
 	return p, nil
 }
 
-// Usage implements checkpoint.UsageReporter.
+// Usage implements checkpoint.UsageReporter. It reads one row, the
+// running totals on the thread's agentgraph_threads row (schema version
+// 3), which the statements that insert rows and triggers on the deletes
+// keep; its cost does not grow with the thread's history.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
 	if err := checkpoint.ValidateID("Usage", "the thread ID", threadID); err != nil {
 		return checkpoint.Usage{}, err
 	}
 	var u checkpoint.Usage
 	err := s.pool.QueryRow(ctx, s.q.usage, threadID).Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return checkpoint.Usage{}, nil
+	}
 	if err != nil {
 		return u, fmt.Errorf("postgres: usage: %w", err)
 	}

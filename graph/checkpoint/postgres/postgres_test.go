@@ -218,8 +218,8 @@ func TestFirstStart(t *testing.T) {
 	proctest.FirstStart(t, schema+"|"+dsn())
 	var version int
 	err := pool.QueryRow(context.Background(), `SELECT max(version) FROM `+pgx.Identifier{schema}.Sanitize()+`.agentgraph_checkpoint_migrations`).Scan(&version)
-	if err != nil || version != 2 {
-		t.Errorf("schema version = %d, %v; want 2", version, err)
+	if err != nil || version != 3 {
+		t.Errorf("schema version = %d, %v; want 3", version, err)
 	}
 }
 

@@ -87,8 +87,13 @@ func newQueries(schema string) queries {
 		parentRefs: r.Replace(`SELECT refs FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2`),
 		idTaken:    r.Replace(`SELECT EXISTS (SELECT 1 FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2)`),
 		latest:     r.Replace(`SELECT latest_id FROM {threads} WHERE thread_id = $1`),
-		insertCheckpoint: r.Replace(`INSERT INTO {checkpoints} (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9)`),
+		// insertCheckpoint adds the checkpoint, with its blobs ($10 of $11
+		// bytes) and writes ($12 of $13 bytes), to the thread's running
+		// totals.
+		insertCheckpoint: r.Replace(`WITH c AS (INSERT INTO {checkpoints} (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9))
+			UPDATE {threads} SET checkpoints = checkpoints + 1, blobs = blobs + $10, blob_bytes = blob_bytes + $11,
+			writes = writes + $12, write_bytes = write_bytes + $13 WHERE thread_id = $1`),
 		insertBlobs: r.Replace(`INSERT INTO {blobs} (thread_id, writer, channel, kind, base, data)
 			SELECT $1, $2, c, k, b, d FROM unnest($3::text[], $4::int2[], $5::int8[], $6::bytea[]) AS u(c, k, b, d)`),
 		touchCheckpoint: r.Replace(`UPDATE {threads} AS t SET touched = $3 FROM {checkpoints} AS c
@@ -97,12 +102,15 @@ func newQueries(schema string) queries {
 			AND EXISTS (SELECT 1 FROM {threads} WHERE thread_id = $1 FOR UPDATE)
 			AND checkpoint_seq = (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2)
 			AND task_id = ANY($3)`),
-		addWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
+		addWrites: r.Replace(`WITH w AS (INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
 			SELECT $1, c.seq, t, n, ch, v
 			FROM (SELECT 1 FROM {threads} WHERE thread_id = $1 FOR UPDATE) AS l,
 			(SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2) AS c,
 			unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, ch, v, i)
-			ORDER BY i`),
+			ORDER BY i
+			RETURNING length(value) AS n)
+			UPDATE {threads} SET writes = writes + (SELECT count(*) FROM w), write_bytes = write_bytes + (SELECT sum(n) FROM w)
+			WHERE thread_id = $1 AND EXISTS (SELECT FROM w)`),
 		insertWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
 			SELECT $1, $2, t, n, c, v FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, c, v, i)
 			ORDER BY i`),
@@ -118,9 +126,11 @@ func newQueries(schema string) queries {
 			LATERAL (SELECT array_agg(task_id ORDER BY id) AS tasks, array_agg(node ORDER BY id) AS nodes,
 				array_agg(channel ORDER BY id) AS channels, array_agg(value ORDER BY id) AS vals
 				FROM {writes} WHERE thread_id = $1 AND checkpoint_seq = c.seq) AS w`),
-		putFirst: r.Replace(`WITH t AS (INSERT INTO {threads} (thread_id, latest_id, seq, touched) VALUES ($1, $2, 1, $3)
+		putFirst: r.Replace(`WITH t AS (INSERT INTO {threads} (thread_id, latest_id, seq, touched, checkpoints, blobs, blob_bytes, writes, write_bytes)
+			VALUES ($1, $2, 1, $3, 1, ` + putTotals(4, "") + `)
 			ON CONFLICT (thread_id) DO NOTHING RETURNING seq),` + putTail(4)),
-		putNext: r.Replace(`WITH t AS (UPDATE {threads} SET latest_id = $2, seq = seq + 1, touched = $3
+		putNext: r.Replace(`WITH t AS (UPDATE {threads} SET latest_id = $2, seq = seq + 1, touched = $3,
+			checkpoints = checkpoints + 1, ` + putTotals(7, "+") + `
 			WHERE thread_id = $1 AND latest_id = $4 AND seq = $5
 			AND EXISTS (SELECT FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $4 AND refs = $6::jsonb)
 			RETURNING seq),` + putTail(7)),
@@ -164,12 +174,9 @@ func newQueries(schema string) queries {
 		blobHeaders:          r.Replace(`SELECT channel, writer, base FROM {blobs} WHERE thread_id = $1`),
 		deleteBlobs: r.Replace(`DELETE FROM {blobs} AS b USING unnest($2::text[], $3::int8[]) AS u(c, w)
 			WHERE b.thread_id = $1 AND b.channel = u.c AND b.writer = u.w`),
-		usage: r.Replace(`SELECT
-			(SELECT count(*) FROM {checkpoints} WHERE thread_id = $1),
-			(SELECT count(*) FROM {blobs} WHERE thread_id = $1),
-			(SELECT coalesce(sum(length(data)), 0) FROM {blobs} WHERE thread_id = $1),
-			(SELECT count(*) FROM {writes} WHERE thread_id = $1),
-			(SELECT coalesce(sum(length(value)), 0) FROM {writes} WHERE thread_id = $1)`),
+		// The running totals the triggers of schema version 3 keep; a
+		// thread without a row stores nothing.
+		usage: r.Replace(`SELECT checkpoints, blobs, blob_bytes, writes, write_bytes FROM {threads} WHERE thread_id = $1`),
 	}
 	q.putFirstNoSync = noSync(q.putFirst)
 	q.putNextNoSync = noSync(q.putNext)
@@ -217,6 +224,28 @@ func putTail(first int) string {
 		tail = strings.ReplaceAll(tail, "{"+strconv.Itoa(i)+"}", "$"+strconv.Itoa(first+i))
 	}
 	return tail
+}
+
+// putTotals is what a one-statement Put adds to its thread's running
+// blob and write totals, from the blob data and write values among its
+// parameters (putTail's, from $first on): the four values as an INSERT's,
+// or, with op "+", as an UPDATE's assignments.
+func putTotals(first int, op string) string {
+	blobs, data := "$"+strconv.Itoa(first+6), "$"+strconv.Itoa(first+9)
+	writes, values := "$"+strconv.Itoa(first+10), "$"+strconv.Itoa(first+13)
+	v := []string{
+		"cardinality(" + blobs + "::text[])",
+		"(SELECT coalesce(sum(length(d)), 0) FROM unnest(" + data + "::bytea[]) AS d)",
+		"cardinality(" + writes + "::text[])",
+		"(SELECT coalesce(sum(length(d)), 0) FROM unnest(" + values + "::bytea[]) AS d)",
+	}
+	if op == "" {
+		return strings.Join(v, ", ")
+	}
+	for i, col := range []string{"blobs", "blob_bytes", "writes", "write_bytes"} {
+		v[i] = col + " = " + col + " " + op + " " + v[i]
+	}
+	return strings.Join(v, ", ")
 }
 
 // noSync turns a one-statement Put (its final select "SELECT seq FROM

@@ -51,6 +51,41 @@ var migrations = []string{
 		value          BLOB NOT NULL
 	);
 	CREATE INDEX agentgraph_writes_checkpoint ON agentgraph_writes (thread_id, checkpoint_seq, task_id);`,
+	// Usage reads a thread's running totals from its agentgraph_threads
+	// row instead of counting its rows, which read the thread's whole
+	// history. Triggers keep the totals on every insert and delete of a
+	// checkpoint, blob or write, whichever statement makes it (each
+	// operation writes the thread's row before its other rows, and
+	// deletes it after them). Existing threads are backfilled.
+	`ALTER TABLE agentgraph_threads ADD COLUMN checkpoints INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE agentgraph_threads ADD COLUMN blobs INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE agentgraph_threads ADD COLUMN blob_bytes INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE agentgraph_threads ADD COLUMN writes INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE agentgraph_threads ADD COLUMN write_bytes INTEGER NOT NULL DEFAULT 0;
+	UPDATE agentgraph_threads SET
+		checkpoints = (SELECT count(*) FROM agentgraph_checkpoints AS c WHERE c.thread_id = agentgraph_threads.thread_id),
+		blobs       = (SELECT count(*) FROM agentgraph_blobs AS b WHERE b.thread_id = agentgraph_threads.thread_id),
+		blob_bytes  = (SELECT coalesce(sum(length(data)), 0) FROM agentgraph_blobs AS b WHERE b.thread_id = agentgraph_threads.thread_id),
+		writes      = (SELECT count(*) FROM agentgraph_writes AS w WHERE w.thread_id = agentgraph_threads.thread_id),
+		write_bytes = (SELECT coalesce(sum(length(value)), 0) FROM agentgraph_writes AS w WHERE w.thread_id = agentgraph_threads.thread_id);
+	CREATE TRIGGER agentgraph_checkpoints_added AFTER INSERT ON agentgraph_checkpoints BEGIN
+		UPDATE agentgraph_threads SET checkpoints = checkpoints + 1 WHERE thread_id = NEW.thread_id;
+	END;
+	CREATE TRIGGER agentgraph_checkpoints_removed AFTER DELETE ON agentgraph_checkpoints BEGIN
+		UPDATE agentgraph_threads SET checkpoints = checkpoints - 1 WHERE thread_id = OLD.thread_id;
+	END;
+	CREATE TRIGGER agentgraph_blobs_added AFTER INSERT ON agentgraph_blobs BEGIN
+		UPDATE agentgraph_threads SET blobs = blobs + 1, blob_bytes = blob_bytes + length(NEW.data) WHERE thread_id = NEW.thread_id;
+	END;
+	CREATE TRIGGER agentgraph_blobs_removed AFTER DELETE ON agentgraph_blobs BEGIN
+		UPDATE agentgraph_threads SET blobs = blobs - 1, blob_bytes = blob_bytes - length(OLD.data) WHERE thread_id = OLD.thread_id;
+	END;
+	CREATE TRIGGER agentgraph_writes_added AFTER INSERT ON agentgraph_writes BEGIN
+		UPDATE agentgraph_threads SET writes = writes + 1, write_bytes = write_bytes + length(NEW.value) WHERE thread_id = NEW.thread_id;
+	END;
+	CREATE TRIGGER agentgraph_writes_removed AFTER DELETE ON agentgraph_writes BEGIN
+		UPDATE agentgraph_threads SET writes = writes - 1, write_bytes = write_bytes - length(OLD.value) WHERE thread_id = OLD.thread_id;
+	END;`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction, so

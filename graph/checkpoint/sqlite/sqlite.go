@@ -922,20 +922,25 @@ func keepLatest(ctx context.Context, tx *sql.Tx, threadID string, keep int) (che
 	return p, nil
 }
 
-// Usage implements checkpoint.UsageReporter.
+// Usage implements checkpoint.UsageReporter. It reads one row, the
+// running totals on the thread's agentgraph_threads row (schema version
+// 2), which triggers keep on every insert and delete; its cost does not
+// grow with the thread's history.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
 	if err := checkpoint.ValidateID("Usage", "the thread ID", threadID); err != nil {
 		return checkpoint.Usage{}, err
 	}
 	var u checkpoint.Usage
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT
-				(SELECT count(*) FROM agentgraph_checkpoints WHERE thread_id = ?1),
-				(SELECT count(*) FROM agentgraph_blobs WHERE thread_id = ?1),
-				(SELECT coalesce(sum(length(data)), 0) FROM agentgraph_blobs WHERE thread_id = ?1),
-				(SELECT count(*) FROM agentgraph_writes WHERE thread_id = ?1),
-				(SELECT coalesce(sum(length(value)), 0) FROM agentgraph_writes WHERE thread_id = ?1)`, threadID).
+		// The running totals the triggers of schema version 2 keep; a
+		// thread without a row stores nothing.
+		err := tx.QueryRowContext(ctx, `SELECT checkpoints, blobs, blob_bytes, writes, write_bytes
+				FROM agentgraph_threads WHERE thread_id = ?`, threadID).
 			Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)
+		if errors.Is(err, sql.ErrNoRows) {
+			u = checkpoint.Usage{}
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("sqlite: usage: %w", err)
 		}
