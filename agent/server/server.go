@@ -99,7 +99,10 @@ type Config struct {
 	// error's text. Threads belong to the principal that created them:
 	// another principal gets 404. Nil serves every request as the
 	// anonymous principal "", and then only requests from loopback
-	// addresses: set Authenticate before listening on a network.
+	// addresses, to a loopback Host, that carry no proxy header (see
+	// guard.ProxyHeaders: a reverse proxy on this machine would otherwise
+	// pass every client it serves): set Authenticate before listening on
+	// a network or behind a proxy.
 	Authenticate func(r *http.Request) (principal string, err error)
 	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
 	// may call the API, for CORS, compared as origins (scheme, host and
@@ -705,6 +708,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if !guard.LoopbackHost(r.Host) {
 		// A page whose name was rebound to 127.0.0.1 sends its own name.
 		refuse(errorf(http.StatusForbidden, "Host %q is not a loopback name; use localhost or 127.0.0.1, or set Config.Authenticate", r.Host))
+		return
+	} else if h := guard.Proxied(r); h != "" {
+		// A reverse proxy on this machine (TLS in front, Host rewritten to
+		// 127.0.0.1) would pass the checks above for every client it
+		// serves, and the headers naming those clients are theirs to forge.
+		refuse(errorf(http.StatusForbidden, "the request came through a proxy (it carries %s); without Config.Authenticate this server serves loopback clients only, so set Config.Authenticate to serve clients through a proxy", h))
 		return
 	}
 	if hasBody && !jsonMediaType(r.Header.Get("Content-Type")) {

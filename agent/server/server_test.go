@@ -336,3 +336,43 @@ func TestStoreItemsBelongToTheirPrincipal(t *testing.T) {
 		t.Fatalf("dotted label: %d %v; want 422 naming the namespace", code, e)
 	}
 }
+
+// TestProxiedRefusedWithoutAuthentication: without Authenticate, a
+// request that a reverse proxy on this machine forwarded (loopback peer,
+// Host rewritten to 127.0.0.1) is refused whatever client address its
+// headers claim, since the client can forge them; with Authenticate it is
+// served.
+func TestProxiedRefusedWithoutAuthentication(t *testing.T) {
+	open, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close(t.Context())
+	authed, err := server.New(server.Config{Authenticate: server.APIKeys(map[string]string{"k": "alice"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer authed.Close(t.Context())
+	for _, h := range [][2]string{
+		{"X-Forwarded-For", "127.0.0.1"},
+		{"X-Forwarded-Proto", "https"},
+		{"X-Real-Ip", "::1"},
+		{"Forwarded", "for=127.0.0.1;proto=https"},
+		{"Via", "1.1 nginx"},
+	} {
+		req := httptest.NewRequest("GET", "/ok", nil)
+		req.RemoteAddr, req.Host = "127.0.0.1:40000", "127.0.0.1:2024"
+		req.Header.Set(h[0], h[1])
+		rec := httptest.NewRecorder()
+		open.ServeHTTP(rec, req)
+		if rec.Code != 403 || !strings.Contains(rec.Body.String(), "Config.Authenticate") || !strings.Contains(rec.Body.String(), h[0]) {
+			t.Errorf("%s: %s without Authenticate: %d %s; want 403 naming the header and Config.Authenticate", h[0], h[1], rec.Code, rec.Body)
+		}
+		req.Header.Set("x-api-key", "k")
+		rec = httptest.NewRecorder()
+		authed.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Errorf("%s: %s with Authenticate: %d %s; want 200", h[0], h[1], rec.Code, rec.Body)
+		}
+	}
+}
