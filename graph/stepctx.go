@@ -13,18 +13,24 @@ import (
 // asks for Done.
 //
 // Until then, cancelling the step only records its error. The first Done
-// makes inner, a context.WithCancel child of the parent, cancelled at
+// makes inner, a context.WithCancelCause child of the parent, cancelled at
 // once when the step already is, and cancelled with the step after: its
 // channel is the step's, and Value answers through it from then on, so
 // that a context a task derives from the step (with its own cancel,
 // timeout or AfterFunc) registers with inner as with any cancellable
 // parent, without a goroutine of its own.
+//
+// context.Cause agrees with Err as for a WithCancel child: once the step
+// is cancelled before its parent, inner is made apart from the parent's
+// cancellation (Value makes it then, so that Cause does not find the
+// parent's later cause), and cancelled with context.Canceled.
 type stepContext struct {
 	context.Context // the parent: its deadline, values and cancellation
 
 	mu    sync.Mutex
 	err   error                        // the step's own cancellation, or the parent's when that came first
-	stop  context.CancelFunc           // inner's cancel
+	own   atomic.Bool                  // the step was cancelled before its parent
+	stop  context.CancelCauseFunc      // inner's cancel
 	inner atomic.Pointer[innerContext] // set by the first Done
 }
 
@@ -42,9 +48,15 @@ func (c *stepContext) Done() <-chan struct{} {
 	in := c.inner.Load()
 	if in == nil {
 		in = new(innerContext)
-		in.Context, c.stop = context.WithCancel(c.Context)
-		if c.err != nil {
-			c.stop()
+		if c.own.Load() {
+			// Cancelled before the parent: a later cancellation of the
+			// parent, or its cause, is not the step's.
+			in.Context, c.stop = context.WithCancelCause(context.WithoutCancel(c.Context))
+			c.stop(context.Canceled)
+		} else {
+			// Linked to the parent, inner takes its error and cause
+			// at once when the parent was cancelled first.
+			in.Context, c.stop = context.WithCancelCause(c.Context)
 		}
 		c.inner.Store(in)
 	}
@@ -69,6 +81,12 @@ func (c *stepContext) Value(key any) any {
 	if in := c.inner.Load(); in != nil {
 		return in.Value(key)
 	}
+	if c.own.Load() {
+		// The parent's cancellation is no longer the step's: inner
+		// answers for it.
+		c.Done()
+		return c.inner.Load().Value(key)
+	}
 	return c.Context.Value(key)
 }
 
@@ -80,11 +98,16 @@ func (c *stepContext) cancel() {
 	if c.err != nil {
 		return
 	}
-	c.err = context.Canceled
+	cause := error(context.Canceled)
 	if err := c.Context.Err(); err != nil {
-		c.err = err
+		// The parent came first: its error, and its cause for inner
+		// should inner not have heard of the parent yet.
+		c.err, cause = err, context.Cause(c.Context)
+	} else {
+		c.err = context.Canceled
+		c.own.Store(true)
 	}
 	if c.stop != nil {
-		c.stop()
+		c.stop(cause)
 	}
 }

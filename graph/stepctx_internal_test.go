@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -120,5 +121,93 @@ func TestParallelStepContextEnds(t *testing.T) {
 			t.Fatalf("a kept task context: err %v after the step", ctx.Err())
 		}
 		<-ctx.Done()
+	}
+}
+
+// Cause agrees with Err as for a context.WithCancel child, whichever of the
+// step and its parent (cancelled with a cause) is cancelled first, and
+// whether Done is first asked before, between or after the cancellations.
+func TestStepContextCause(t *testing.T) {
+	why := errors.New("parent's cause")
+	for _, stepFirst := range []bool{true, false} {
+		for _, doneAt := range []int{-1, 0, 1, 2} { // never, before both, between, after both
+			parent, stopParent := context.WithCancelCause(context.Background())
+			c := &stepContext{Context: parent}
+			ref, stopRef := context.WithCancel(parent) // what a WithCancel child reports
+			ask := func(at int) {
+				if doneAt == at {
+					c.Done()
+				}
+			}
+			ask(0)
+			for i, stepNow := range []bool{stepFirst, !stepFirst} {
+				if stepNow {
+					c.cancel()
+					stopRef()
+				} else {
+					stopParent(why)
+				}
+				ask(i + 1)
+			}
+			if c.Err() != ref.Err() || context.Cause(c) != context.Cause(ref) {
+				t.Errorf("step first %v, Done asked at %d: err %v, cause %v; want %v, %v (a WithCancel child's)",
+					stepFirst, doneAt, c.Err(), context.Cause(c), ref.Err(), context.Cause(ref))
+			}
+			if c.Value(stepKey{}) != nil {
+				t.Errorf("step first %v, Done asked at %d: a value not set is found", stepFirst, doneAt)
+			}
+			select {
+			case <-c.Done():
+			default:
+				t.Errorf("step first %v, Done asked at %d: Done is not closed", stepFirst, doneAt)
+			}
+			stopParent(nil)
+			stopRef()
+		}
+	}
+}
+
+// Concurrent first calls to Done, Value and Cause make one inner context,
+// and all see the cancellation.
+func TestStepContextConcurrentDone(t *testing.T) {
+	for range 20 {
+		parent := context.WithValue(context.Background(), stepKey{}, "v")
+		c := &stepContext{Context: parent}
+		start := make(chan struct{})
+		chans := make(chan (<-chan struct{}), 8)
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				<-start
+				switch i % 3 {
+				case 0:
+					chans <- c.Done()
+				case 1:
+					if c.Value(stepKey{}) != "v" {
+						t.Error("the parent's value is lost")
+					}
+					chans <- c.Done()
+				default:
+					c.cancel()
+					_ = context.Cause(c)
+					chans <- c.Done()
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(chans)
+		var first <-chan struct{}
+		for ch := range chans {
+			if first == nil {
+				first = ch
+			} else if ch != first {
+				t.Fatal("concurrent first calls to Done returned different channels")
+			}
+			<-ch
+		}
+		if c.Err() != context.Canceled || context.Cause(c) != context.Canceled {
+			t.Fatalf("err %v, cause %v", c.Err(), context.Cause(c))
+		}
 	}
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"math"
+	"math/bits"
 )
 
 // Usage counts the tokens of one or more model calls.
@@ -43,10 +44,11 @@ func (u Usage) Total() int {
 // calls accumulate the usage of the whole run. As in Total, a negative field
 // counts as zero and each sum saturates at math.MaxInt.
 func (u Usage) Merge(v Usage) Usage {
-	// The usual counts, none negative and each below 2^62, sum as they
-	// stand: no sum can reach math.MaxInt. One test of all ten tells.
+	// The usual counts, none negative and each below 2^(w-2) for a w-bit
+	// int, sum as they stand: no sum can reach math.MaxInt. One test of
+	// all ten tells.
 	if (u.InputTokens|u.OutputTokens|u.ThinkingTokens|u.CacheReadTokens|u.CacheWriteTokens|
-		v.InputTokens|v.OutputTokens|v.ThinkingTokens|v.CacheReadTokens|v.CacheWriteTokens)>>62 == 0 {
+		v.InputTokens|v.OutputTokens|v.ThinkingTokens|v.CacheReadTokens|v.CacheWriteTokens)>>(bits.UintSize-2) == 0 {
 		return Usage{
 			InputTokens:      u.InputTokens + v.InputTokens,
 			OutputTokens:     u.OutputTokens + v.OutputTokens,

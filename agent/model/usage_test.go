@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"math/bits"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -53,10 +54,12 @@ func TestUsageSaturates(t *testing.T) {
 }
 
 // Merge saturates and drops negatives around the bounds of its fast path
-// (every count below 2^62) as it does anywhere: each field is compared
-// with a sum in big numbers.
+// (every count below 2^(w-2) for a w-bit int) as it does anywhere: each
+// field is compared with a sum in big numbers. The values are built from
+// bits.UintSize, so the test means the same on 32-bit platforms.
 func TestUsageMergeBounds(t *testing.T) {
-	vals := []int{0, 1, 7, -1, math.MinInt, 1<<62 - 1, 1 << 62, 1<<62 + 1, math.MaxInt - 1, math.MaxInt, 1 << 61}
+	const edge = 1 << (bits.UintSize - 2)
+	vals := []int{0, 1, 7, -1, math.MinInt, edge - 1, edge, edge + 1, math.MaxInt - 1, math.MaxInt, edge / 2, edge + edge/2}
 	want := func(a, b int) int {
 		s := new(big.Int).Add(big.NewInt(int64(max(a, 0))), big.NewInt(int64(max(b, 0))))
 		if s.Cmp(big.NewInt(math.MaxInt)) > 0 {
