@@ -201,13 +201,6 @@ type call struct {
 	// ResultID, when set, is the id of the tool message holding the
 	// result; without one the messages reducer gives it one.
 	ResultID string `json:"result_id,omitempty"`
-	// msg, when set, is the storage of the call's tool message, in the
-	// allocation of the turn that made the call (see slotTurn), and room
-	// its room for a small result, when the turn has one. Neither is
-	// saved with the call: a call restored from a checkpoint, or made at
-	// approval, has none, and its message is allocated when it runs.
-	msg  *toolMessage
-	room *toolcall.Room
 }
 
 // inlineCalls is the number of tool calls of a model turn whose tasks a
@@ -227,17 +220,6 @@ type turn struct {
 	calls [inlineCalls]call
 	sends [inlineCalls]graph.Send
 	ids   [(1 + inlineCalls) * idLen]byte
-}
-
-// slotTurn is a turn whose n tool calls (at most inlineCalls) run in the
-// tools node as the turn stands, with storage for their tool messages, R
-// an array of n toolMessage or roomyMessage values: the turn and its
-// results in one allocation. The results' messages keep the turn
-// reachable as the reply does, and each is written once, by its call's
-// task.
-type slotTurn[R any] struct {
-	turn
-	res R
 }
 
 // toolMessage is the tool message of one result, allocated at once.
@@ -265,10 +247,7 @@ type agent struct {
 	defs    []model.ToolDef
 	approve map[string]bool
 	all     bool
-	// into and plain report whether every tool, or none, writes its
-	// result into its caller's storage (toolcall.Into).
-	into, plain bool
-	tasks       *graph.TaskNode[State, *call]
+	tasks   *graph.TaskNode[State, *call]
 	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes,
 	// MaxResultBytes and MaxResultBinaryBytes with their defaults applied.
 	maxCalls, maxArgs, maxResult, maxBinary int
@@ -325,11 +304,6 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		a.names = append(a.names, d.Name)
 		a.list = append(a.list, t)
 		a.defs = append(a.defs, d)
-	}
-	a.into, a.plain = true, true
-	for _, t := range a.list {
-		_, into := t.(toolcall.Into)
-		a.into, a.plain = a.into && into, a.plain && !into
 	}
 	if cfg.Answer != nil {
 		if cfg.Answer.Name == "" {
@@ -403,26 +377,23 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	if err != nil {
 		return err
 	}
+	t := new(turn)
+
 	// A run starts where the conversation does not end with tool results.
 	runUsage, iter := resp.Usage, 1
 	if last, ok := s.Messages.Last(); ok && last.Role == model.RoleTool {
 		runUsage, iter = s.RunUsage.Merge(resp.Usage), s.Iterations+1
 	}
-	nc := countCalls(&resp.Message)
-	t := a.newTurn(&resp.Message, nc, iter)
 	t.msgs[0] = resp.Message
 	msg := &t.msgs[0]
 	msg.Role = model.RoleAssistant
 	calls := t.calls[:0]
-	if nc > inlineCalls {
-		calls = make([]call, 0, nc)
+	if n := countCalls(msg); n > inlineCalls {
+		calls = make([]call, 0, n)
 	}
-	// The calls are written in place: those of a slotTurn hold their
-	// messages' storage already.
 	for i := range msg.Parts {
 		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
-			calls = calls[:len(calls)+1]
-			calls[len(calls)-1].Call = *p.ToolCall
+			calls = append(calls, call{Call: *p.ToolCall})
 		}
 	}
 	if !uniqueIDs(calls) {
@@ -566,61 +537,6 @@ func (a *agent) limitTurn(u *graph.Update[State], fixed model.Messages, msg mode
 	}
 	MessagesField.Put(u, withPrefix(fixed, model.Messages{msg, model.ToolResults(results...)}))
 	OutcomeField.Put(u, OutcomeIterationLimit)
-}
-
-// newTurn returns the turn of the model reply msg, which makes n tool
-// calls, on the run's model call number iter. When the calls are to run
-// in the tools node as the turn stands (one to inlineCalls of them, no
-// approval, no answer tool, below the iteration limit), it is a slotTurn
-// whose calls hold the storage of their tool messages, with a room each
-// when a tool the reply calls writes its result into its caller's
-// storage (toolcall.Into): a tool message then costs no allocation of its
-// own. Other turns have no such storage, which they would keep unused as
-// long as the conversation.
-//
-//go:noinline
-func (a *agent) newTurn(msg *model.Message, n, iter int) *turn {
-	if n == 0 || n > inlineCalls || a.cfg.Answer != nil || a.all || len(a.approve) > 0 || iter >= a.max {
-		return new(turn)
-	}
-	roomy := a.into
-	for i := range msg.Parts {
-		if a.into || a.plain {
-			break // known without looking the tools up
-		}
-		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
-			if t, _ := a.tool(p.ToolCall.Name); t != nil {
-				if _, into := t.(toolcall.Into); into {
-					roomy = true
-					break
-				}
-			}
-		}
-	}
-	var t *turn
-	switch {
-	case roomy && n == 1:
-		s := new(slotTurn[[1]roomyMessage])
-		t = &s.turn
-		t.calls[0].msg, t.calls[0].room = &s.res[0].toolMessage, &s.res[0].room
-	case roomy:
-		s := new(slotTurn[[inlineCalls]roomyMessage])
-		t = &s.turn
-		for i := range s.res {
-			t.calls[i].msg, t.calls[i].room = &s.res[i].toolMessage, &s.res[i].room
-		}
-	case n == 1:
-		s := new(slotTurn[[1]toolMessage])
-		t = &s.turn
-		t.calls[0].msg = &s.res[0]
-	default:
-		s := new(slotTurn[[inlineCalls]toolMessage])
-		t = &s.turn
-		for i := range s.res {
-			t.calls[i].msg = &s.res[i]
-		}
-	}
-	return t
 }
 
 // countCalls returns the number of tool calls of msg.
@@ -851,9 +767,7 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 // room does, gets room for it in the message's allocation, which
 // newToolMessage returns too; otherwise room is nil, and the message has
 // none: a room the result cannot use would be kept, unused, as long as
-// the conversation. A call whose turn holds its message's storage
-// (c.msg, see newTurn) gets that storage, and its room when the tool
-// writes into one.
+// the conversation.
 //
 // It is not inlined, so that its locals do not widen the frame of
 // toolMessage, on the task's fresh stack.
@@ -863,14 +777,7 @@ func (a *agent) newToolMessage(c *call) (m *toolMessage, t operator.Tool, room *
 	if c.Rejected == "" {
 		t, _ = a.tool(c.Call.Name)
 	}
-	_, into := t.(toolcall.Into)
-	if c.msg != nil {
-		if into {
-			room = c.room
-		}
-		return c.msg, t, room
-	}
-	if into {
+	if _, into := t.(toolcall.Into); into {
 		rm := new(roomyMessage)
 		return &rm.toolMessage, t, &rm.room
 	}

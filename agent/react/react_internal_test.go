@@ -9,13 +9,11 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/internal/toolcall"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -259,100 +257,4 @@ func TestHexDigits(t *testing.T) {
 			t.Fatalf("hexDigits(%#x) = %q, want %q", v, got, want)
 		}
 	}
-}
-
-// A turn whose one or two tool calls run as they stand holds their tool
-// messages: a FuncTool call with an integer result then allocates
-// nothing, its message and the result's room being the turn's. A plain
-// tool's call gets a message without a room; turns whose calls do not
-// run as they stand (approval, more calls than a turn holds, the
-// iteration limit) hold no messages.
-func TestTurnHoldsToolMessages(t *testing.T) {
-	type args struct {
-		A int `json:"a"`
-		B int `json:"b"`
-	}
-	add := operator.MustFuncTool("add", "Add two integers.", func(_ context.Context, in args) (int, error) { return in.A + in.B, nil })
-	say := plainSay{}
-	reply := func(names ...string) *model.Message {
-		m := &model.Message{Role: model.RoleAssistant}
-		for i, n := range names {
-			m.Parts = append(m.Parts, model.Part{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: fmt.Sprint("call_", i), Name: n, Arguments: json.RawMessage(`{"a":2,"b":3}`)}})
-		}
-		return m
-	}
-	newAgent := func(tools ...operator.Tool) *agent {
-		a := &agent{max: DefaultMaxIterations, maxCalls: DefaultMaxCallsPerTurn, maxArgs: DefaultMaxArgumentBytes, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
-		a.into, a.plain = true, true
-		for _, tl := range tools {
-			a.names = append(a.names, tl.Definition().Name)
-			a.list = append(a.list, tl)
-			_, into := tl.(toolcall.Into)
-			a.into, a.plain = a.into && into, a.plain && !into
-		}
-		return a
-	}
-
-	a := newAgent(add, say)
-	for _, names := range [][]string{{"add"}, {"add", "say"}, {"say", "add"}, {"say"}, {"nope", "say"}} {
-		tn := a.newTurn(reply(names...), len(names), 1)
-		for i, n := range names {
-			c := &tn.calls[i]
-			if c.msg == nil || (c.room != nil) != slices.Contains(names, "add") {
-				t.Fatalf("calls %v: call %d (%s) has message %v, room %v", names, i, n, c.msg != nil, c.room != nil)
-			}
-		}
-	}
-	for _, tc := range []struct {
-		name  string
-		a     *agent
-		calls int
-		iter  int
-	}{
-		{"no calls", a, 0, 1},
-		{"more calls than a turn holds", a, inlineCalls + 1, 1},
-		{"the iteration limit", a, 1, DefaultMaxIterations},
-		{"approval", func() *agent { b := newAgent(add); b.all = true; return b }(), 1, 1},
-		{"an answer tool", func() *agent { b := newAgent(add); b.cfg.Answer = &model.ToolDef{Name: "answer"}; return b }(), 1, 1},
-	} {
-		names := make([]string, tc.calls)
-		for i := range names {
-			names[i] = "add"
-		}
-		tn := tc.a.newTurn(reply(names...), tc.calls, tc.iter)
-		for i := range tn.calls {
-			if tn.calls[i].msg != nil || tn.calls[i].room != nil {
-				t.Errorf("%s: call %d holds a message", tc.name, i)
-			}
-		}
-	}
-
-	// The call of add runs into the turn's storage.
-	tn := a.newTurn(reply("add", "say"), 2, 1)
-	c := &tn.calls[0]
-	c.Call = *reply("add").Parts[0].ToolCall
-	c.ResultID = "m-0000000000000001"
-	var m *toolMessage
-	var err error
-	if n := testing.AllocsPerRun(100, func() {
-		*c.msg, *c.room = toolMessage{}, toolcall.Room{}
-		m, err = a.toolMessage(t.Context(), c)
-	}); n != 0 {
-		t.Errorf("a FuncTool call of a turn holding its message allocates %v times, want 0", n)
-	}
-	if err != nil || m != c.msg {
-		t.Fatalf("message %p, want the turn's %p (%v)", m, c.msg, err)
-	}
-	if res := m.msgs[0].Parts[0].ToolResult; res.Text() != "5" || res.CallID != "call_0" || m.msgs[0].ID != c.ResultID {
-		t.Fatalf("result %+v in message %s", res, m.msgs[0].ID)
-	}
-}
-
-// plainSay is a tool that does not write into its caller's storage.
-type plainSay struct{}
-
-func (plainSay) Definition() model.ToolDef { return model.ToolDef{Name: "say"} }
-
-func (plainSay) Call(context.Context, json.RawMessage) (*model.ToolResult, error) {
-	return &model.ToolResult{Content: []model.Part{model.TextPart("ok")}}, nil
 }
