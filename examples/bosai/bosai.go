@@ -482,7 +482,8 @@ func (b *Bot) Ask(ctx context.Context, req Request) (*Response, error) {
 }
 
 // State returns the saved final state of the run saved under thread
-// (Response.Thread).
+// (Response.Thread). With the Bot's own saver only the Config.KeepRuns
+// latest finished runs are kept: an older one's is checkpoint.ErrNotFound.
 func (b *Bot) State(ctx context.Context, thread string) (State, error) {
 	snap, err := b.graph.Thread(thread).State(ctx)
 	if err != nil {
