@@ -73,8 +73,12 @@ func ValidateID(what, id string) error {
 }
 
 // CheckChanges returns an error wrapping [ErrInvalid] if ch puts an
-// episode with an invalid ID (see [ValidateID]) or of another user.
-// Stores call it on what UpdateEpisodes' fn returns.
+// episode with an invalid ID (see [ValidateID]), of another user, or with
+// a text field (ConversationID, Summary, Outcome, a topic) that is not
+// valid UTF-8 or holds a NUL byte, or deletes an ID that is not valid
+// UTF-8 or holds a NUL byte; the error names the field. Stores call it on
+// what UpdateEpisodes' fn returns, so that every store refuses alike what
+// one of them could not keep as given.
 func CheckChanges(userID string, ch EpisodeChanges) error {
 	for i, e := range ch.Put {
 		if err := ValidateID(fmt.Sprintf("EpisodeChanges.Put[%d].ID", i), e.ID); err != nil {
@@ -83,6 +87,86 @@ func CheckChanges(userID string, ch EpisodeChanges) error {
 		if e.UserID != userID {
 			return fmt.Errorf("%w: EpisodeChanges.Put[%d] (%s) belongs to user %q, not %q", ErrInvalid, i, e.ID, e.UserID, userID)
 		}
+		field := func(name string) string { return fmt.Sprintf("EpisodeChanges.Put[%d] (%s).%s", i, e.ID, name) }
+		if err := checkText(field("ConversationID"), e.ConversationID); err != nil {
+			return err
+		}
+		if err := checkText(field("Summary"), e.Summary); err != nil {
+			return err
+		}
+		if err := checkText(field("Outcome"), string(e.Outcome)); err != nil {
+			return err
+		}
+		for j, t := range e.Topics {
+			if err := checkText(field(fmt.Sprintf("Topics[%d]", j)), t); err != nil {
+				return err
+			}
+		}
+	}
+	for i, id := range ch.Delete {
+		if err := checkText(fmt.Sprintf("EpisodeChanges.Delete[%d]", i), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckProfile returns an error wrapping [ErrInvalid] if p, as an
+// UpdateProfile of userID's fn left it, changed UserID, or has a text
+// field (Expertise, Style, an interest, a preference's key or value) that
+// is not valid UTF-8 or holds a NUL byte; the error names the field.
+// Stores call it before saving, so that every store refuses alike what
+// one of them could not keep as given.
+func CheckProfile(userID string, p Profile) error {
+	if p.UserID != userID {
+		return fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", ErrInvalid, userID, p.UserID)
+	}
+	if err := checkText("Profile.Expertise", string(p.Expertise)); err != nil {
+		return err
+	}
+	if err := checkText("Profile.Style", string(p.Style)); err != nil {
+		return err
+	}
+	for i, s := range p.Interests {
+		if err := checkText(fmt.Sprintf("Profile.Interests[%d]", i), s); err != nil {
+			return err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Preferences)) {
+		if err := checkText(fmt.Sprintf("a key of Profile.Preferences (%q)", k), k); err != nil {
+			return err
+		}
+		if err := checkText(fmt.Sprintf("Profile.Preferences[%q].Value", k), p.Preferences[k].Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckIdentity returns an error wrapping [ErrInvalid] if id, as an
+// UpdateIdentity of agent's fn left it, changed Agent, or has a goal, a
+// value or a gap that is not valid UTF-8 or holds a NUL byte; the error
+// names the field. Stores call it before saving.
+func CheckIdentity(agent string, id Identity) error {
+	if id.Agent != agent {
+		return fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", ErrInvalid, agent, id.Agent)
+	}
+	for name, list := range map[string][]string{"Goals": id.Goals, "Values": id.Values, "Gaps": id.Gaps} {
+		for i, s := range list {
+			if err := checkText(fmt.Sprintf("Identity.%s[%d]", name, i), s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkText returns an error wrapping [ErrInvalid], naming field, if s is
+// not valid UTF-8 or holds a NUL byte: text the SQL stores could not keep
+// as given (PostgreSQL refuses it; JSON replaces invalid bytes).
+func checkText(field, s string) error {
+	if why := storeid.TextProblem(s); why != "" {
+		return fmt.Errorf("%w: %s %s", ErrInvalid, field, why)
 	}
 	return nil
 }
@@ -166,8 +250,8 @@ func (s *InMemoryStore) UpdateProfile(ctx context.Context, userID string, fn fun
 	if err := fn(&p); err != nil {
 		return Profile{}, err
 	}
-	if p.UserID != userID {
-		return Profile{}, fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", ErrInvalid, userID, p.UserID)
+	if err := CheckProfile(userID, p); err != nil {
+		return Profile{}, err
 	}
 	s.profiles[userID] = cloneProfile(p)
 	return p, nil
@@ -259,8 +343,8 @@ func (s *InMemoryStore) UpdateIdentity(ctx context.Context, agent string, fn fun
 	if err := fn(&id); err != nil {
 		return Identity{}, err
 	}
-	if id.Agent != agent {
-		return Identity{}, fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", ErrInvalid, agent, id.Agent)
+	if err := CheckIdentity(agent, id); err != nil {
+		return Identity{}, err
 	}
 	s.identities[agent] = cloneIdentity(id)
 	return id, nil

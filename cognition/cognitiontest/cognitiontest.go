@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cognition.Store) {
 		{Name: "Episodes", Fn: testEpisodes},
 		{Name: "EpisodesUpdateError", Fn: testEpisodesUpdateError},
 		{Name: "EpisodesOtherUser", Fn: testEpisodesOtherUser},
+		{Name: "BadText", Fn: testBadText},
 		{Name: "Isolation", Fn: testIsolation},
 		{Name: "Touch", Fn: testTouch},
 		{Name: "Identity", Fn: testIdentity},
@@ -219,6 +220,93 @@ func testEpisodesOtherUser(t *testing.T, s cognition.Store) {
 		if got := must(s.Episodes(t.Context(), u))(t); len(got) != 0 {
 			t.Errorf("episodes of %s saved from an invalid change: %v", u, got)
 		}
+	}
+}
+
+// badTexts are text values no store keeps as given: PostgreSQL refuses a
+// NUL byte, and JSON replaces bytes that are not UTF-8.
+var badTexts = map[string]string{"a NUL byte": "a\x00b", "bytes not UTF-8": "caf\xe9 \xff"}
+
+// testBadText: every store refuses, with ErrInvalid naming the field, a
+// text field that is not valid UTF-8 or holds a NUL byte, and saves
+// nothing of the update; valid non-ASCII text round-trips.
+func testBadText(t *testing.T, s cognition.Store) {
+	ctx := t.Context()
+	wantInvalid := func(what, field string, err error) {
+		t.Helper()
+		if !errors.Is(err, cognition.ErrInvalid) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: error = %v, want ErrInvalid naming %s", what, err, field)
+		}
+	}
+	for kind, bad := range badTexts {
+		for field, set := range map[string]func(*cognition.Episode){
+			"Summary":        func(e *cognition.Episode) { e.Summary = bad },
+			"ConversationID": func(e *cognition.Episode) { e.ConversationID = bad },
+			"Topics[1]":      func(e *cognition.Episode) { e.Topics = []string{"go", bad} },
+			"Outcome":        func(e *cognition.Episode) { e.Outcome = cognition.Outcome(bad) },
+		} {
+			e := episode("u1", "b", "fine", 1)
+			set(&e)
+			err := s.UpdateEpisodes(ctx, "u1", func([]cognition.Episode) (cognition.EpisodeChanges, error) {
+				return cognition.EpisodeChanges{Put: []cognition.Episode{episode("u1", "ok", "fine", 1), e}}, nil
+			})
+			wantInvalid("episode "+field+" with "+kind, field, err)
+		}
+		err := s.UpdateEpisodes(ctx, "u1", func([]cognition.Episode) (cognition.EpisodeChanges, error) {
+			return cognition.EpisodeChanges{Put: []cognition.Episode{episode("u1", "ok", "fine", 1)}, Delete: []string{bad}}, nil
+		})
+		wantInvalid("Delete of an ID with "+kind, "Delete[0]", err)
+		if got := must(s.Episodes(ctx, "u1"))(t); len(got) != 0 {
+			t.Errorf("episodes saved from a change with %s: %v", kind, got)
+		}
+
+		for field, set := range map[string]func(*cognition.Profile){
+			"Expertise":    func(p *cognition.Profile) { p.Expertise = cognition.Expertise(bad) },
+			"Style":        func(p *cognition.Profile) { p.Style = cognition.Style(bad) },
+			"Interests[1]": func(p *cognition.Profile) { p.Interests = []string{"go", bad} },
+			"Preferences": func(p *cognition.Profile) {
+				p.Preferences = map[string]cognition.Preference{bad: {Value: "x", Updated: at}}
+			},
+			`["language"].Value`: func(p *cognition.Profile) { p.Preferences["language"] = cognition.Preference{Value: bad, Updated: at} },
+		} {
+			_, err := s.UpdateProfile(ctx, "u1", func(p *cognition.Profile) error {
+				*p = fullProfile("u1")
+				set(p)
+				return nil
+			})
+			wantInvalid("profile "+field+" with "+kind, field, err)
+		}
+		if got := must(s.Profile(ctx, "u1"))(t); !got.IsZero() {
+			t.Errorf("profile saved from an update with %s: %+v", kind, got)
+		}
+
+		for field, set := range map[string]func(*cognition.Identity){
+			"Goals[0]":  func(id *cognition.Identity) { id.Goals = []string{bad} },
+			"Values[1]": func(id *cognition.Identity) { id.Values = []string{"honest", bad} },
+			"Gaps[0]":   func(id *cognition.Identity) { id.Gaps = []string{bad} },
+		} {
+			_, err := s.UpdateIdentity(ctx, "bot", func(id *cognition.Identity) error { set(id); return nil })
+			wantInvalid("identity "+field+" with "+kind, field, err)
+		}
+		if got := must(s.Identity(ctx, "bot"))(t); len(got.Goals)+len(got.Values)+len(got.Gaps) != 0 {
+			t.Errorf("identity saved from an update with %s: %+v", kind, got)
+		}
+	}
+
+	// Valid text beyond ASCII is kept as given.
+	const text = "café ✓ 日本語 \U0001F600"
+	e := episode("u1", "u", text, 1)
+	e.ConversationID, e.Topics = text, []string{text}
+	put(t, s, "u1", e)
+	if diff := cmp.Diff(e, byID(must(s.Episodes(ctx, "u1"))(t))["u"]); diff != "" {
+		t.Errorf("episode with non-ASCII text (-want +got):\n%s", diff)
+	}
+	want := fullProfile("u1")
+	want.Interests = []string{text}
+	want.Preferences[text] = cognition.Preference{Value: text, Updated: at}
+	must(s.UpdateProfile(ctx, "u1", func(p *cognition.Profile) error { *p = want; return nil }))(t)
+	if diff := cmp.Diff(want, must(s.Profile(ctx, "u1"))(t)); diff != "" {
+		t.Errorf("profile with non-ASCII text (-want +got):\n%s", diff)
 	}
 }
 

@@ -40,6 +40,10 @@ var (
 // nil: the in-process DemoAPI answers it.
 const DemoAPIBase = "http://acme-api.example"
 
+// DefaultKeepRuns is how many finished runs the Bot's own saver keeps when
+// Config.KeepRuns is zero.
+const DefaultKeepRuns = 32
+
 // Config configures a Bot. The zero Config runs on the model configured in
 // the environment (provider.FromEnv), or offline when there is none.
 type Config struct {
@@ -98,9 +102,19 @@ type Config struct {
 	// SQLTools names the SQL agent's MCP tools. The zero value calls the
 	// bundled server's tools on the server "database".
 	SQLTools SQLTools
-	// Checkpointer saves every run's steps, one thread per run. Nil means
-	// checkpoint.NewMemory().
+	// Checkpointer saves every run's steps, one thread per run
+	// (Response.Thread, Bot.State). The Bot deletes nothing from a saver it
+	// is given: a long-lived process passes one it prunes (checkpoint.Prune)
+	// or deletes threads from (DeleteThread). Nil means a
+	// checkpoint.NewMemory() of the Bot's own, bounded by KeepRuns.
 	Checkpointer checkpoint.Saver
+	// KeepRuns bounds the threads the Bot's own saver (Checkpointer nil)
+	// keeps: the KeepRuns latest finished runs, for Bot.State; the thread of
+	// an older run is deleted when a newer one finishes. A run that fails
+	// or is stopped is deleted when it ends: its thread is never returned,
+	// so nothing can read or resume it. Zero means DefaultKeepRuns; a
+	// negative value keeps no run. It is ignored when Checkpointer is set.
+	KeepRuns int
 	// MaxConcurrency bounds the agents running at once. Zero means no bound.
 	MaxConcurrency int
 	// Logger receives the graph's, the model client's and the MCP
@@ -133,9 +147,15 @@ type Bot struct {
 	db           *dbserver.Server
 	tmpDir       string
 
+	// saver is the Bot's own checkpoint.Memory (Config.Checkpointer nil),
+	// whose threads it deletes beyond keep finished runs; nil otherwise.
+	saver checkpoint.Saver
+	keep  int
+
 	mu     sync.Mutex
 	closed bool
 	runs   sync.WaitGroup
+	kept   []string // the threads of the finished runs saver keeps, oldest first; at most keep
 }
 
 // New builds a Bot. It connects to nothing yet: MCP servers are started on
@@ -218,6 +238,8 @@ func New(cfg Config) (*Bot, error) {
 	saver := cfg.Checkpointer
 	if saver == nil {
 		saver = checkpoint.NewMemory()
+		b.saver = saver
+		b.keep = max(cmp.Or(cfg.KeepRuns, DefaultKeepRuns), 0)
 	}
 	opts := []graph.CompileOption{graph.WithCheckpointer(saver), graph.WithLogger(log), graph.WithHooks(cfg.Hooks)}
 	if cfg.MaxConcurrency > 0 {
@@ -387,6 +409,8 @@ func (b *Bot) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
 		req = withTemporalContext(req, time.Now().UTC())
 		ctx, req := withSecrets(ctx, req)
 		thread := checkpoint.NewID()
+		finished := false
+		defer func() { b.retire(ctx, thread, finished) }()
 		var last State
 		for ev, err := range b.graph.Thread(thread).Stream(ctx, State{Request: req}, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
 			if err != nil {
@@ -408,7 +432,33 @@ func (b *Bot) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
 		}
 		resp := last.Response
 		resp.Thread = thread
+		finished = true
 		yield(Event{Response: &resp}, nil)
+	}
+}
+
+// retire bounds the Bot's own saver once the run on thread is over: the
+// thread of a finished run joins the kept ones (the oldest beyond b.keep is
+// deleted), that of a run which failed or was stopped, whose thread nobody
+// was told, is deleted at once. It does nothing with a Config.Checkpointer.
+func (b *Bot) retire(ctx context.Context, thread string, finished bool) {
+	if b.saver == nil {
+		return
+	}
+	drop := []string{thread}
+	if finished {
+		b.mu.Lock()
+		b.kept = append(b.kept, thread)
+		n := max(len(b.kept)-b.keep, 0)
+		drop = slices.Clone(b.kept[:n])
+		b.kept = slices.Delete(b.kept, 0, n)
+		b.mu.Unlock()
+	}
+	// The run's ctx may be over (a client gone): the deletion is not the
+	// run's, and the in-memory saver does not block.
+	ctx = context.WithoutCancel(ctx)
+	for _, t := range drop {
+		_ = b.saver.DeleteThread(ctx, t) // a Memory fails only for a done ctx
 	}
 }
 
@@ -432,7 +482,8 @@ func (b *Bot) Ask(ctx context.Context, req Request) (*Response, error) {
 }
 
 // State returns the saved final state of the run saved under thread
-// (Response.Thread).
+// (Response.Thread). With the Bot's own saver only the Config.KeepRuns
+// latest finished runs are kept: an older one's is checkpoint.ErrNotFound.
 func (b *Bot) State(ctx context.Context, thread string) (State, error) {
 	snap, err := b.graph.Thread(thread).State(ctx)
 	if err != nil {

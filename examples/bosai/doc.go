@@ -49,7 +49,8 @@
 // Bot.Run streams the trace as it happens (graph.Emit inside the nodes,
 // read from the graph's stream) and ends with the Response, whose Trace
 // holds the same events in plan order. Each run is checkpointed on a
-// thread of its own (Response.Thread, Bot.State).
+// thread of its own (Response.Thread, Bot.State); the Bot's own in-memory
+// saver keeps the Config.KeepRuns latest finished runs.
 //
 // With no model configured in the environment the Bot runs on
 // NewOfflineModel, a rule-based model that reads Bos-AI's prompts and

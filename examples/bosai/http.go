@@ -69,7 +69,7 @@ type HTTPConfig struct {
 //
 // The API is guarded as cfg says: the caller's token (401), the Host
 // (421), the Origin of browser requests (403), the body's media type
-// (application/json, else 415), size (MaxRequestBytes) and arrival
+// (application/json, else 415), size (MaxRequestBytes, else 413) and arrival
 // (HTTPConfig.BodyTimeout), and the questions in flight per principal
 // (429). An error names the HTTPConfig field that is invalid.
 func Handler(b *Bot, cfg HTTPConfig) (http.Handler, error) {
@@ -97,7 +97,12 @@ func Handler(b *Bot, cfg HTTPConfig) (http.Handler, error) {
 		dec.DisallowUnknownFields()
 		var req Request
 		if err := dec.Decode(&req); err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("request body: %w", err))
+			code := http.StatusBadRequest
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				code, err = http.StatusRequestEntityTooLarge, fmt.Errorf("over %d bytes (MaxRequestBytes); send a shorter request", tooBig.Limit)
+			}
+			writeError(w, code, fmt.Errorf("request body: %w", err))
 			return
 		}
 		req = req.Normalize()

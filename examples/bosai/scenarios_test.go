@@ -116,7 +116,8 @@ func TestMaxTurnsIncludeDataTrace(t *testing.T) {
 }
 
 // TestHTTPAPI: POST /v1/ask answers JSON, streams SSE when asked, and
-// refuses invalid requests with 400.
+// refuses invalid requests with 400 naming the field and a body over
+// MaxRequestBytes with 413.
 func TestHTTPAPI(t *testing.T) {
 	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
 	h, err := bosai.Handler(bot, bosai.HTTPConfig{})
@@ -145,8 +146,11 @@ func TestHTTPAPI(t *testing.T) {
 	}
 	for body, want := range map[string]string{
 		`{"question": ""}`: "question is empty",
-		`{"question": "x", "prefer_agents": ["nope"]}`: "the agents are api_docs, sql, computation",
-		`{"question": "x", "colour": "red"}`:           "unknown field",
+		`{"question": "x", "prefer_agents": ["nope"]}`:                                                  "the agents are api_docs, sql, computation",
+		`{"question": "x", "colour": "red"}`:                                                            "unknown field",
+		`{"question": "x", "thread": "t1"}`:                                                             `unknown field "thread"`,
+		`{"question": "` + strings.Repeat("a", bosai.MaxQuestionLen+1) + `"}`:                           "question is 8193 bytes; the limit is 8192 (MaxQuestionLen)",
+		`{"question": "x", "system_prompt": "` + strings.Repeat("a", bosai.MaxSystemPromptLen+1) + `"}`: "system_prompt is 32769 bytes; the limit is 32768 (MaxSystemPromptLen)",
 	} {
 		r := post(body, "")
 		var e map[string]string
@@ -154,6 +158,11 @@ func TestHTTPAPI(t *testing.T) {
 		if r.StatusCode != 400 || !strings.Contains(e["error"], want) {
 			t.Errorf("%s: %d %v, want 400 saying %q", body, r.StatusCode, e, want)
 		}
+	}
+	// A body over MaxRequestBytes is too large (413), not a bad request.
+	r = post(`{"question": "x", "system_prompt": "`+strings.Repeat("a", bosai.MaxRequestBytes)+`"}`, "")
+	if b, _ := io.ReadAll(r.Body); r.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "MaxRequestBytes") {
+		t.Errorf("body over MaxRequestBytes: %d %s, want 413 naming MaxRequestBytes", r.StatusCode, b)
 	}
 	r = post(`{"question": "How many customers are there?"}`, "text/event-stream")
 	var events []string

@@ -34,7 +34,8 @@ const (
 
 // Request is one question for Bos-AI (the seed's AgentRequest).
 type Request struct {
-	// Question is the user's question. Required.
+	// Question is the user's question: 1 to MaxQuestionLen bytes.
+	// Required.
 	Question string `json:"question"`
 	// Context is key-value context shared with every agent. The current
 	// date and time are added under "current_datetime_utc" and
@@ -53,11 +54,20 @@ type Request struct {
 	// Trace asks for the trace in the response (Response.Trace). Run
 	// streams the trace events either way.
 	Trace bool `json:"trace,omitempty"`
-	// SystemPrompt replaces the composer's system prompt (ComposerSystem).
+	// SystemPrompt replaces the composer's system prompt (ComposerSystem):
+	// at most MaxSystemPromptLen bytes.
 	SystemPrompt string `json:"system_prompt,omitempty"`
-	// Thread names the run's checkpoint thread. Empty means a new id.
-	Thread string `json:"thread,omitempty"`
 }
+
+// The length limits of a Request, in bytes: every run's checkpoints and
+// every agent's prompt hold the question, and the composer's the system
+// prompt.
+const (
+	// MaxQuestionLen bounds Request.Question.
+	MaxQuestionLen = 8 << 10
+	// MaxSystemPromptLen bounds Request.SystemPrompt.
+	MaxSystemPromptLen = 32 << 10
+)
 
 // Decision is the planner's output (the seed's PlannerDecision).
 type Decision struct {
@@ -254,14 +264,22 @@ func (r Request) Normalize() Request {
 	return r
 }
 
-// Validate checks a normalized request: a question, known agent names in
-// Prefer and Disable, a MaxTurns that is not negative. Its errors wrap
+// Validate checks a normalized request: a question of at most
+// MaxQuestionLen bytes, a system prompt of at most MaxSystemPromptLen,
+// known agent names in Prefer and Disable, a MaxTurns that is not
+// negative. Its errors wrap
 // ErrInvalidRequest (and ErrEmptyQuestion for an empty question) and name
 // the field.
 func (r Request) Validate() error {
 	var errs []error
 	if strings.TrimSpace(r.Question) == "" {
 		errs = append(errs, ErrEmptyQuestion)
+	}
+	if len(r.Question) > MaxQuestionLen {
+		errs = append(errs, fmt.Errorf("%w: question is %d bytes; the limit is %d (MaxQuestionLen): shorten it", ErrInvalidRequest, len(r.Question), MaxQuestionLen))
+	}
+	if len(r.SystemPrompt) > MaxSystemPromptLen {
+		errs = append(errs, fmt.Errorf("%w: system_prompt is %d bytes; the limit is %d (MaxSystemPromptLen): shorten it", ErrInvalidRequest, len(r.SystemPrompt), MaxSystemPromptLen))
 	}
 	for field, names := range map[string][]AgentName{"prefer_agents": r.Prefer, "disable_agents": r.Disable} {
 		for _, a := range names {

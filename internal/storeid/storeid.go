@@ -29,6 +29,28 @@ func Problem(id string) string {
 	return ""
 }
 
+// TextProblem says what is wrong with a stored text of any length, with
+// the fix, or returns "": not valid UTF-8, or holding a NUL byte (which
+// PostgreSQL's text and jsonb refuse, and which JSON would not keep as
+// sent). Unlike [Problem] it does not quote the text, which may be long.
+func TextProblem(s string) string {
+	if !utf8.ValidString(s) {
+		i := 0
+		for i < len(s) {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Sprintf("is not valid UTF-8 (at byte %d); use UTF-8 text", i)
+	}
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return fmt.Sprintf("holds a NUL byte (at byte %d); remove it", i)
+	}
+	return ""
+}
+
 // Storable reports whether every store can hold or look up id: valid
 // UTF-8 without NUL bytes, of any length. A read or delete with an id that
 // is not storable finds nothing, rather than failing in the database.

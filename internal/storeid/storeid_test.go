@@ -22,3 +22,24 @@ func TestProblem(t *testing.T) {
 		t.Error("Storable refuses only NUL bytes and invalid UTF-8")
 	}
 }
+
+// TestTextProblem: any length of valid UTF-8 without NUL passes; the
+// problem of another text names the first bad byte, without quoting the
+// text.
+func TestTextProblem(t *testing.T) {
+	long := strings.Repeat("é", MaxBytes)
+	for s, want := range map[string]string{
+		"":             "",
+		"café ✓":       "",
+		long:           "",
+		"ab\x00c":      "holds a NUL byte (at byte 2)",
+		"caf\xe9 \xff": "is not valid UTF-8 (at byte 3)",
+		"ok\xff\x00":   "is not valid UTF-8 (at byte 2)",
+		"\xf0\x9f\x98": "is not valid UTF-8 (at byte 0)",
+	} {
+		got := TextProblem(s)
+		if want == "" && got != "" || want != "" && !strings.HasPrefix(got, want) {
+			t.Errorf("TextProblem(%q) = %q, want %q…", s, got, want)
+		}
+	}
+}

@@ -21,26 +21,26 @@ type callerError struct{ err error }
 func (e callerError) Error() string { return e.err.Error() }
 
 // Profile runs fn on p, the profile of userID as the store read it, checks
-// that fn kept the user ID, and returns p encoded as JSON, to be saved.
+// what fn left ([cognition.CheckProfile]), and returns p encoded as JSON, to be saved.
 func Profile(p *cognition.Profile, userID string, fn func(*cognition.Profile) error) ([]byte, error) {
 	if err := fn(p); err != nil {
 		return nil, callerError{err}
 	}
-	if p.UserID != userID {
-		return nil, callerError{fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", cognition.ErrInvalid, userID, p.UserID)}
+	if err := cognition.CheckProfile(userID, *p); err != nil {
+		return nil, callerError{err}
 	}
 	return json.Marshal(p)
 }
 
 // Identity runs fn on id, the identity of agent as the store read it,
-// checks that fn kept the agent, and returns id encoded as JSON, to be
-// saved.
+// checks what fn left ([cognition.CheckIdentity]), and returns id encoded
+// as JSON, to be saved.
 func Identity(id *cognition.Identity, agent string, fn func(*cognition.Identity) error) ([]byte, error) {
 	if err := fn(id); err != nil {
 		return nil, callerError{err}
 	}
-	if id.Agent != agent {
-		return nil, callerError{fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", cognition.ErrInvalid, agent, id.Agent)}
+	if err := cognition.CheckIdentity(agent, *id); err != nil {
+		return nil, callerError{err}
 	}
 	return json.Marshal(id)
 }
