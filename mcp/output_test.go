@@ -58,7 +58,7 @@ func TestOutputSchemaChecked(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var reported []*mcp.CallError
-	s := r.NewSession(mcp.Callbacks{Error: func(e *mcp.CallError) {
+	s := r.NewSession(mcp.Callbacks{Error: func(_ context.Context, e *mcp.CallError) {
 		mu.Lock()
 		defer mu.Unlock()
 		reported = append(reported, e)
