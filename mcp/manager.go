@@ -946,6 +946,9 @@ func (m *Manager) runCall(ctx context.Context, s *Session, name, server, tool st
 		}
 		s.reportErrorIf(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)}, cl.deliver)
 	} else if oc := c.output(tool); oc != nil {
+		// The check runs on this goroutine, bounded in cost, without
+		// the server's concurrency slot.
+		cl.endSlot()
 		if msg := oc.check(server, tool, out, c.log); msg != "" {
 			// The model sees the mismatch first, then what the tool
 			// returned.

@@ -26,7 +26,8 @@ type outputCheck struct {
 	decl mcpgo.Tool // the tool as listed; only its output schema is read
 	once sync.Once
 	sch  *sjson.Schema
-	err  error // why the schema cannot check results
+	cost []int64 // schemaCost of the schema
+	err  error   // why the schema cannot check results
 }
 
 // newOutputCheck returns the check of t's results, or nil when t declares
@@ -53,6 +54,9 @@ func (o *outputCheck) schema(log *zap.Logger) (*sjson.Schema, error) {
 			o.err = fmt.Errorf("it is %d bytes, over the limit of %d (MaxInputSchemaBytes)", len(raw), MaxInputSchemaBytes)
 		default:
 			o.sch, o.err = schemacheck.Compile(raw)
+			if o.err == nil {
+				o.cost = schemaCost(raw)
+			}
 		}
 		o.decl = mcpgo.Tool{Name: o.decl.Name} // the schema is compiled; drop its source
 		if o.err != nil {
@@ -63,9 +67,29 @@ func (o *outputCheck) schema(log *zap.Logger) (*sjson.Schema, error) {
 	return o.sch, o.err
 }
 
+// bounded says whether checking v against the schema stays within the
+// bounds of output checks (maxOutputDepth, maxOutputNodes,
+// maxOutputWork), and if not, why.
+func (o *outputCheck) bounded(v any) (string, bool) {
+	depth, nodes := valueShape(v)
+	switch {
+	case depth > maxOutputDepth:
+		return fmt.Sprintf("structuredContent is nested over %d deep", maxOutputDepth), false
+	case nodes > maxOutputNodes:
+		return fmt.Sprintf("structuredContent has over %d values", maxOutputNodes), false
+	case len(o.cost) <= depth || o.cost[depth] == costUnbounded:
+		return "the output schema's cost cannot be bounded (a reference outside the document, a nested $id, or a recursion that consumes no value)", false
+	case int64(nodes)*o.cost[depth] > maxOutputWork:
+		return fmt.Sprintf("checking %d values nested %d deep against the output schema could take over %d schema evaluations", nodes, depth, maxOutputWork), false
+	}
+	return "", true
+}
+
 // check returns why res does not conform to the tool's output schema, or
 // "" when it does (or the schema cannot check it). A result that is an
-// error (isError) is not checked: the schema describes successes.
+// error (isError) is not checked: the schema describes successes. A result
+// whose check would pass the bounds of output checks is not checked
+// either; that is logged.
 func (o *outputCheck) check(server, tool string, res *mcpgo.CallToolResult, log *zap.Logger) string {
 	if res.IsError {
 		return ""
@@ -77,6 +101,11 @@ func (o *outputCheck) check(server, tool string, res *mcpgo.CallToolResult, log 
 	head := fmt.Sprintf("mcp: tool %q of server %q returned a result that does not match its output schema", tool, server)
 	if res.StructuredContent == nil {
 		return head + ": it has no structuredContent, which a tool that declares an output schema must return"
+	}
+	if why, ok := o.bounded(res.StructuredContent); !ok {
+		log.Warn("mcp tool's result not checked against its output schema",
+			zap.String("server", server), zap.String("tool", tool), zap.String("reason", why))
+		return ""
 	}
 	err = sch.Validate(res.StructuredContent)
 	if err == nil {

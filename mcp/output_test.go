@@ -58,7 +58,7 @@ func TestOutputSchemaChecked(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var reported []*mcp.CallError
-	s := r.NewSession(mcp.Callbacks{Error: func(e *mcp.CallError) {
+	s := r.NewSession(mcp.Callbacks{Error: func(_ context.Context, e *mcp.CallError) {
 		mu.Lock()
 		defer mu.Unlock()
 		reported = append(reported, e)
@@ -203,5 +203,66 @@ func TestOutputSchemaRefOutsideNotLoaded(t *testing.T) {
 	warned := logs.FilterMessageSnippet("output schema not used").All()
 	if len(warned) != 1 || !strings.Contains(fmt.Sprint(warned[0].ContextMap()["error"]), "outside itself") {
 		t.Errorf("warnings %v, want one saying the schema refers outside itself", warned)
+	}
+}
+
+// nested returns depth arrays nested in each other around leaf.
+func nested(depth int, leaf any) any {
+	v := leaf
+	for range depth {
+		v = []any{v}
+	}
+	return v
+}
+
+// Output checks are bounded in cost: a schema that applies itself twice
+// to each item through a recursive $ref, against a small result nested
+// 40 deep (2^40 evaluations), is not checked, and that is logged; nor is
+// a result nested past the depth bound. A recursive schema whose work
+// grows with the result only linearly is still checked, mismatches
+// included.
+func TestOutputSchemaCostBounded(t *testing.T) {
+	srv := server.NewMCPServer("costly", "1.0.0")
+	add := func(name, schema string, out any) {
+		srv.AddTool(mcpgo.NewTool(name, mcpgo.WithRawOutputSchema(json.RawMessage(schema))), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			return &mcpgo.CallToolResult{StructuredContent: out}, nil
+		})
+	}
+	add("blowup", `{"type":"object","properties":{"v":{"$ref":"#/$defs/a"}},"$defs":{"a":{"allOf":[{"items":{"$ref":"#/$defs/a"}},{"items":{"$ref":"#/$defs/a"}}]}}}`,
+		map[string]any{"v": nested(40, 1)})
+	add("deep", `{"type":"object"}`, map[string]any{"v": nested(100, 1)})
+	tree := `{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#"}}},"required":["name"]}`
+	leaf := map[string]any{"name": 7}
+	for range 10 {
+		leaf = map[string]any{"name": "n", "children": []any{leaf}}
+	}
+	add("tree", tree, leaf)
+	core, logs := observer.New(zap.WarnLevel)
+	m := newManager(t, mcp.ManagerConfig{Logger: zap.New(core)}, mcp.Server{Name: "costly", InProcess: srv})
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if err := r.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"blowup", "deep"} {
+		res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: name})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v, %q; want the result unchecked", name, err, res.Error)
+		}
+	}
+	skipped := logs.FilterMessageSnippet("not checked against its output schema").All()
+	if len(skipped) != 2 || skipped[0].ContextMap()["tool"] != "blowup" || skipped[1].ContextMap()["tool"] != "deep" {
+		t.Errorf("logged %v, want blowup and deep not checked", skipped)
+	}
+	res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: "tree"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Error, ".children[0].children[0].name: got number, want string") {
+		t.Errorf("tree: %q, want the deep name's mismatch named", res.Error)
 	}
 }
