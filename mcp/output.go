@@ -19,6 +19,15 @@ import (
 // rest are counted.
 const maxOutputProblems = 10
 
+// maxOutputLine and maxOutputMessage bound the text of an output check's
+// mismatches, which quotes the server's schema and result (enum values,
+// patterns, property names): each line is clipped to maxOutputLine bytes,
+// the whole message to maxOutputMessage, each cut ending in ClippedMarker.
+const (
+	maxOutputLine    = 256
+	maxOutputMessage = 4 << 10
+)
+
 // outputCheck is a tool's declared output schema (MCP outputSchema),
 // compiled when a call of the tool first returns, once per listing of the
 // server's tools.
@@ -113,7 +122,7 @@ func (o *outputCheck) check(server, tool string, res *mcpgo.CallToolResult, log 
 	}
 	var ve *sjson.ValidationError
 	if !errors.As(err, &ve) {
-		return head + ": " + err.Error()
+		return clipText(head+": "+err.Error(), maxOutputMessage)
 	}
 	var b strings.Builder
 	b.WriteString(head + ":")
@@ -136,7 +145,12 @@ func (o *outputCheck) check(server, tool string, res *mcpgo.CallToolResult, log 
 		default:
 			text = v.Kind.LocalizedString(schemacheck.English)
 		}
-		b.WriteString("\n- " + path + ": " + text)
+		line := clipText("\n- "+path+": "+text, maxOutputLine)
+		if b.Len()+len(line) > maxOutputMessage-len("\n- and 9999 more") {
+			fmt.Fprintf(&b, "\n- and %d more", len(vs)-i)
+			break
+		}
+		b.WriteString(line)
 	}
-	return b.String()
+	return clipText(b.String(), maxOutputMessage)
 }

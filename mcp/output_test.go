@@ -266,3 +266,47 @@ func TestOutputSchemaCostBounded(t *testing.T) {
 		t.Errorf("tree: %q, want the deep name's mismatch named", res.Error)
 	}
 }
+
+// The mismatch text quotes the server's schema and result: each line, and
+// the whole message, is bounded, the cuts marked.
+func TestOutputSchemaProblemsClipped(t *testing.T) {
+	props := map[string]any{}
+	got := map[string]any{}
+	long := strings.Repeat("é", 150)
+	var enum []any
+	for i := range 20 {
+		enum = append(enum, fmt.Sprintf("%d%s", i, long))
+	}
+	for i := range 12 {
+		name := fmt.Sprintf("%c%s", 'a'+i, long)
+		props[name] = map[string]any{"enum": enum}
+		got[name] = "x"
+	}
+	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	srv := server.NewMCPServer("wordy", "1.0.0")
+	srv.AddTool(mcpgo.NewTool("wordy", mcpgo.WithRawOutputSchema(schema)), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return &mcpgo.CallToolResult{StructuredContent: got}, nil
+	})
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "wordy", InProcess: srv})
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if err := r.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: "wordy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || len(res.Error) > 4<<10 || !strings.Contains(res.Error, mcp.ClippedMarker) {
+		t.Fatalf("error of %d bytes, want a clipped one of at most 4 KiB:\n%.300s", len(res.Error), res.Error)
+	}
+	for _, line := range strings.Split(res.Error, "\n")[1:] {
+		if len(line) > 256 {
+			t.Errorf("line of %d bytes, want at most 256: %.100s", len(line), line)
+		}
+	}
+}
