@@ -1004,11 +1004,13 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 	}
 	defer func() { <-c.sem }()
 	var tools []mcpgo.Tool
+	var gen uint64
 	_, err = c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
 		w, err := c.client(ctx)
 		if err != nil {
 			return nil, err
 		}
+		gen = c.listingGen()
 		tools, err = c.listAll(ctx, w)
 		if err != nil {
 			return nil, err
@@ -1019,7 +1021,7 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 	if err != nil {
 		return nil, fmt.Errorf("mcp: list tools of %q: %w", server, err)
 	}
-	c.setTools(tools)
+	c.setTools(tools, gen)
 	return tools, nil
 }
 
