@@ -476,12 +476,20 @@ func (r *Registry) rebuild() {
 // "<server><Separator><tool>") to its server and the server's tool name.
 //
 // A name already in the index resolves without waiting for an expired TTL
-// refresh; other names refresh first.
+// refresh; other names refresh first. A tool the registry refuses (see
+// [MaxInputSchemaBytes]) does not resolve: its error wraps [ErrToolRefused].
 func (r *Registry) Resolve(ctx context.Context, name string) (server, tool string, err error) {
 	r.mu.Lock()
 	t, ok := r.byName[name]
+	var refused error
+	if ok {
+		refused = r.refusedLocked(t.Server, t.Tool)
+	}
 	r.mu.Unlock()
 	if ok {
+		if refused != nil {
+			return "", "", refused
+		}
 		return t.Server, t.Tool, nil
 	}
 	if err := r.ensureFresh(ctx); err != nil {
@@ -495,12 +503,27 @@ func (r *Registry) Resolve(ctx context.Context, name string) (server, tool strin
 	return server, tool, err
 }
 
+// refusedLocked returns an error wrapping ErrToolRefused, saying why,
+// when the registry refuses tool of server (see [MaxInputSchemaBytes]), or
+// nil. r.mu is held.
+func (r *Registry) refusedLocked(server, tool string) error {
+	st := r.servers[server]
+	if st == nil || st.refused[tool] == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrToolRefused, strings.TrimPrefix(st.refused[tool], ErrToolRefused.Error()+": "))
+}
+
 // lookup resolves name in the index; a name it does not know is a
-// *ToolNotFoundError without suggestions.
+// *ToolNotFoundError without suggestions, and a tool the registry refuses
+// an error wrapping ErrToolRefused.
 func (r *Registry) lookup(name string) (server, tool string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.byName[name]; ok {
+		if err := r.refusedLocked(t.Server, t.Tool); err != nil {
+			return "", "", err
+		}
 		return t.Server, t.Tool, nil
 	}
 	if q, ok := r.ambiguous[name]; ok {
@@ -508,6 +531,9 @@ func (r *Registry) lookup(name string) (server, tool string, err error) {
 	}
 	if srv, tl, ok := strings.Cut(name, r.cfg.Separator); ok {
 		if st, ok := r.servers[srv]; ok && slices.ContainsFunc(st.tools, func(t model.ToolSummary) bool { return t.Tool == tl }) {
+			if err := r.refusedLocked(srv, tl); err != nil {
+				return "", "", err
+			}
 			return srv, tl, nil
 		}
 	}
@@ -647,6 +673,11 @@ func (r *Registry) Logger() *zap.Logger { return r.log }
 func (r *Registry) NewSession(cb Callbacks) *Session {
 	s := r.m.NewSession(cb)
 	s.resolve = r.Resolve
+	s.refused = func(server, tool string) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.refusedLocked(server, tool)
+	}
 	return s
 }
 

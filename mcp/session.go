@@ -120,6 +120,9 @@ type Session struct {
 	m       *Manager
 	cb      Callbacks
 	resolve func(ctx context.Context, name string) (server, tool string, err error)
+	// refused says why the registry refuses a tool a call names with its
+	// server, or nil (nil for a manager's session).
+	refused func(server, tool string) error
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -183,8 +186,15 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*toolresult.Resu
 		if server, tool, err = s.resolve(ctx, call.Name); err != nil {
 			ce := &CallError{Tool: call.Name, Kind: KindValidation, Err: err}
 			s.reportError(ce)
-			s.flushCtx(ctx)
+			s.settle()
 			return &toolresult.Result{Tool: call.Name, IsError: true, Error: err.Error()}, ce
+		}
+	} else if s.refused != nil {
+		if err := s.refused(server, tool); err != nil {
+			ce := &CallError{Server: server, Tool: tool, Kind: KindValidation, Err: err}
+			s.reportError(ce)
+			s.settle()
+			return &toolresult.Result{Server: server, Tool: tool, IsError: true, Error: err.Error()}, ce
 		}
 	}
 	var args any = call.Arguments
