@@ -89,6 +89,10 @@ type Registry struct {
 	servers    map[string]*serverTools
 	discovered map[string]bool // servers added by discovery
 	schemas    map[string]map[string]*Tool
+	// changes counts each server's tools list_changed notices, so that a
+	// listing a notice overtook stays stale; one entry per server the
+	// manager has named in a notice.
+	changes map[string]uint64
 	byName     map[string]model.ToolSummary
 	ambiguous  map[string][]string
 	// names lists every name a lookup may suggest (byName's and
@@ -133,7 +137,7 @@ func NewRegistry(cfg RegistryConfig) (*Registry, error) {
 		cfg.Logger = cfg.Manager.log
 	}
 	r := &Registry{cfg: cfg, m: cfg.Manager, log: cfg.Logger, servers: map[string]*serverTools{},
-		discovered: map[string]bool{}, schemas: map[string]map[string]*Tool{}}
+		discovered: map[string]bool{}, schemas: map[string]map[string]*Tool{}, changes: map[string]uint64{}}
 	r.unhook = cfg.Manager.onToolsChanged(r.invalidate)
 	return r, nil
 }
@@ -153,6 +157,7 @@ func (r *Registry) Close() {
 func (r *Registry) invalidate(server string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changes[server]++
 	if st, ok := r.servers[server]; ok {
 		st.stale = true
 	}
@@ -269,6 +274,11 @@ func (r *Registry) refreshAll(ctx context.Context) error {
 			delete(r.schemas, name)
 		}
 	}
+	for name := range r.changes {
+		if !slices.ContainsFunc(servers, func(s Server) bool { return s.Name == name }) {
+			delete(r.changes, name)
+		}
+	}
 	r.refreshed = time.Now()
 	r.mu.Unlock()
 	r.rebuild()
@@ -318,10 +328,17 @@ func (r *Registry) discover(ctx context.Context) error {
 }
 
 // refreshServer lists one server's tools into stage 1.
+//
+// A tools list_changed notice that arrives while the listing runs leaves
+// the server stale: the listing may predate the change.
 func (r *Registry) refreshServer(ctx context.Context, name string) {
+	r.mu.Lock()
+	gen := r.changes[name]
+	r.mu.Unlock()
 	tools, err := r.m.listTools(ctx, name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	overtaken := r.changes[name] != gen
 	st := r.servers[name]
 	if st == nil {
 		st = &serverTools{}
@@ -350,6 +367,10 @@ func (r *Registry) refreshServer(ctx context.Context, name string) {
 			st.refused[mt.Name] = t.refused.Error()
 			r.log.Warn("mcp tool refused", zap.String("server", name), zap.String("tool", mt.Name), zap.Error(t.refused))
 		}
+	}
+	if overtaken {
+		st.stale = true
+		return
 	}
 	r.schemas[name] = full
 }
