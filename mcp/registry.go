@@ -92,9 +92,9 @@ type Registry struct {
 	// changes counts each server's tools list_changed notices, so that a
 	// listing a notice overtook stays stale; one entry per server the
 	// manager has named in a notice.
-	changes map[string]uint64
-	byName     map[string]model.ToolSummary
-	ambiguous  map[string][]string
+	changes   map[string]uint64
+	byName    map[string]model.ToolSummary
+	ambiguous map[string][]string
 	// names lists every name a lookup may suggest (byName's and
 	// ambiguous's keys), replaced as a whole by rebuild and never changed
 	// in place, so that suggestions are computed outside mu; longest is
