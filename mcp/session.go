@@ -143,7 +143,8 @@ type Session struct {
 // CallbackGrace is how long a session waits for a callback (Progress,
 // Content, Error) to return once the callback's context ended, before it
 // stops waiting and leaves the callback running: a call whose context
-// ended returns, and Session.Close returns, at most this long after.
+// ended returns at most this long after, and Session.Close (which waits
+// for the session's calls, then for its callbacks) at most twice this long.
 const CallbackGrace = time.Second
 
 // NewSession returns a session whose calls name their server explicitly.
@@ -220,9 +221,10 @@ func (s *Session) CallToolsParallel(ctx context.Context, calls []ToolCall) (resu
 
 // Close cancels the session's calls still running and waits for them and
 // for pending callbacks. It ends the context of the callback running, and
-// waits for it at most [CallbackGrace] more: a callback that ignores its
-// context is left running (logged at warn level), and the callbacks queued
-// behind it run once it returns. It is safe to call more than once; do not
+// waits for it at most [CallbackGrace] more (twice that in all when a
+// call's callback is stuck too: the call waits first): a callback that
+// ignores its context is left running (logged at warn level), and the
+// callbacks queued behind it run once it returns. It is safe to call more than once; do not
 // call it from inside a callback.
 func (s *Session) Close() error {
 	s.mu.Lock()
