@@ -194,7 +194,10 @@ type conn struct {
 	closed   bool
 	inflight map[*call]struct{}
 	hints    map[string]bool         // tool -> safe to retry after the request went out
-	outputs  map[string]*outputCheck // tool -> its declared output schema; nil when none was listed
+	outputs  map[string]*outputCheck // tool -> its declared output schema; nil when none was listed, or stale
+	// toolsGen counts what makes a listing of the tools stale: a
+	// tools list_changed notice, and a new connection.
+	toolsGen uint64
 	ids      *requestIDs
 	failures int
 	timeouts int
@@ -326,7 +329,10 @@ func (c *conn) soleElicitingCall() *call {
 // setTools records the retry hints and the output schemas of a server's
 // full tool list, replacing the previous list's: tools the server no
 // longer lists are forgotten. Both maps are bounded by ManagerConfig.MaxTools.
-func (c *conn) setTools(tools []mcpgo.Tool) {
+// gen is toolsGen when the listing began: when the list went stale since,
+// the output schemas are not kept, and results go unchecked until the
+// next listing.
+func (c *conn) setTools(tools []mcpgo.Tool, gen uint64) {
 	hints := make(map[string]bool, len(tools))
 	var outputs map[string]*outputCheck
 	for _, t := range tools {
@@ -341,7 +347,28 @@ func (c *conn) setTools(tools []mcpgo.Tool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.toolsGen != gen {
+		outputs = nil
+	}
 	c.hints, c.outputs = hints, outputs
+}
+
+// listingGen returns toolsGen, for a listing about to begin.
+func (c *conn) listingGen() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.toolsGen
+}
+
+// toolsStale forgets the output schemas of the last listing, which a
+// tools list_changed notice or a new connection made stale: results go
+// unchecked until the next listing rather than checked against schemas
+// the server may have changed.
+func (c *conn) toolsStale() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.toolsGen++
+	c.outputs = nil
 }
 
 // output returns the check of tool's results, or nil when the last
@@ -714,6 +741,8 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 		return nil, ErrShutdown
 	}
 	c.w = w
+	c.toolsGen++
+	c.outputs = nil // the new connection's tools are not listed yet
 	c.mu.Unlock()
 	c.log.Info("mcp connected", zap.String("protocol", w.cli.ProtocolVersion()))
 	return w, nil
@@ -1188,6 +1217,7 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 		}
 	case string(mcpgo.MethodNotificationToolsListChanged):
 		c.log.Debug("mcp tools list changed")
+		c.toolsStale()
 		c.m.toolsChanged(c.spec.Name)
 	case "notifications/message":
 		c.serverLog(f)

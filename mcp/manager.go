@@ -946,6 +946,9 @@ func (m *Manager) runCall(ctx context.Context, s *Session, name, server, tool st
 		}
 		s.reportErrorIf(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)}, cl.deliver)
 	} else if oc := c.output(tool); oc != nil {
+		// The check runs on this goroutine, bounded in cost, without
+		// the server's concurrency slot.
+		cl.endSlot()
 		if msg := oc.check(server, tool, out, c.log); msg != "" {
 			// The model sees the mismatch first, then what the tool
 			// returned.
@@ -1001,11 +1004,13 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 	}
 	defer func() { <-c.sem }()
 	var tools []mcpgo.Tool
+	var gen uint64
 	_, err = c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
 		w, err := c.client(ctx)
 		if err != nil {
 			return nil, err
 		}
+		gen = c.listingGen()
 		tools, err = c.listAll(ctx, w)
 		if err != nil {
 			return nil, err
@@ -1016,7 +1021,7 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 	if err != nil {
 		return nil, fmt.Errorf("mcp: list tools of %q: %w", server, err)
 	}
-	c.setTools(tools)
+	c.setTools(tools, gen)
 	return tools, nil
 }
 

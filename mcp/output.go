@@ -19,6 +19,15 @@ import (
 // rest are counted.
 const maxOutputProblems = 10
 
+// maxOutputLine and maxOutputMessage bound the text of an output check's
+// mismatches, which quotes the server's schema and result (enum values,
+// patterns, property names): each line is clipped to maxOutputLine bytes,
+// the whole message to maxOutputMessage, each cut ending in ClippedMarker.
+const (
+	maxOutputLine    = 256
+	maxOutputMessage = 4 << 10
+)
+
 // outputCheck is a tool's declared output schema (MCP outputSchema),
 // compiled when a call of the tool first returns, once per listing of the
 // server's tools.
@@ -26,7 +35,8 @@ type outputCheck struct {
 	decl mcpgo.Tool // the tool as listed; only its output schema is read
 	once sync.Once
 	sch  *sjson.Schema
-	err  error // why the schema cannot check results
+	cost []int64 // schemaCost of the schema
+	err  error   // why the schema cannot check results
 }
 
 // newOutputCheck returns the check of t's results, or nil when t declares
@@ -53,6 +63,9 @@ func (o *outputCheck) schema(log *zap.Logger) (*sjson.Schema, error) {
 			o.err = fmt.Errorf("it is %d bytes, over the limit of %d (MaxInputSchemaBytes)", len(raw), MaxInputSchemaBytes)
 		default:
 			o.sch, o.err = schemacheck.Compile(raw)
+			if o.err == nil {
+				o.cost = schemaCost(raw)
+			}
 		}
 		o.decl = mcpgo.Tool{Name: o.decl.Name} // the schema is compiled; drop its source
 		if o.err != nil {
@@ -63,9 +76,29 @@ func (o *outputCheck) schema(log *zap.Logger) (*sjson.Schema, error) {
 	return o.sch, o.err
 }
 
+// bounded says whether checking v against the schema stays within the
+// bounds of output checks (maxOutputDepth, maxOutputNodes,
+// maxOutputWork), and if not, why.
+func (o *outputCheck) bounded(v any) (string, bool) {
+	depth, nodes := valueShape(v)
+	switch {
+	case depth > maxOutputDepth:
+		return fmt.Sprintf("structuredContent is nested over %d deep", maxOutputDepth), false
+	case nodes > maxOutputNodes:
+		return fmt.Sprintf("structuredContent has over %d values", maxOutputNodes), false
+	case len(o.cost) <= depth || o.cost[depth] == costUnbounded:
+		return "the output schema's cost cannot be bounded (a reference outside the document, a nested $id, or a recursion that consumes no value)", false
+	case int64(nodes)*o.cost[depth] > maxOutputWork:
+		return fmt.Sprintf("checking %d values nested %d deep against the output schema could take over %d schema evaluations", nodes, depth, maxOutputWork), false
+	}
+	return "", true
+}
+
 // check returns why res does not conform to the tool's output schema, or
 // "" when it does (or the schema cannot check it). A result that is an
-// error (isError) is not checked: the schema describes successes.
+// error (isError) is not checked: the schema describes successes. A result
+// whose check would pass the bounds of output checks is not checked
+// either; that is logged.
 func (o *outputCheck) check(server, tool string, res *mcpgo.CallToolResult, log *zap.Logger) string {
 	if res.IsError {
 		return ""
@@ -78,13 +111,18 @@ func (o *outputCheck) check(server, tool string, res *mcpgo.CallToolResult, log 
 	if res.StructuredContent == nil {
 		return head + ": it has no structuredContent, which a tool that declares an output schema must return"
 	}
+	if why, ok := o.bounded(res.StructuredContent); !ok {
+		log.Warn("mcp tool's result not checked against its output schema",
+			zap.String("server", server), zap.String("tool", tool), zap.String("reason", why))
+		return ""
+	}
 	err = sch.Validate(res.StructuredContent)
 	if err == nil {
 		return ""
 	}
 	var ve *sjson.ValidationError
 	if !errors.As(err, &ve) {
-		return head + ": " + err.Error()
+		return clipText(head+": "+err.Error(), maxOutputMessage)
 	}
 	var b strings.Builder
 	b.WriteString(head + ":")
@@ -107,7 +145,12 @@ func (o *outputCheck) check(server, tool string, res *mcpgo.CallToolResult, log 
 		default:
 			text = v.Kind.LocalizedString(schemacheck.English)
 		}
-		b.WriteString("\n- " + path + ": " + text)
+		line := clipText("\n- "+path+": "+text, maxOutputLine)
+		if b.Len()+len(line) > maxOutputMessage-len("\n- and 9999 more") {
+			fmt.Fprintf(&b, "\n- and %d more", len(vs)-i)
+			break
+		}
+		b.WriteString(line)
 	}
-	return b.String()
+	return clipText(b.String(), maxOutputMessage)
 }

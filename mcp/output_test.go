@@ -205,3 +205,108 @@ func TestOutputSchemaRefOutsideNotLoaded(t *testing.T) {
 		t.Errorf("warnings %v, want one saying the schema refers outside itself", warned)
 	}
 }
+
+// nested returns depth arrays nested in each other around leaf.
+func nested(depth int, leaf any) any {
+	v := leaf
+	for range depth {
+		v = []any{v}
+	}
+	return v
+}
+
+// Output checks are bounded in cost: a schema that applies itself twice
+// to each item through a recursive $ref, against a small result nested
+// 40 deep (2^40 evaluations), is not checked, and that is logged; nor is
+// a result nested past the depth bound. A recursive schema whose work
+// grows with the result only linearly is still checked, mismatches
+// included.
+func TestOutputSchemaCostBounded(t *testing.T) {
+	srv := server.NewMCPServer("costly", "1.0.0")
+	add := func(name, schema string, out any) {
+		srv.AddTool(mcpgo.NewTool(name, mcpgo.WithRawOutputSchema(json.RawMessage(schema))), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			return &mcpgo.CallToolResult{StructuredContent: out}, nil
+		})
+	}
+	add("blowup", `{"type":"object","properties":{"v":{"$ref":"#/$defs/a"}},"$defs":{"a":{"allOf":[{"items":{"$ref":"#/$defs/a"}},{"items":{"$ref":"#/$defs/a"}}]}}}`,
+		map[string]any{"v": nested(40, 1)})
+	add("deep", `{"type":"object"}`, map[string]any{"v": nested(100, 1)})
+	tree := `{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#"}}},"required":["name"]}`
+	leaf := map[string]any{"name": 7}
+	for range 10 {
+		leaf = map[string]any{"name": "n", "children": []any{leaf}}
+	}
+	add("tree", tree, leaf)
+	core, logs := observer.New(zap.WarnLevel)
+	m := newManager(t, mcp.ManagerConfig{Logger: zap.New(core)}, mcp.Server{Name: "costly", InProcess: srv})
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if err := r.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"blowup", "deep"} {
+		res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: name})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v, %q; want the result unchecked", name, err, res.Error)
+		}
+	}
+	skipped := logs.FilterMessageSnippet("not checked against its output schema").All()
+	if len(skipped) != 2 || skipped[0].ContextMap()["tool"] != "blowup" || skipped[1].ContextMap()["tool"] != "deep" {
+		t.Errorf("logged %v, want blowup and deep not checked", skipped)
+	}
+	res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: "tree"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Error, ".children[0].children[0].name: got number, want string") {
+		t.Errorf("tree: %q, want the deep name's mismatch named", res.Error)
+	}
+}
+
+// The mismatch text quotes the server's schema and result: each line, and
+// the whole message, is bounded, the cuts marked.
+func TestOutputSchemaProblemsClipped(t *testing.T) {
+	props := map[string]any{}
+	got := map[string]any{}
+	long := strings.Repeat("é", 150)
+	var enum []any
+	for i := range 20 {
+		enum = append(enum, fmt.Sprintf("%d%s", i, long))
+	}
+	for i := range 12 {
+		name := fmt.Sprintf("%c%s", 'a'+i, long)
+		props[name] = map[string]any{"enum": enum}
+		got[name] = "x"
+	}
+	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	srv := server.NewMCPServer("wordy", "1.0.0")
+	srv.AddTool(mcpgo.NewTool("wordy", mcpgo.WithRawOutputSchema(schema)), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return &mcpgo.CallToolResult{StructuredContent: got}, nil
+	})
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "wordy", InProcess: srv})
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if err := r.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: "wordy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || len(res.Error) > 4<<10 || !strings.Contains(res.Error, mcp.ClippedMarker) {
+		t.Fatalf("error of %d bytes, want a clipped one of at most 4 KiB:\n%.300s", len(res.Error), res.Error)
+	}
+	for _, line := range strings.Split(res.Error, "\n")[1:] {
+		if len(line) > 256 {
+			t.Errorf("line of %d bytes, want at most 256: %.100s", len(line), line)
+		}
+	}
+}

@@ -89,8 +89,12 @@ type Registry struct {
 	servers    map[string]*serverTools
 	discovered map[string]bool // servers added by discovery
 	schemas    map[string]map[string]*Tool
-	byName     map[string]model.ToolSummary
-	ambiguous  map[string][]string
+	// changes counts each server's tools list_changed notices, so that a
+	// listing a notice overtook stays stale; one entry per server the
+	// manager has named in a notice.
+	changes   map[string]uint64
+	byName    map[string]model.ToolSummary
+	ambiguous map[string][]string
 	// names lists every name a lookup may suggest (byName's and
 	// ambiguous's keys), replaced as a whole by rebuild and never changed
 	// in place, so that suggestions are computed outside mu; longest is
@@ -133,7 +137,7 @@ func NewRegistry(cfg RegistryConfig) (*Registry, error) {
 		cfg.Logger = cfg.Manager.log
 	}
 	r := &Registry{cfg: cfg, m: cfg.Manager, log: cfg.Logger, servers: map[string]*serverTools{},
-		discovered: map[string]bool{}, schemas: map[string]map[string]*Tool{}}
+		discovered: map[string]bool{}, schemas: map[string]map[string]*Tool{}, changes: map[string]uint64{}}
 	r.unhook = cfg.Manager.onToolsChanged(r.invalidate)
 	return r, nil
 }
@@ -153,6 +157,7 @@ func (r *Registry) Close() {
 func (r *Registry) invalidate(server string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changes[server]++
 	if st, ok := r.servers[server]; ok {
 		st.stale = true
 	}
@@ -269,6 +274,11 @@ func (r *Registry) refreshAll(ctx context.Context) error {
 			delete(r.schemas, name)
 		}
 	}
+	for name := range r.changes {
+		if !slices.ContainsFunc(servers, func(s Server) bool { return s.Name == name }) {
+			delete(r.changes, name)
+		}
+	}
 	r.refreshed = time.Now()
 	r.mu.Unlock()
 	r.rebuild()
@@ -318,10 +328,17 @@ func (r *Registry) discover(ctx context.Context) error {
 }
 
 // refreshServer lists one server's tools into stage 1.
+//
+// A tools list_changed notice that arrives while the listing runs leaves
+// the server stale: the listing may predate the change.
 func (r *Registry) refreshServer(ctx context.Context, name string) {
+	r.mu.Lock()
+	gen := r.changes[name]
+	r.mu.Unlock()
 	tools, err := r.m.listTools(ctx, name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	overtaken := r.changes[name] != gen
 	st := r.servers[name]
 	if st == nil {
 		st = &serverTools{}
@@ -350,6 +367,10 @@ func (r *Registry) refreshServer(ctx context.Context, name string) {
 			st.refused[mt.Name] = t.refused.Error()
 			r.log.Warn("mcp tool refused", zap.String("server", name), zap.String("tool", mt.Name), zap.Error(t.refused))
 		}
+	}
+	if overtaken {
+		st.stale = true
+		return
 	}
 	r.schemas[name] = full
 }
@@ -476,12 +497,20 @@ func (r *Registry) rebuild() {
 // "<server><Separator><tool>") to its server and the server's tool name.
 //
 // A name already in the index resolves without waiting for an expired TTL
-// refresh; other names refresh first.
+// refresh; other names refresh first. A tool the registry refuses (see
+// [MaxInputSchemaBytes]) does not resolve: its error wraps [ErrToolRefused].
 func (r *Registry) Resolve(ctx context.Context, name string) (server, tool string, err error) {
 	r.mu.Lock()
 	t, ok := r.byName[name]
+	var refused error
+	if ok {
+		refused = r.refusedLocked(t.Server, t.Tool)
+	}
 	r.mu.Unlock()
 	if ok {
+		if refused != nil {
+			return "", "", refused
+		}
 		return t.Server, t.Tool, nil
 	}
 	if err := r.ensureFresh(ctx); err != nil {
@@ -495,12 +524,27 @@ func (r *Registry) Resolve(ctx context.Context, name string) (server, tool strin
 	return server, tool, err
 }
 
+// refusedLocked returns an error wrapping ErrToolRefused, saying why,
+// when the registry refuses tool of server (see [MaxInputSchemaBytes]), or
+// nil. r.mu is held.
+func (r *Registry) refusedLocked(server, tool string) error {
+	st := r.servers[server]
+	if st == nil || st.refused[tool] == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrToolRefused, strings.TrimPrefix(st.refused[tool], ErrToolRefused.Error()+": "))
+}
+
 // lookup resolves name in the index; a name it does not know is a
-// *ToolNotFoundError without suggestions.
+// *ToolNotFoundError without suggestions, and a tool the registry refuses
+// an error wrapping ErrToolRefused.
 func (r *Registry) lookup(name string) (server, tool string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.byName[name]; ok {
+		if err := r.refusedLocked(t.Server, t.Tool); err != nil {
+			return "", "", err
+		}
 		return t.Server, t.Tool, nil
 	}
 	if q, ok := r.ambiguous[name]; ok {
@@ -508,6 +552,9 @@ func (r *Registry) lookup(name string) (server, tool string, err error) {
 	}
 	if srv, tl, ok := strings.Cut(name, r.cfg.Separator); ok {
 		if st, ok := r.servers[srv]; ok && slices.ContainsFunc(st.tools, func(t model.ToolSummary) bool { return t.Tool == tl }) {
+			if err := r.refusedLocked(srv, tl); err != nil {
+				return "", "", err
+			}
 			return srv, tl, nil
 		}
 	}
@@ -647,6 +694,11 @@ func (r *Registry) Logger() *zap.Logger { return r.log }
 func (r *Registry) NewSession(cb Callbacks) *Session {
 	s := r.m.NewSession(cb)
 	s.resolve = r.Resolve
+	s.refused = func(server, tool string) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.refusedLocked(server, tool)
+	}
 	return s
 }
 

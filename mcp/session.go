@@ -120,6 +120,9 @@ type Session struct {
 	m       *Manager
 	cb      Callbacks
 	resolve func(ctx context.Context, name string) (server, tool string, err error)
+	// refused says why the registry refuses a tool a call names with its
+	// server, or nil (nil for a manager's session).
+	refused func(server, tool string) error
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -140,7 +143,8 @@ type Session struct {
 // CallbackGrace is how long a session waits for a callback (Progress,
 // Content, Error) to return once the callback's context ended, before it
 // stops waiting and leaves the callback running: a call whose context
-// ended returns, and Session.Close returns, at most this long after.
+// ended returns at most this long after, and Session.Close (which waits
+// for the session's calls, then for its callbacks) at most twice this long.
 const CallbackGrace = time.Second
 
 // NewSession returns a session whose calls name their server explicitly.
@@ -183,8 +187,15 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*toolresult.Resu
 		if server, tool, err = s.resolve(ctx, call.Name); err != nil {
 			ce := &CallError{Tool: call.Name, Kind: KindValidation, Err: err}
 			s.reportError(ce)
-			s.flushCtx(ctx)
+			s.settle()
 			return &toolresult.Result{Tool: call.Name, IsError: true, Error: err.Error()}, ce
+		}
+	} else if s.refused != nil {
+		if err := s.refused(server, tool); err != nil {
+			ce := &CallError{Server: server, Tool: tool, Kind: KindValidation, Err: err}
+			s.reportError(ce)
+			s.settle()
+			return &toolresult.Result{Server: server, Tool: tool, IsError: true, Error: err.Error()}, ce
 		}
 	}
 	var args any = call.Arguments
@@ -210,9 +221,10 @@ func (s *Session) CallToolsParallel(ctx context.Context, calls []ToolCall) (resu
 
 // Close cancels the session's calls still running and waits for them and
 // for pending callbacks. It ends the context of the callback running, and
-// waits for it at most [CallbackGrace] more: a callback that ignores its
-// context is left running (logged at warn level), and the callbacks queued
-// behind it run once it returns. It is safe to call more than once; do not
+// waits for it at most [CallbackGrace] more (twice that in all when a
+// call's callback is stuck too: the call waits first): a callback that
+// ignores its context is left running (logged at warn level), and the
+// callbacks queued behind it run once it returns. It is safe to call more than once; do not
 // call it from inside a callback.
 func (s *Session) Close() error {
 	s.mu.Lock()

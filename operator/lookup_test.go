@@ -44,3 +44,25 @@ func TestLookupQualifiedMCPName(t *testing.T) {
 		t.Errorf("Lookup(other__search) = %v, want an UnknownError of kind tool", err)
 	}
 }
+
+// availabilityCatalog lists a tool that can be called and one that
+// cannot (its server down, or refused by the registry).
+type availabilityCatalog struct{ qualifiedCatalog }
+
+func (availabilityCatalog) ToolSummaries(context.Context) ([]model.ToolSummary, error) {
+	return []model.ToolSummary{{Name: "search", Description: "Searches", Available: true},
+		{Name: "huge", Description: "Refused for its schema", Available: false}}, nil
+}
+
+// The catalogue text leaves out tools not available now: the model is not
+// offered what it cannot call.
+func TestTextLeavesOutUnavailable(t *testing.T) {
+	p := operator.NewProvider(operator.ProviderConfig{MCP: availabilityCatalog{}})
+	text, err := p.Text(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "MCP tools:\n- search: Searches\n"; text != want {
+		t.Errorf("text %q, want %q", text, want)
+	}
+}

@@ -102,12 +102,18 @@ func (p *Provider) ToolSummaries(ctx context.Context) ([]model.ToolSummary, erro
 //	- query_rewriter: ...
 //	MCP tools:
 //	- web_search: ...
+//
+// A tool not available now (its server down, or the tool refused by the
+// MCP registry: see [model.ToolSummary.Available]) is left out.
 func (p *Provider) Text(ctx context.Context) (string, error) {
 	sums, err := p.ToolSummaries(ctx)
 	var b strings.Builder
 	headers := map[string]string{string(SourceLocal): "Local tools (instant):", string(SourceOperator): "Operators:", string(SourceMCP): "MCP tools:"}
 	var last string
 	for _, s := range sums {
+		if !s.Available {
+			continue
+		}
 		if s.Source != last {
 			if last != "" {
 				b.WriteByte('\n')

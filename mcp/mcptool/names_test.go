@@ -310,4 +310,14 @@ func TestHugeDescriptionRefused(t *testing.T) {
 	if !strings.Contains(reason, "MaxDescriptionBytes") {
 		t.Errorf("Health's RefusedTools[longdesc] = %q, want the reason naming MaxDescriptionBytes", reason)
 	}
+	// A refused tool neither resolves nor runs, named alone or with its
+	// server.
+	if srv, tool, err := reg.Resolve(ctx, "longdesc"); !errors.Is(err, mcp.ErrToolRefused) || !strings.Contains(err.Error(), "MaxDescriptionBytes") {
+		t.Errorf("Resolve(longdesc) = %q, %q, %v; want ErrToolRefused naming MaxDescriptionBytes", srv, tool, err)
+	}
+	for _, call := range []mcp.ToolCall{{Name: "longtitle"}, {Server: "wordy", Name: "longtitle"}} {
+		if res, err := s.CallTool(ctx, call); !errors.Is(err, mcp.ErrToolRefused) || !res.IsError {
+			t.Errorf("CallTool(%+v) = %+v, %v; want ErrToolRefused", call, res, err)
+		}
+	}
 }

@@ -243,7 +243,7 @@ func TestResumeUnknownThread(t *testing.T) {
 	var c calls
 	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: countedPricing(t, &c, nil), Checkpointer: checkpoint.NewMemory()})
 	_, err := wf.Resume(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "never-ran"}), operator.Env{})
-	if !errors.Is(err, workflow.ErrNoSavedRun) || !strings.Contains(err.Error(), `"never-ran"`) {
+	if !errors.Is(err, workflow.ErrNoSavedRun) || !errors.Is(err, graph.ErrNothingToResume) || !strings.Contains(err.Error(), `"never-ran"`) {
 		t.Errorf("Resume of a thread that never ran: %v, want workflow.ErrNoSavedRun naming the thread", err)
 	}
 	if n := c.counts(); len(n) != 0 {

@@ -163,7 +163,8 @@ func (x *Executor) Run(ctx context.Context, def plan.Plan, query string, env ope
 // Config refuses the saved plan) returns the plan's error, such as a
 // *plan.StepError, and a nil result, never the outcomes that an earlier
 // plan's steps left on the thread. A thread with no checkpoint is an
-// error wrapping [ErrNoSavedRun], and nothing runs.
+// error wrapping [ErrNoSavedRun] (and [graph.ErrNothingToResume]), and
+// nothing runs.
 func (x *Executor) Resume(ctx context.Context, env operator.Env, opts ...graph.RunOption) (*Result, error) {
 	if err := x.checkSaved(ctx); err != nil {
 		return nil, err

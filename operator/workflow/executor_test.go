@@ -528,7 +528,7 @@ func TestExecutorResumeUnknownThread(t *testing.T) {
 	x := newExecutor(t, workflow.Config{Operators: operator.NewRegistry(operator.Deps{}), Checkpointer: checkpoint.NewMemory()})
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "never-ran"})
 	_, err := x.Resume(ctx, operator.Env{})
-	if !errors.Is(err, workflow.ErrNoSavedRun) || !strings.Contains(err.Error(), `"never-ran"`) {
+	if !errors.Is(err, workflow.ErrNoSavedRun) || !errors.Is(err, graph.ErrNothingToResume) || !strings.Contains(err.Error(), `"never-ran"`) {
 		t.Errorf("Resume of a thread that never ran: %v, want workflow.ErrNoSavedRun naming the thread", err)
 	}
 	if _, err := x.Graph().Thread("never-ran").State(context.Background()); err == nil {

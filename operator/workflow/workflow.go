@@ -383,8 +383,8 @@ func (w *Workflow) Run(ctx context.Context, query string, env operator.Env) (*Re
 // graph.Resume(answer) for a run paused on a question (see
 // [InterruptElicitor]).
 //
-// A thread with no checkpoint is an error wrapping [ErrNoSavedRun], and
-// nothing runs.
+// A thread with no checkpoint is an error wrapping [ErrNoSavedRun] (and
+// [graph.ErrNothingToResume]), and nothing runs.
 func (w *Workflow) Resume(ctx context.Context, env operator.Env, opts ...graph.RunOption) (*Result, error) {
 	if err := w.checkSaved(ctx); err != nil {
 		return nil, err
@@ -404,12 +404,14 @@ func (w *runner) checkSaved(ctx context.Context) error {
 	if thread == "" {
 		return nil
 	}
-	_, err := w.cfg.Checkpointer.Get(ctx, thread, "")
+	// The newest checkpoint's description, not its snapshot: no blobs
+	// are read.
+	cps, err := w.cfg.Checkpointer.List(ctx, thread, checkpoint.ListOptions{Limit: 1})
 	switch {
-	case errors.Is(err, checkpoint.ErrNotFound):
-		return fmt.Errorf("%w: thread %q has no checkpoint; start it with Run", ErrNoSavedRun, thread)
 	case err != nil:
 		return fmt.Errorf("workflow: Resume: reading thread %q: %w", thread, err)
+	case len(cps) == 0:
+		return fmt.Errorf("%w (%w): thread %q has no checkpoint; start it with Run", ErrNoSavedRun, graph.ErrNothingToResume, thread)
 	}
 	return nil
 }
