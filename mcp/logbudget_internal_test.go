@@ -109,8 +109,12 @@ func TestStderrWithinBudget(t *testing.T) {
 	_, _ = w.Write([]byte(long))
 	entries := logs.FilterMessage("mcp server stderr").All()
 	last := entries[len(entries)-1].ContextMap()
-	if n, _ := last["suppressed_before"].(int64); n != total-logged {
-		t.Errorf("suppressed_before = %v, want %d", last["suppressed_before"], total-logged)
+	// suppressed_before counts the writes left out since the last one
+	// logged: all of them when the budget did not refill during the flood
+	// (only the burst was logged); on a slow machine a refill may have let
+	// a write through mid-flood, and then it counts those after it.
+	if n, _ := last["suppressed_before"].(int64); logged == serverLogBurst && n != total-logged || n < 1 || n > total-logged {
+		t.Errorf("suppressed_before = %v with %d of %d writes logged, want %d (or, after a refill mid-flood, 1 to %d)", last["suppressed_before"], logged, total, total-logged, total-logged)
 	}
 	out, _ := last["output"].(map[string]any)
 	text, _ := out["text"].(string)
