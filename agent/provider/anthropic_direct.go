@@ -140,7 +140,7 @@ func (a *anthropicAPI) body(req *model.Request, id string, stream bool) ([]byte,
 		case model.RoleUser, model.RoleAssistant:
 			var blocks []aBlock
 			for _, p := range m.Parts {
-				b, err := blockOf(p)
+				b, err := blockOf(p, false)
 				if err != nil {
 					return nil, fmt.Errorf("message %d: %w", i, err)
 				}
@@ -160,7 +160,7 @@ func (a *anthropicAPI) body(req *model.Request, id string, stream bool) ([]byte,
 				r := p.ToolResult
 				b := aBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
 				for _, c := range r.Content {
-					cb, err := blockOf(c)
+					cb, err := blockOf(c, true)
 					if err != nil {
 						return nil, fmt.Errorf("message %d: tool result %s: %w", i, r.CallID, err)
 					}
@@ -207,7 +207,12 @@ func (a *anthropicAPI) body(req *model.Request, id string, stream bool) ([]byte,
 }
 
 // blockOf converts a part to a content block; nil for an empty text.
-func blockOf(p model.Part) (*aBlock, error) {
+// Binary data goes as an image when its bytes are a PNG, JPEG, GIF or
+// WebP image, as a document when they are a PDF; other data in a tool's
+// result (its server chose it) is named in a note, and in a user's or an
+// assistant's message it is an error, so that no one believes the model
+// saw a file it was never sent.
+func blockOf(p model.Part, toolResult bool) (*aBlock, error) {
 	switch p.Kind {
 	case model.PartText:
 		if p.Text == "" {
@@ -225,8 +230,15 @@ func blockOf(p model.Part) (*aBlock, error) {
 			// have: other data is named in a note rather than sent as an
 			// image the API rejects or misreads.
 			mt, ok := model.ImageType(p.Data)
-			if !ok {
+			if !ok && bytes.HasPrefix(p.Data, []byte("%PDF-")) {
+				return &aBlock{Type: "document", Source: &aSource{Type: "base64", MediaType: "application/pdf",
+					Data: base64.StdEncoding.EncodeToString(p.Data)}}, nil
+			}
+			if !ok && toolResult {
 				return &aBlock{Type: "text", Text: fmt.Sprintf("[%s, %d bytes, not shown]", cmp.Or(p.MIMEType, "application/octet-stream"), len(p.Data))}, nil
+			}
+			if !ok {
+				return nil, fmt.Errorf("a binary part of type %q (%d bytes) is neither a PNG, JPEG, GIF or WebP image nor a PDF, the data Anthropic's API reads; convert it, or send its text", cmp.Or(p.MIMEType, "unknown"), len(p.Data))
 			}
 			return &aBlock{Type: "image", Source: &aSource{Type: "base64", MediaType: mt,
 				Data: base64.StdEncoding.EncodeToString(p.Data)}}, nil
