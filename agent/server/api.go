@@ -939,8 +939,11 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The copy's bytes count for its principal at once, not from its
-	// first run's end.
+	// first run's end; this instance reads the principal's sum again at
+	// its next check, so that copies within the sum's second do not
+	// pass the bound unseen.
 	s.recordThreadBytes(ctx, t.ID, len(plan) > 1)
+	s.forgetThreadBytes(t.Owner)
 	writeJSON(w, 200, threadJSON(t))
 }
 
@@ -1627,7 +1630,15 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.refreshThread(r.Context(), t.ID, g, "", nil); err != nil {
+	// The update is committed: the thread's refresh (and the count of
+	// its bytes) is made even if the client goes, and this instance
+	// reads the principal's sum again at its next check
+	// (Config.MaxThreadBytes).
+	rctx, cancel := s.recountContext(r.Context())
+	defer cancel()
+	err = s.refreshThread(rctx, t.ID, g, "", nil)
+	s.forgetThreadBytes(t.Owner)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
