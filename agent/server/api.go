@@ -1201,6 +1201,15 @@ func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (b
 	if len(active) > 0 || cur.Head != "" || cur.Rolled {
 		return false, nil
 	}
+	// The thread's durable subgraphs' checkpoint threads, found before
+	// the prune drops the checkpoints that name them: those the kept
+	// checkpoint no longer reaches are deleted with it, or they would
+	// stay on disk, uncounted (Config.MaxThreadBytes) and never deleted
+	// (a thread's deletion finds them the same way).
+	before, _, err := s.checkpointThreads(ctx, t.ID)
+	if err != nil {
+		return false, err
+	}
 	p, err := checkpoint.Prune(ctx, s.saver, checkpoint.Retention{ThreadID: t.ID, KeepLatest: 1})
 	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
@@ -1208,9 +1217,24 @@ func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (b
 		}
 		return false, err
 	}
+	subs := len(before) > 1
+	if subs {
+		kept, _, err := s.checkpointThreads(ctx, t.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, sub := range before[1:] {
+			if slices.Contains(kept, sub) {
+				continue
+			}
+			if err := s.saver.DeleteThread(ctx, t.ID+sub); err != nil {
+				return false, err
+			}
+		}
+	}
 	// The thread keeps fewer bytes (Config.MaxThreadBytes): counted
 	// again, and its principal's sum read again at its next check.
-	s.recordThreadBytes(ctx, t.ID, false)
+	s.recordThreadBytes(ctx, t.ID, subs)
 	s.forgetThreadBytes(cur.Owner)
 	return p.Checkpoints > 0, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,6 +301,81 @@ func TestMaxThreadBytesSubgraphs(t *testing.T) {
 			}
 			if own := usage(t, saver, ta); own > quotaBytes {
 				t.Errorf("the thread keeps %d bytes itself: refused for its own, not its subgraphs'", own)
+			}
+		})
+	}
+}
+
+// subgraphThreads returns the durable subgraph threads of thread tid that
+// keep checkpoints, found through tid's checkpoints' next tasks.
+func subgraphThreads(t *testing.T, saver checkpoint.Saver, tid string) []string {
+	t.Helper()
+	cps, err := saver.List(t.Context(), tid, checkpoint.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []string
+	for _, c := range cps {
+		for _, task := range c.Next {
+			if sub := tid + "|" + task.ID; !slices.Contains(subs, sub) && usage(t, saver, sub) > 0 {
+				subs = append(subs, sub)
+			}
+		}
+	}
+	return subs
+}
+
+// TestMaxThreadBytesPruneSubgraphs: keep_latest on a thread of nested
+// runs deletes the durable subgraph threads its kept checkpoint no
+// longer reaches (they would stay on disk uncounted, and a deletion of
+// the thread would not find them); after a further run the stored count
+// is the checkpointer's real total, and deleting the thread leaves no
+// subgraph thread behind.
+func TestMaxThreadBytesPruneSubgraphs(t *testing.T) {
+	for name, open := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			srv, url := quotaServer(t, open(t))
+			bc := srv.Store().(server.ByteCounter)
+			saver := srv.Checkpointer()
+			ta := newQuotaThread(t, url, aliceKey)
+			run := func(n int) {
+				t.Helper()
+				var out map[string]any
+				if code := do(t, "POST", url+"/threads/"+ta+"/runs/wait", map[string]any{"assistant_id": "nested", "input": map[string]any{"seen": n}}, aliceKey, &out); code != 200 {
+					t.Fatalf("run %d: %d %v", n, code, out)
+				}
+			}
+			run(1)
+			first := subgraphThreads(t, saver, ta)
+			if len(first) == 0 {
+				t.Fatal("no durable subgraph thread found")
+			}
+			var res map[string]any
+			if code := do(t, "POST", url+"/threads/prune", map[string]any{"thread_ids": []string{ta}, "strategy": "keep_latest"}, aliceKey, &res); code != 200 {
+				t.Fatalf("prune: %d %v", code, res)
+			}
+			for _, sub := range first {
+				if u := usage(t, saver, sub); u != 0 {
+					t.Errorf("subgraph thread %s keeps %d bytes after keep_latest; want it deleted", sub, u)
+				}
+			}
+			run(2)
+			all := append(first, subgraphThreads(t, saver, ta)...)
+			real := usage(t, saver, ta)
+			for _, sub := range all {
+				real += usage(t, saver, sub)
+			}
+			pollUntil(t, "the stored count to be the checkpointer's total", func() bool {
+				n, err := bc.CountBytes(t.Context(), "alice")
+				return err == nil && n == real
+			})
+			if code := do(t, "DELETE", url+"/threads/"+ta, nil, aliceKey, nil); code != 204 {
+				t.Fatalf("DELETE: %d", code)
+			}
+			for _, sub := range all {
+				if u := usage(t, saver, sub); u != 0 {
+					t.Errorf("subgraph thread %s keeps %d bytes after its thread was deleted", sub, u)
+				}
 			}
 		})
 	}
