@@ -380,3 +380,72 @@ func TestMaxThreadBytesPruneSubgraphs(t *testing.T) {
 		})
 	}
 }
+
+// TestRollbackDeletesSubgraphThreads: the rollback of a nested run on a
+// thread that had no checkpoint before it deletes the run's durable
+// subgraph threads with the thread's own checkpoints (they would stay on
+// disk, counted nowhere).
+func TestRollbackDeletesSubgraphThreads(t *testing.T) {
+	for name, open := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			cfg := open(t)
+			cfg.MaxThreadBytes = quotaBytes
+			cfg.Authenticate = server.APIKeys(map[string]string{"key-a": "alice"})
+			srv, err := server.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entered, release := make(chan struct{}, 1), make(chan struct{})
+			defer close(release)
+			cg := graph.New[payload]()
+			cg.AddNode("fill", func(_ context.Context, s payload) (graph.Update[payload], error) {
+				return payloadData.Set(chunk(s.Seen)["data"].(string)), nil
+			})
+			cg.AddNode("hold", func(ctx context.Context, s payload) (graph.Update[payload], error) {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return payloadSeen.Set(s.Seen + 1), ctx.Err()
+			})
+			cg.AddEdge(graph.START, "fill").AddEdge("fill", "hold").AddEdge("hold", graph.END)
+			child, err := cg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pg := graph.New[payload]()
+			graph.AddSubgraph(pg, "child", child, func(s payload) payload { return payload{Seen: s.Seen} }, func(c payload) graph.Update[payload] {
+				return payloadSeen.Set(c.Seen)
+			})
+			pg.AddEdge(graph.START, "child").AddEdge("child", graph.END)
+			parent, err := pg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := server.Register(srv, "nested", parent); err != nil {
+				t.Fatal(err)
+			}
+			url := newHTTPServer(t, srv)
+			saver := srv.Checkpointer()
+			ta := newQuotaThread(t, url, aliceKey)
+			var run map[string]any
+			if code := do(t, "POST", url+"/threads/"+ta+"/runs", map[string]any{"assistant_id": "nested", "input": map[string]any{"seen": 1}}, aliceKey, &run); code != 200 {
+				t.Fatalf("run: %d %v", code, run)
+			}
+			<-entered
+			subs := subgraphThreads(t, saver, ta)
+			if len(subs) == 0 {
+				t.Fatal("no durable subgraph thread found while the run holds")
+			}
+			if code := do(t, "POST", url+"/threads/"+ta+"/runs/"+run["run_id"].(string)+"/cancel?action=rollback&wait=1", nil, aliceKey, nil); code != http.StatusNoContent {
+				t.Fatalf("rollback: %d", code)
+			}
+			for _, sub := range append(subs, ta) {
+				if u := usage(t, saver, sub); u != 0 {
+					t.Errorf("thread %s keeps %d bytes after the rollback; want its checkpoints deleted", sub, u)
+				}
+			}
+		})
+	}
+}
