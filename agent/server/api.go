@@ -939,8 +939,11 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The copy's bytes count for its principal at once, not from its
-	// first run's end.
+	// first run's end; this instance reads the principal's sum again at
+	// its next check, so that copies within the sum's second do not
+	// pass the bound unseen.
 	s.recordThreadBytes(ctx, t.ID, len(plan) > 1)
+	s.forgetThreadBytes(t.Owner)
 	writeJSON(w, 200, threadJSON(t))
 }
 
@@ -1198,6 +1201,15 @@ func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (b
 	if len(active) > 0 || cur.Head != "" || cur.Rolled {
 		return false, nil
 	}
+	// The thread's durable subgraphs' checkpoint threads, found before
+	// the prune drops the checkpoints that name them: those the kept
+	// checkpoint no longer reaches are deleted with it, or they would
+	// stay on disk, uncounted (Config.MaxThreadBytes) and never deleted
+	// (a thread's deletion finds them the same way).
+	before, _, err := s.checkpointThreads(ctx, t.ID)
+	if err != nil {
+		return false, err
+	}
 	p, err := checkpoint.Prune(ctx, s.saver, checkpoint.Retention{ThreadID: t.ID, KeepLatest: 1})
 	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
@@ -1205,9 +1217,24 @@ func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (b
 		}
 		return false, err
 	}
+	subs := len(before) > 1
+	if subs {
+		kept, _, err := s.checkpointThreads(ctx, t.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, sub := range before[1:] {
+			if slices.Contains(kept, sub) {
+				continue
+			}
+			if err := s.saver.DeleteThread(ctx, t.ID+sub); err != nil {
+				return false, err
+			}
+		}
+	}
 	// The thread keeps fewer bytes (Config.MaxThreadBytes): counted
 	// again, and its principal's sum read again at its next check.
-	s.recordThreadBytes(ctx, t.ID, false)
+	s.recordThreadBytes(ctx, t.ID, subs)
 	s.forgetThreadBytes(cur.Owner)
 	return p.Checkpoints > 0, nil
 }
@@ -1627,7 +1654,15 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.refreshThread(r.Context(), t.ID, g, "", nil); err != nil {
+	// The update is committed: the thread's refresh (and the count of
+	// its bytes) is made even if the client goes, and this instance
+	// reads the principal's sum again at its next check
+	// (Config.MaxThreadBytes).
+	rctx, cancel := s.recountContext(r.Context())
+	defer cancel()
+	err = s.refreshThread(rctx, t.ID, g, "", nil)
+	s.forgetThreadBytes(t.Owner)
+	if err != nil {
 		writeError(w, err)
 		return
 	}

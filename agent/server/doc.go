@@ -267,7 +267,8 @@
 // (POST /threads/{id}/copy) is refused (422) past Config.MaxCopyBytes of
 // stored checkpoints, with a checkpointer that reports them
 // (checkpoint.UsageReporter). A principal's threads keep at most
-// Config.MaxThreadBytes (1 GiB by default) of checkpoints, their durable
+// Config.MaxThreadBytes (1 GiB by default with Config.Authenticate, no
+// bound without it) of checkpoints, their durable
 // subgraphs' included: past it, its runs, state updates and copies are
 // refused (429) until it deletes or prunes threads. Each thread's bytes
 // are counted from the checkpointer (checkpoint.UsageReporter) when its

@@ -2428,7 +2428,19 @@ func (s *Server) rollback(run *Run, start string) {
 	}
 	orphan = err != nil // ErrNotFound: the thread was deleted
 	if err == nil && start == "" {
-		err = s.saver.DeleteThread(bg, run.ThreadID)
+		// The thread had no checkpoint before the run: all of its
+		// checkpoints go, its durable subgraphs' threads with them
+		// (found as a thread's deletion finds them), or they would
+		// stay on disk with the thread's subgraph bytes counted zero.
+		var plan []string
+		var over bool
+		plan, over, err = s.checkpointThreads(bg, run.ThreadID)
+		if over {
+			s.log.Warn("rolling back a run: its thread's durable subgraphs' checkpoints past Config.MaxCopyCheckpoints are not looked for", zapString("thread_id", run.ThreadID))
+		}
+		for i := len(plan) - 1; i >= 0 && err == nil; i-- {
+			err = s.saver.DeleteThread(bg, run.ThreadID+plan[i]) // the subgraphs' first: a failure leaves them findable
+		}
 	}
 	if t, terr := s.store.Thread(bg, run.ThreadID); terr == nil {
 		st := (*threadState)(nil)

@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -303,8 +304,12 @@ type Config struct {
 	// thread's durable subgraph threads are counted again at the end of
 	// a run that saved checkpoints of one (found as a copy finds them,
 	// through the thread's first MaxCopyCheckpoints checkpoints); its
-	// own checkpoints, at every run's end. Zero means
-	// DefaultMaxThreadBytes; negative means no bound.
+	// own checkpoints, at every run's end. Runs accepted before the
+	// principal passed the bound (up to MaxActiveRuns of them, pending
+	// or running) still run and add to it. Zero means
+	// DefaultMaxThreadBytes with Authenticate and no bound without it
+	// (every request is then the one principal "", and a default bound
+	// would cap the whole server); negative means no bound.
 	MaxThreadBytes int64
 	// MaxResponseBytes bounds the bytes of a list answer (POST
 	// /threads/search, the history, GET /threads/{id}/runs, POST
@@ -391,6 +396,8 @@ type Server struct {
 
 	bmu           sync.Mutex
 	threadTallies map[string]threadTally // threads' checkpoint bytes by principal (Config.MaxThreadBytes), at most maxThreadTallies
+	bforgets      uint64                 // forgetThreadBytes calls, under bmu: a sum read from the store before the last is not kept
+	bflight       singleflight.Group     // one CountBytes per principal at a time
 
 	// origins is Config.AllowedOrigins but "*", compared as package guard
 	// compares origins; anyOrigin is whether it has "*".
@@ -454,6 +461,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxThreadBytes == 0 {
 		cfg.MaxThreadBytes = DefaultMaxThreadBytes
+		if cfg.Authenticate == nil {
+			// Every request is the one principal "": a default bound
+			// would cap the whole server's checkpoints.
+			cfg.MaxThreadBytes = -1
+		}
 	}
 	if cfg.MaxItemBytes == 0 {
 		cfg.MaxItemBytes = DefaultMaxItemBytes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,6 +301,150 @@ func TestMaxThreadBytesSubgraphs(t *testing.T) {
 			}
 			if own := usage(t, saver, ta); own > quotaBytes {
 				t.Errorf("the thread keeps %d bytes itself: refused for its own, not its subgraphs'", own)
+			}
+		})
+	}
+}
+
+// subgraphThreads returns the durable subgraph threads of thread tid that
+// keep checkpoints, found through tid's checkpoints' next tasks.
+func subgraphThreads(t *testing.T, saver checkpoint.Saver, tid string) []string {
+	t.Helper()
+	cps, err := saver.List(t.Context(), tid, checkpoint.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []string
+	for _, c := range cps {
+		for _, task := range c.Next {
+			if sub := tid + "|" + task.ID; !slices.Contains(subs, sub) && usage(t, saver, sub) > 0 {
+				subs = append(subs, sub)
+			}
+		}
+	}
+	return subs
+}
+
+// TestMaxThreadBytesPruneSubgraphs: keep_latest on a thread of nested
+// runs deletes the durable subgraph threads its kept checkpoint no
+// longer reaches (they would stay on disk uncounted, and a deletion of
+// the thread would not find them); after a further run the stored count
+// is the checkpointer's real total, and deleting the thread leaves no
+// subgraph thread behind.
+func TestMaxThreadBytesPruneSubgraphs(t *testing.T) {
+	for name, open := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			srv, url := quotaServer(t, open(t))
+			bc := srv.Store().(server.ByteCounter)
+			saver := srv.Checkpointer()
+			ta := newQuotaThread(t, url, aliceKey)
+			run := func(n int) {
+				t.Helper()
+				var out map[string]any
+				if code := do(t, "POST", url+"/threads/"+ta+"/runs/wait", map[string]any{"assistant_id": "nested", "input": map[string]any{"seen": n}}, aliceKey, &out); code != 200 {
+					t.Fatalf("run %d: %d %v", n, code, out)
+				}
+			}
+			run(1)
+			first := subgraphThreads(t, saver, ta)
+			if len(first) == 0 {
+				t.Fatal("no durable subgraph thread found")
+			}
+			var res map[string]any
+			if code := do(t, "POST", url+"/threads/prune", map[string]any{"thread_ids": []string{ta}, "strategy": "keep_latest"}, aliceKey, &res); code != 200 {
+				t.Fatalf("prune: %d %v", code, res)
+			}
+			for _, sub := range first {
+				if u := usage(t, saver, sub); u != 0 {
+					t.Errorf("subgraph thread %s keeps %d bytes after keep_latest; want it deleted", sub, u)
+				}
+			}
+			run(2)
+			all := append(first, subgraphThreads(t, saver, ta)...)
+			real := usage(t, saver, ta)
+			for _, sub := range all {
+				real += usage(t, saver, sub)
+			}
+			pollUntil(t, "the stored count to be the checkpointer's total", func() bool {
+				n, err := bc.CountBytes(t.Context(), "alice")
+				return err == nil && n == real
+			})
+			if code := do(t, "DELETE", url+"/threads/"+ta, nil, aliceKey, nil); code != 204 {
+				t.Fatalf("DELETE: %d", code)
+			}
+			for _, sub := range all {
+				if u := usage(t, saver, sub); u != 0 {
+					t.Errorf("subgraph thread %s keeps %d bytes after its thread was deleted", sub, u)
+				}
+			}
+		})
+	}
+}
+
+// TestRollbackDeletesSubgraphThreads: the rollback of a nested run on a
+// thread that had no checkpoint before it deletes the run's durable
+// subgraph threads with the thread's own checkpoints (they would stay on
+// disk, counted nowhere).
+func TestRollbackDeletesSubgraphThreads(t *testing.T) {
+	for name, open := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			cfg := open(t)
+			cfg.MaxThreadBytes = quotaBytes
+			cfg.Authenticate = server.APIKeys(map[string]string{"key-a": "alice"})
+			srv, err := server.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entered, release := make(chan struct{}, 1), make(chan struct{})
+			defer close(release)
+			cg := graph.New[payload]()
+			cg.AddNode("fill", func(_ context.Context, s payload) (graph.Update[payload], error) {
+				return payloadData.Set(chunk(s.Seen)["data"].(string)), nil
+			})
+			cg.AddNode("hold", func(ctx context.Context, s payload) (graph.Update[payload], error) {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return payloadSeen.Set(s.Seen + 1), ctx.Err()
+			})
+			cg.AddEdge(graph.START, "fill").AddEdge("fill", "hold").AddEdge("hold", graph.END)
+			child, err := cg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pg := graph.New[payload]()
+			graph.AddSubgraph(pg, "child", child, func(s payload) payload { return payload{Seen: s.Seen} }, func(c payload) graph.Update[payload] {
+				return payloadSeen.Set(c.Seen)
+			})
+			pg.AddEdge(graph.START, "child").AddEdge("child", graph.END)
+			parent, err := pg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := server.Register(srv, "nested", parent); err != nil {
+				t.Fatal(err)
+			}
+			url := newHTTPServer(t, srv)
+			saver := srv.Checkpointer()
+			ta := newQuotaThread(t, url, aliceKey)
+			var run map[string]any
+			if code := do(t, "POST", url+"/threads/"+ta+"/runs", map[string]any{"assistant_id": "nested", "input": map[string]any{"seen": 1}}, aliceKey, &run); code != 200 {
+				t.Fatalf("run: %d %v", code, run)
+			}
+			<-entered
+			subs := subgraphThreads(t, saver, ta)
+			if len(subs) == 0 {
+				t.Fatal("no durable subgraph thread found while the run holds")
+			}
+			if code := do(t, "POST", url+"/threads/"+ta+"/runs/"+run["run_id"].(string)+"/cancel?action=rollback&wait=1", nil, aliceKey, nil); code != http.StatusNoContent {
+				t.Fatalf("rollback: %d", code)
+			}
+			for _, sub := range append(subs, ta) {
+				if u := usage(t, saver, sub); u != 0 {
+					t.Errorf("thread %s keeps %d bytes after the rollback; want its checkpoints deleted", sub, u)
+				}
 			}
 		})
 	}

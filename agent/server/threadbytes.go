@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
@@ -20,7 +22,7 @@ type threadTally struct {
 // threadBytesRecount is how long an instance uses a principal's sum of
 // thread bytes before it reads it from the store again: a run's creation
 // costs no statement for the bound but once per principal per interval.
-var threadBytesRecount = time.Second // a variable for the tests
+const threadBytesRecount = time.Second
 
 // maxThreadTallies bounds the principals whose sums an instance keeps;
 // past it one is forgotten (and read again at its next check).
@@ -54,20 +56,46 @@ func (s *Server) checkThreadBytes(ctx context.Context, who string) error {
 	t, known := s.threadTallies[who]
 	s.bmu.Unlock()
 	if !known || time.Since(t.at) >= threadBytesRecount {
-		n, err := c.CountBytes(ctx, who)
-		if err != nil {
-			return fmt.Errorf("counting the bytes of this principal's threads (Config.MaxThreadBytes): %w", err)
-		}
-		t = threadTally{bytes: n, at: time.Now()}
-		s.bmu.Lock()
-		if _, ok := s.threadTallies[who]; !ok && len(s.threadTallies) >= maxThreadTallies {
-			for k := range s.threadTallies {
-				delete(s.threadTallies, k) // any one: it is read again when needed
-				break
+		// One read of the store per principal at a time: the requests
+		// that find the sum expired together share it.
+		ch := s.bflight.DoChan(who, func() (any, error) {
+			s.bmu.Lock()
+			gen := s.bforgets
+			s.bmu.Unlock()
+			rctx, cancel := s.recountContext(ctx)
+			defer cancel()
+			n, err := c.CountBytes(rctx, who)
+			if err != nil {
+				return nil, err
 			}
+			t := threadTally{bytes: n, at: time.Now()}
+			s.bmu.Lock()
+			defer s.bmu.Unlock()
+			if s.bforgets != gen {
+				// A deletion or a write was counted while the store was
+				// read: the sum read may be stale; the next check reads
+				// it again.
+				return t, nil
+			}
+			if _, ok := s.threadTallies[who]; !ok && len(s.threadTallies) >= maxThreadTallies {
+				for k := range s.threadTallies {
+					delete(s.threadTallies, k) // any one: it is read again when needed
+					break
+				}
+			}
+			s.threadTallies[who] = t
+			return t, nil
+		})
+		var res singleflight.Result
+		select {
+		case res = <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		s.threadTallies[who] = t
-		s.bmu.Unlock()
+		if res.Err != nil {
+			return fmt.Errorf("counting the bytes of this principal's threads (Config.MaxThreadBytes): %w", res.Err)
+		}
+		t = res.Val.(threadTally)
 	}
 	if t.bytes > s.cfg.MaxThreadBytes {
 		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: this principal's threads keep %d bytes of checkpoints, more than %d (Config.MaxThreadBytes); delete threads (DELETE /threads/{thread_id}) or prune them (POST /threads/prune) to go on, or raise Config.MaxThreadBytes", ErrLimit, t.bytes, s.cfg.MaxThreadBytes)}
@@ -77,10 +105,13 @@ func (s *Server) checkThreadBytes(ctx context.Context, who string) error {
 
 // forgetThreadBytes drops this instance's sum of who's thread bytes, so
 // that the next check reads it again: after a deletion or a prune, which
-// may take the principal back under the bound.
+// may take the principal back under the bound, and after a copy or a
+// state update, which may take it past. A read of the store that
+// started before is not kept.
 func (s *Server) forgetThreadBytes(who string) {
 	s.bmu.Lock()
 	delete(s.threadTallies, who)
+	s.bforgets++ // a read of the store under way may have missed it
 	s.bmu.Unlock()
 }
 
@@ -123,8 +154,13 @@ func (s *Server) threadBytes(ctx context.Context, tid string, subgraphs bool) (o
 // recordThreadBytes counts the bytes of thread tid (its subgraphs' too
 // with subgraphs) and records them in the store, when the bound is on:
 // after a copy or a prune. A failure is logged: the thread's count stays
-// as it was until its next run's end.
+// as it was until its next run's end. The writes it counts are
+// committed: it counts them even when ctx, the request's, is cancelled
+// (a client gone would otherwise leave a stale count), within
+// Config.Lease.
 func (s *Server) recordThreadBytes(ctx context.Context, tid string, subgraphs bool) {
+	ctx, cancel := s.recountContext(ctx)
+	defer cancel()
 	own, sub, ok, err := s.threadBytes(ctx, tid, subgraphs)
 	if !ok {
 		return
@@ -136,4 +172,12 @@ func (s *Server) recordThreadBytes(ctx context.Context, tid string, subgraphs bo
 	if err != nil {
 		s.log.Warn("counting a thread's checkpoint bytes (Config.MaxThreadBytes); its count stays as it was until its next run ends", zapString("thread_id", tid), zapError(err))
 	}
+}
+
+// recountContext returns the context of a count of a thread's bytes after
+// committed writes: ctx's values without its cancellation, so that a
+// request whose client has gone still records what it wrote, bounded by
+// Config.Lease.
+func (s *Server) recountContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Lease)
 }

@@ -153,7 +153,11 @@ var migrations = []string{
 	// index on them took an index entry per run's end); CountBytes
 	// sums them over the owner's rows, found on the index (owner,
 	// created). Adding columns with a constant default rewrites no row.
-	`ALTER TABLE {threads} ADD COLUMN bytes bigint NOT NULL DEFAULT 0, ADD COLUMN subgraph_bytes bigint NOT NULL DEFAULT 0;`,
+	// The ALTER takes the table's ACCESS EXCLUSIVE lock: bounded, as
+	// migrations 5 and 6 are, so that it fails (and is retried at the
+	// next start) rather than queueing every request behind a long
+	// transaction.
+	`SET LOCAL lock_timeout = '5s'; ALTER TABLE {threads} ADD COLUMN bytes bigint NOT NULL DEFAULT 0, ADD COLUMN subgraph_bytes bigint NOT NULL DEFAULT 0; SET LOCAL lock_timeout = DEFAULT;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
