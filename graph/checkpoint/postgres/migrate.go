@@ -67,44 +67,49 @@ var migrations = []string{
 	// row they make anyway; statement triggers with transition tables take
 	// off what every delete of a checkpoint, blob or write removes,
 	// whichever statement makes it (DeleteThread, Prune, PutWrites
-	// replacing a task's writes). Existing threads are backfilled.
+	// replacing a task's writes). Existing threads are backfilled. The
+	// step can run again over its own result (a version row lost or
+	// removed): it then recounts the totals and replaces the triggers.
 	`ALTER TABLE {schema}.agentgraph_threads
-		ADD COLUMN checkpoints bigint NOT NULL DEFAULT 0,
-		ADD COLUMN blobs       bigint NOT NULL DEFAULT 0,
-		ADD COLUMN blob_bytes  bigint NOT NULL DEFAULT 0,
-		ADD COLUMN writes      bigint NOT NULL DEFAULT 0,
-		ADD COLUMN write_bytes bigint NOT NULL DEFAULT 0;
+		ADD COLUMN IF NOT EXISTS checkpoints bigint NOT NULL DEFAULT 0,
+		ADD COLUMN IF NOT EXISTS blobs       bigint NOT NULL DEFAULT 0,
+		ADD COLUMN IF NOT EXISTS blob_bytes  bigint NOT NULL DEFAULT 0,
+		ADD COLUMN IF NOT EXISTS writes      bigint NOT NULL DEFAULT 0,
+		ADD COLUMN IF NOT EXISTS write_bytes bigint NOT NULL DEFAULT 0;
 	UPDATE {schema}.agentgraph_threads AS t SET
 		checkpoints = (SELECT count(*) FROM {schema}.agentgraph_checkpoints WHERE thread_id = t.thread_id),
 		blobs       = (SELECT count(*) FROM {schema}.agentgraph_blobs WHERE thread_id = t.thread_id),
 		blob_bytes  = (SELECT coalesce(sum(length(data)), 0) FROM {schema}.agentgraph_blobs WHERE thread_id = t.thread_id),
 		writes      = (SELECT count(*) FROM {schema}.agentgraph_writes WHERE thread_id = t.thread_id),
 		write_bytes = (SELECT coalesce(sum(length(value)), 0) FROM {schema}.agentgraph_writes WHERE thread_id = t.thread_id);
-	CREATE FUNCTION {schema}.agentgraph_checkpoints_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+	CREATE OR REPLACE FUNCTION {schema}.agentgraph_checkpoints_usage() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
 		UPDATE {schema}.agentgraph_threads AS t SET checkpoints = t.checkpoints - n.c
 		FROM (SELECT thread_id, count(*) AS c FROM changed GROUP BY thread_id) AS n
 		WHERE t.thread_id = n.thread_id;
 		RETURN NULL;
 	END $$;
-	CREATE FUNCTION {schema}.agentgraph_blobs_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+	CREATE OR REPLACE FUNCTION {schema}.agentgraph_blobs_usage() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
 		UPDATE {schema}.agentgraph_threads AS t SET blobs = t.blobs - n.c, blob_bytes = t.blob_bytes - n.b
 		FROM (SELECT thread_id, count(*) AS c, sum(length(data)) AS b FROM changed GROUP BY thread_id) AS n
 		WHERE t.thread_id = n.thread_id;
 		RETURN NULL;
 	END $$;
-	CREATE FUNCTION {schema}.agentgraph_writes_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+	CREATE OR REPLACE FUNCTION {schema}.agentgraph_writes_usage() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
 		UPDATE {schema}.agentgraph_threads AS t SET writes = t.writes - n.c, write_bytes = t.write_bytes - n.b
 		FROM (SELECT thread_id, count(*) AS c, sum(length(value)) AS b FROM changed GROUP BY thread_id) AS n
 		WHERE t.thread_id = n.thread_id;
 		RETURN NULL;
 	END $$;
+	DROP TRIGGER IF EXISTS agentgraph_checkpoints_removed ON {schema}.agentgraph_checkpoints;
 	CREATE TRIGGER agentgraph_checkpoints_removed AFTER DELETE ON {schema}.agentgraph_checkpoints
 		REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {schema}.agentgraph_checkpoints_usage();
+	DROP TRIGGER IF EXISTS agentgraph_blobs_removed ON {schema}.agentgraph_blobs;
 	CREATE TRIGGER agentgraph_blobs_removed AFTER DELETE ON {schema}.agentgraph_blobs
 		REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {schema}.agentgraph_blobs_usage();
+	DROP TRIGGER IF EXISTS agentgraph_writes_removed ON {schema}.agentgraph_writes;
 	CREATE TRIGGER agentgraph_writes_removed AFTER DELETE ON {schema}.agentgraph_writes
 		REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {schema}.agentgraph_writes_usage();`,
 }
