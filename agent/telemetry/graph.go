@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -222,12 +221,6 @@ func (t *Telemetry) saved(ctx context.Context, s graph.SaveInfo, elapsed time.Du
 		fail(span, err)
 	}
 	span.End(trace.WithTimestamp(end))
-}
-
-// fail records err on span and marks it failed.
-func fail(span trace.Span, err error) {
-	span.RecordError(err)
-	span.SetStatus(codes.Error, err.Error())
 }
 
 // BreakerObserver returns a function for resilience.BreakerConfig's

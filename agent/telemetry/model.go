@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
@@ -113,8 +112,7 @@ func (m *tracedModel) finish(ctx context.Context, span trace.Span, req *model.Re
 		}
 		if err != nil {
 			span.SetAttributes(errorType(err))
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
+			fail(span, err)
 		}
 		span.End()
 	}

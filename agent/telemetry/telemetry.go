@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
@@ -56,6 +57,26 @@ func addContent(span trace.Span, name, content string) {
 	span.AddEvent(name, trace.WithAttributes(
 		attribute.String(name, utf8clip.Clip(content, MaxContentBytes-len(ContentCut))+ContentCut),
 		ContentBytesKey.Int(len(content))))
+}
+
+// MaxErrorBytes bounds the text of an error a span records, in its
+// exception event and its status description: a longer one is cut, at a
+// UTF-8 character boundary, and ends with [ContentCut]. An error can carry
+// a provider's answer body or a tool's output, which would otherwise go
+// whole into every export request.
+const MaxErrorBytes = 4 << 10
+
+// fail records err on span as an exception event, its text cut to
+// MaxErrorBytes, and marks the span failed with the same text.
+func fail(span trace.Span, err error) {
+	msg := err.Error()
+	if len(msg) > MaxErrorBytes {
+		msg = utf8clip.Clip(msg, MaxErrorBytes-len(ContentCut)) + ContentCut
+	}
+	span.AddEvent(semconv.ExceptionEventName, trace.WithAttributes(
+		semconv.ExceptionType(fmt.Sprintf("%T", err)),
+		semconv.ExceptionMessage(msg)))
+	span.SetStatus(codes.Error, msg)
 }
 
 // Telemetry instruments models, tools and graphs. It is safe for concurrent

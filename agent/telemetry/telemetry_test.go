@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -371,5 +373,52 @@ func TestDisabledHooksCostNothing(t *testing.T) {
 	}
 	if observed {
 		t.Error("empty hooks made the run observed")
+	}
+}
+
+// huge fails with an error whose text is a megabyte long, as one carrying
+// a provider's answer body may be.
+type huge struct{ model.Model }
+
+func (huge) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return nil, errors.New("provider said: " + strings.Repeat("é", 1<<19))
+}
+
+// TestErrorTextBounded: a span records at most MaxErrorBytes of an
+// error's text, in its exception event and its status, cut at a character
+// boundary and marked.
+func TestErrorTextBounded(t *testing.T) {
+	tel, exp, _ := newTelemetry(t, false)
+	m := tel.Model(huge{}, "openai", "gpt-test")
+	if _, err := m.Generate(context.Background(), &model.Request{}); err == nil {
+		t.Fatal("Generate succeeded")
+	}
+	s := exp.GetSpans().Snapshots()[0]
+	check := func(where, msg string) {
+		t.Helper()
+		if len(msg) > telemetry.MaxErrorBytes || !strings.HasSuffix(msg, telemetry.ContentCut) || !utf8.ValidString(msg) || !strings.HasPrefix(msg, "provider said: ") {
+			t.Errorf("%s: %d bytes (want at most %d, valid UTF-8, ending %q), starts %.40q", where, len(msg), telemetry.MaxErrorBytes, telemetry.ContentCut, msg)
+		}
+	}
+	check("status", s.Status().Description)
+	var found bool
+	for _, e := range s.Events() {
+		if e.Name != "exception" {
+			continue
+		}
+		found = true
+		for _, kv := range e.Attributes {
+			switch kv.Key {
+			case "exception.message":
+				check("exception.message", kv.Value.AsString())
+			case "exception.type":
+				if kv.Value.AsString() != "*errors.errorString" {
+					t.Errorf("exception.type = %q, want *errors.errorString", kv.Value.AsString())
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no exception event: %v", s.Events())
 	}
 }

@@ -72,8 +72,7 @@ func (tt *tracedTool) Call(ctx context.Context, args json.RawMessage) (*model.To
 		switch {
 		case err != nil:
 			span.SetAttributes(errorType(err))
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
+			fail(span, err)
 		case failed:
 			span.SetStatus(codes.Error, "tool returned an error result")
 		}
