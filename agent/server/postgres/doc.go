@@ -10,7 +10,7 @@
 // are kept by an [github.com/agentgraph/agentgraph/event/postgres.Log]
 // named agentserver_log (the
 // tables agentserver_log_keys and agentserver_log_events, one key per
-// run, the shape and the queries the chatbot's PostgreSQL journal uses,
+// run, the shape and the queries of event/postgres.Journal,
 // and the log's function agentserver_log_trim_one, with which a run's
 // start and end trim its log when it is full):
 // the events appended by all runs while a write is in flight are written

@@ -85,8 +85,8 @@ var migrations = []string{
 	`ALTER TABLE {locks} ADD COLUMN waited boolean NOT NULL DEFAULT false;
 	ALTER TABLE {locks} SET UNLOGGED;`,
 	// The run event logs move to an event/postgres Log (the tables
-	// {logkeys} and {logevents}, which the chatbot's journal shares the
-	// shape and the queries of): the rows are copied there. The table
+	// {logkeys} and {logevents}, whose shape and queries event/postgres's
+	// Journal shares): the rows are copied there. The table
 	// {events} and the column {runs}.next_event of the earlier versions
 	// stay, unused by this version, so that instances of the earlier
 	// version still running during a rolling deploy keep working; a
