@@ -13,15 +13,16 @@ import (
 	"testing"
 )
 
-// generalPackages are the packages of the general SDK whose exported API
-// speaks the module's own vocabulary (agent/model) and no provider SDK's.
+// generalPackages are the packages whose exported API speaks the module's
+// own vocabulary (agent/model) and no provider SDK's: the general SDK's,
+// and the supervisor kit the examples share.
 var generalPackages = []string{
 	"github.com/agentgraph/agentgraph/agent",
 	"github.com/agentgraph/agentgraph/agent/model",
 	"github.com/agentgraph/agentgraph/agent/provider",
 	"github.com/agentgraph/agentgraph/agent/llmtest",
 	"github.com/agentgraph/agentgraph/agent/react",
-	"github.com/agentgraph/agentgraph/agent/supervisor",
+	"github.com/agentgraph/agentgraph/examples/supervisor",
 	"github.com/agentgraph/agentgraph/graph",
 	"github.com/agentgraph/agentgraph/operator",
 	"github.com/agentgraph/agentgraph/operator/toolresult",

@@ -11,8 +11,6 @@
 //   - [github.com/agentgraph/agentgraph/agent]: the LLM client on langchaingo
 //     (model aliases, token usage, streaming) and structured output (JSON
 //     Schema from Go types, validation, error-feedback retry);
-//     [github.com/agentgraph/agentgraph/agent/supervisor] holds a supervisor's
-//     steps (decide, reflect, plan, critique, write) and
 //     [github.com/agentgraph/agentgraph/agent/server] serves compiled graphs
 //     over LangGraph's Agent Server API.
 //   - [github.com/agentgraph/agentgraph/agent/model]: the model vocabulary
@@ -46,7 +44,9 @@
 //     memory, identity, the meta-monitor and a background task queue.
 //
 // The examples directory holds complete programs built only from these
-// packages; examples/chatbot is the reference wiring of an agentic chatbot.
+// packages; examples/chatbot is the reference wiring of an agentic chatbot,
+// and examples/supervisor the supervisor's steps and prompts that it and
+// the swarm example share (an application kit, not part of the general SDK).
 // Packages under internal/ are implementation details and may change at any
 // time.
 //

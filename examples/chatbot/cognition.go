@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/cognition"
 	cogsqlite "github.com/agentgraph/agentgraph/cognition/sqlite"
 	"github.com/agentgraph/agentgraph/memory"

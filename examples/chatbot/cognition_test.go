@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 
-	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
+	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/cognition"
 	cogsqlite "github.com/agentgraph/agentgraph/cognition/sqlite"
 	"github.com/agentgraph/agentgraph/examples/chatbot"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/document"
 	docsqlite "github.com/agentgraph/agentgraph/document/sqlite"
 	"github.com/agentgraph/agentgraph/operator"

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
-	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 )
 
 // NewOfflineModel returns the swarm's DEMO language model: a small

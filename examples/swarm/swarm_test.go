@@ -16,8 +16,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
-	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
 	"github.com/agentgraph/agentgraph/examples/internal/mermaidtest"

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/document"
 )
 

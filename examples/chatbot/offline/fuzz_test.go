@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
-	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 )
 

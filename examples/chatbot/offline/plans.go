@@ -1,7 +1,7 @@
 package offline
 
 import (
-	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 
 	"fmt"
 	"regexp"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
+	"github.com/agentgraph/agentgraph/examples/supervisor/internal/wire"
 )
 
 // Assessment is the outcome of a reflection, and the branch the graph takes

@@ -16,8 +16,8 @@ package supervisortest
 
 import (
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
-	"github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor/internal/wire"
 )
 
 // Step names the step of package supervisor a request comes from.

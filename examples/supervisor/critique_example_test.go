@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 )
 
 func ExampleCritique() {

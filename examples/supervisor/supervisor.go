@@ -5,7 +5,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
+	"github.com/agentgraph/agentgraph/examples/supervisor/internal/wire"
 )
 
 // Result is the outcome of a step: the value, what it cost, the replies

@@ -1,6 +1,6 @@
 package supervisor
 
-import "github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
+import "github.com/agentgraph/agentgraph/examples/supervisor/internal/wire"
 
 // The steps' system prompts. Their human prompts are rendered by package
 // wire, which package supervisortest reads back.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
+	"github.com/agentgraph/agentgraph/examples/supervisor/internal/wire"
 )
 
 // Verdict is the outcome of a critique, and the branch a self-correction

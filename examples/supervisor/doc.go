@@ -1,6 +1,8 @@
 // Package supervisor holds the model-facing steps of a supervisor loop
 // (think, act, observe, decide again) built on package agent's structured
-// calls; the graph around them is the caller's.
+// calls; the graph around them is the caller's. It is an application kit,
+// not part of the general SDK: its prompts speak of a chat assistant, and
+// the chatbot and swarm examples share it.
 //
 //   - [Decide] asks for the next [Decision]: answer, call a tool, run a
 //     workflow plan, or ask a clarifying question.
