@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/internal/utf8clip"
@@ -395,6 +397,38 @@ const (
 	MaxTitleBytes       = 1 << 10
 )
 
+// MaxToolNameBytes is the longest name of a server's tool, in bytes, that
+// a [Registry] accepts. A tool whose name is empty, longer, not valid
+// UTF-8 or holds control or bidirectional-text characters (which show
+// other text than the name in logs, interfaces and a model's prompt) is
+// refused as one over MaxInputSchemaBytes is; see [CheckToolName].
+const MaxToolNameBytes = 256
+
+// CheckToolName returns an error saying what is wrong with a server's tool
+// name that a [Registry] refuses: empty, over [MaxToolNameBytes] bytes,
+// not valid UTF-8, or holding a control or bidirectional-text character.
+// The error quotes the name cut to 64 bytes and escaped.
+func CheckToolName(name string) error {
+	shown := name
+	if len(shown) > 64 {
+		shown = shown[:64]
+	}
+	switch {
+	case name == "":
+		return errors.New("the tool name is empty; the server must name the tool")
+	case len(name) > MaxToolNameBytes:
+		return fmt.Errorf("the tool name %+q... is %d bytes, over %d (MaxToolNameBytes); the server must name it shorter", shown, len(name), MaxToolNameBytes)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("the tool name %+q is not valid UTF-8; the server must rename it", shown)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return fmt.Errorf("the tool name %+q has the character %U; the server must rename it", shown, r)
+		}
+	}
+	return nil
+}
+
 // ClippedMarker ends a refused tool's description or title that the
 // registry clipped to MaxDescriptionBytes or MaxTitleBytes.
 const ClippedMarker = " [clipped]"
@@ -405,9 +439,13 @@ const ClippedMarker = " [clipped]"
 var ErrToolRefused = errors.New("mcp: tool refused")
 
 // inputSchema returns the input schema of server's tool mt, or an error if
-// the tool is refused: its input schema, description or title is over
-// its bound (MaxInputSchemaBytes, MaxDescriptionBytes, MaxTitleBytes).
+// the tool is refused: its name fails CheckToolName, or its input schema,
+// description or title is over its bound (MaxInputSchemaBytes,
+// MaxDescriptionBytes, MaxTitleBytes).
 func inputSchema(server string, mt mcpgo.Tool) (json.RawMessage, error) {
+	if err := CheckToolName(mt.Name); err != nil {
+		return nil, fmt.Errorf("%w: a tool of server %q: %v", ErrToolRefused, server, err)
+	}
 	for _, f := range []struct {
 		field, text, bound string
 		max                int

@@ -29,8 +29,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/internal/schemacheck"
@@ -73,7 +71,7 @@ func WithServer(server string) Option { return func(o *options) { o.server = ser
 // $schema; one over [mcp.MaxInputSchemaBytes] is refused); its name is
 // [ToolName](name). A name (listed, or the
 // server's) that is not valid UTF-8, has control or bidirectional-text
-// characters or is over [MaxServerToolNameLen] bytes is refused. session may
+// characters or is over [mcp.MaxToolNameBytes] bytes is refused. session may
 // come from [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls
 // name the tool's server.
 func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, opts ...Option) (*Tool, error) {
@@ -160,7 +158,7 @@ func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (st
 //
 // Named tools must all be found and valid. With no names, a tool that
 // cannot be made (its name has control or bidirectional-text characters or
-// is over [MaxServerToolNameLen] bytes, its input schema is not an object
+// is over [mcp.MaxToolNameBytes] bytes, its input schema is not an object
 // or is over [mcp.MaxInputSchemaBytes], its server does not describe it) is left out with a warning through
 // reg's logger ([mcp.Registry.Logger]), so that one server's bad tool does
 // not cost the others theirs. Failing to reach a server (its tools/list
@@ -243,29 +241,10 @@ func uniqueNames(tools []*Tool, listed []string, all bool, log *zap.Logger) ([]*
 	return out, nil
 }
 
-// MaxServerToolNameLen is the longest name of a server's tool, in bytes,
-// that [New] accepts.
-const MaxServerToolNameLen = 256
-
-// checkName refuses a tool name that is not valid UTF-8, has control or
-// bidirectional-text characters (which would show other text than the
-// name in logs and interfaces), or is over MaxServerToolNameLen bytes. The
-// error quotes the name cut and escaped.
+// checkName refuses a tool name [mcp.CheckToolName] refuses.
 func checkName(name string) error {
-	shown := name
-	if len(shown) > 64 {
-		shown = shown[:64]
-	}
-	if len(name) > MaxServerToolNameLen {
-		return fmt.Errorf("mcptool: the tool name %+q... is %d bytes, over %d (MaxServerToolNameLen); the server must name it shorter", shown, len(name), MaxServerToolNameLen)
-	}
-	if !utf8.ValidString(name) {
-		return fmt.Errorf("mcptool: the tool name %+q is not valid UTF-8; the server must rename it", shown)
-	}
-	for _, r := range name {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return fmt.Errorf("mcptool: the tool name %+q has the character %U; the server must rename it", shown, r)
-		}
+	if err := mcp.CheckToolName(name); err != nil {
+		return fmt.Errorf("mcptool: %w", err)
 	}
 	return nil
 }

@@ -321,3 +321,47 @@ func TestHugeDescriptionRefused(t *testing.T) {
 		}
 	}
 }
+
+// The registry itself refuses a tool whose name has control or
+// bidirectional-text characters or is too long: such a name would go into
+// a model's prompt and the logs through every listing of the registry's
+// tools, not only through the tools mcptool makes.
+func TestRegistryRefusesBadToolNames(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reg := registry(t, mcp.Server{Name: "weird", InProcess: hostileServer()})
+	sums, err := reg.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("L", 300)
+	bad := map[string]string{"evil\u202egnp.exe": "U+202E", "bell\x07": "U+0007", long: "MaxToolNameBytes"}
+	for _, ts := range sums {
+		if _, isBad := bad[ts.Tool]; ts.Available == isBad {
+			t.Errorf("Registry.Tools lists %q with Available %v", ts.Tool, ts.Available)
+		}
+	}
+	var refused map[string]string
+	for _, h := range reg.Health() {
+		if h.Server == "weird" {
+			refused = h.RefusedTools
+		}
+	}
+	for name, why := range bad {
+		if !strings.Contains(refused[name], why) {
+			t.Errorf("Health's RefusedTools[%.20q] = %q, want a reason naming %s", name, refused[name], why)
+		}
+		if _, _, err := reg.Resolve(ctx, name); !errors.Is(err, mcp.ErrToolRefused) {
+			t.Errorf("Resolve(%.20q) = %v, want ErrToolRefused", name, err)
+		}
+	}
+	if _, _, err := reg.Resolve(ctx, "good"); err != nil {
+		t.Errorf("Resolve(good) = %v", err)
+	}
+	if err := mcp.CheckToolName(strings.Repeat("n", mcp.MaxToolNameBytes)); err != nil {
+		t.Errorf("a name of exactly MaxToolNameBytes: %v", err)
+	}
+	if err := mcp.CheckToolName(""); err == nil {
+		t.Error("an empty name was accepted")
+	}
+}
