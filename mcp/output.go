@@ -40,9 +40,11 @@ type outputCheck struct {
 }
 
 // newOutputCheck returns the check of t's results, or nil when t declares
-// no output schema.
+// no output schema. A declared schema without "type" is checked as one
+// of type "object": MCP's structuredContent is an object.
 func newOutputCheck(t mcpgo.Tool) *outputCheck {
-	if t.RawOutputSchema == nil && t.OutputSchema.Type == "" {
+	o := t.OutputSchema
+	if t.RawOutputSchema == nil && o.Type == "" && o.Properties == nil && len(o.Required) == 0 && o.Defs == nil && o.AdditionalProperties == nil {
 		return nil
 	}
 	return &outputCheck{decl: t}
@@ -55,7 +57,11 @@ func (o *outputCheck) schema(log *zap.Logger) (*sjson.Schema, error) {
 	o.once.Do(func() {
 		raw := o.decl.RawOutputSchema
 		if raw == nil {
-			raw, o.err = json.Marshal(o.decl.OutputSchema)
+			decl := o.decl.OutputSchema
+			if decl.Type == "" {
+				decl.Type = "object"
+			}
+			raw, o.err = json.Marshal(decl)
 		}
 		switch {
 		case o.err != nil:

@@ -310,3 +310,38 @@ func TestOutputSchemaProblemsClipped(t *testing.T) {
 		}
 	}
 }
+
+// A tool whose output schema omits "type" (as some servers write it) is
+// still checked, as an object schema: its properties and required fields
+// hold.
+func TestOutputSchemaWithoutTypeChecked(t *testing.T) {
+	srv := server.NewMCPServer("untyped", "1.0.0")
+	schema := json.RawMessage(`{"properties":{"count":{"type":"integer"}},"required":["count"]}`)
+	add := func(name string, structured map[string]any) {
+		srv.AddTool(mcpgo.NewTool(name, mcpgo.WithRawOutputSchema(schema)), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			return &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent("n")}, StructuredContent: structured}, nil
+		})
+	}
+	add("fine", map[string]any{"count": 3})
+	add("wrong", map[string]any{"count": "three"})
+	add("missing", map[string]any{"other": 1})
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "untyped", InProcess: srv})
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	for name, want := range map[string]string{"fine": "", "wrong": "- count:", "missing": "count"} {
+		res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch {
+		case want == "" && res.IsError:
+			t.Errorf("%s: a conforming result was refused: %s", name, res.Error)
+		case want != "" && (!res.IsError || !strings.Contains(res.Error, "does not match its output schema") || !strings.Contains(res.Error, want)):
+			t.Errorf("%s: IsError %v, error %q; want a mismatch naming %q", name, res.IsError, res.Error, want)
+		}
+	}
+}
