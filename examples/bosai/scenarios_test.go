@@ -151,6 +151,9 @@ func TestHTTPAPI(t *testing.T) {
 		`{"question": "x", "thread": "t1"}`:                                                             `unknown field "thread"`,
 		`{"question": "` + strings.Repeat("a", bosai.MaxQuestionLen+1) + `"}`:                           "question is 8193 bytes; the limit is 8192 (MaxQuestionLen)",
 		`{"question": "x", "system_prompt": "` + strings.Repeat("a", bosai.MaxSystemPromptLen+1) + `"}`: "system_prompt is 32769 bytes; the limit is 32768 (MaxSystemPromptLen)",
+		`{"question": "x", "context": {"k": "` + strings.Repeat("a", bosai.MaxContextLen) + `"}}`:       "context is 16385 bytes (keys and values); the limit is 16384 (MaxContextLen)",
+		`{"question": "x", "prefer_agents": ["sql", "SQL "]}`:                                           `prefer_agents names "sql" twice`,
+		`{"question": "x", "disable_agents": ["` + strings.Repeat("z", 1000) + `", "nope"]}`:            "is not an agent",
 	} {
 		r := post(body, "")
 		var e map[string]string

@@ -37,13 +37,15 @@ type Request struct {
 	// Question is the user's question: 1 to MaxQuestionLen bytes.
 	// Required.
 	Question string `json:"question"`
-	// Context is key-value context shared with every agent. The current
-	// date and time are added under "current_datetime_utc" and
-	// "current_date" unless already set.
+	// Context is key-value context shared with every agent: its keys and
+	// values together at most MaxContextLen bytes. The current date and
+	// time are added under "current_datetime_utc" and "current_date"
+	// unless already set.
 	Context map[string]string `json:"context,omitempty"`
-	// Prefer lists agents to run first, in this order, when chosen.
+	// Prefer lists agents to run first, in this order, when chosen; each
+	// at most once.
 	Prefer []AgentName `json:"prefer_agents,omitempty"`
-	// Disable lists agents that must not run.
+	// Disable lists agents that must not run, each at most once.
 	Disable []AgentName `json:"disable_agents,omitempty"`
 	// MaxTurns bounds how many agents run; the planner's later choices
 	// are reported as skipped. Zero means no bound.
@@ -67,6 +69,9 @@ const (
 	MaxQuestionLen = 8 << 10
 	// MaxSystemPromptLen bounds Request.SystemPrompt.
 	MaxSystemPromptLen = 32 << 10
+	// MaxContextLen bounds Request.Context: its keys' and values' bytes
+	// together.
+	MaxContextLen = 16 << 10
 )
 
 // Decision is the planner's output (the seed's PlannerDecision).
@@ -245,6 +250,14 @@ var (
 	fResponse = graph.Replace(func(s *State) *Response { return &s.Response })
 )
 
+// clipName returns a, cut to 64 bytes for an error message.
+func clipName(a AgentName) string {
+	if len(a) > 64 {
+		return string(a[:64]) + "..."
+	}
+	return string(a)
+}
+
 // ErrInvalidRequest wraps every error of Request.Validate.
 var ErrInvalidRequest = errors.New("bosai: invalid request")
 
@@ -265,9 +278,9 @@ func (r Request) Normalize() Request {
 }
 
 // Validate checks a normalized request: a question of at most
-// MaxQuestionLen bytes, a system prompt of at most MaxSystemPromptLen,
-// known agent names in Prefer and Disable, a MaxTurns that is not
-// negative. Its errors wrap
+// MaxQuestionLen bytes, a system prompt of at most MaxSystemPromptLen, a
+// context of at most MaxContextLen, known agent names in Prefer and
+// Disable, each at most once, a MaxTurns that is not negative. Its errors wrap
 // ErrInvalidRequest (and ErrEmptyQuestion for an empty question) and name
 // the field.
 func (r Request) Validate() error {
@@ -281,11 +294,25 @@ func (r Request) Validate() error {
 	if len(r.SystemPrompt) > MaxSystemPromptLen {
 		errs = append(errs, fmt.Errorf("%w: system_prompt is %d bytes; the limit is %d (MaxSystemPromptLen): shorten it", ErrInvalidRequest, len(r.SystemPrompt), MaxSystemPromptLen))
 	}
+	ctxLen := 0
+	for k, v := range r.Context {
+		ctxLen += len(k) + len(v)
+	}
+	if ctxLen > MaxContextLen {
+		errs = append(errs, fmt.Errorf("%w: context is %d bytes (keys and values); the limit is %d (MaxContextLen): send less", ErrInvalidRequest, ctxLen, MaxContextLen))
+	}
 	for field, names := range map[string][]AgentName{"prefer_agents": r.Prefer, "disable_agents": r.Disable} {
+		seen := map[AgentName]bool{}
 		for _, a := range names {
 			if _, ok := specOf(a); !ok {
-				errs = append(errs, fmt.Errorf("%w: %s: %q is not an agent; the agents are %s", ErrInvalidRequest, field, a, validAgents()))
+				errs = append(errs, fmt.Errorf("%w: %s: %q is not an agent; the agents are %s", ErrInvalidRequest, field, clipName(a), validAgents()))
+				break
 			}
+			if seen[a] {
+				errs = append(errs, fmt.Errorf("%w: %s names %q twice; name each agent once", ErrInvalidRequest, field, a))
+				break
+			}
+			seen[a] = true
 		}
 	}
 	if r.MaxTurns < 0 {
