@@ -2818,8 +2818,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	// timeout between two; net/http clears it once the handler returns.
 	wd := writeDeadline{rc: rc, d: s.cfg.StreamWriteTimeout}
 	deadline := wd.renew
-	deadline()
-	_ = rc.Flush()
+	// The response's header is not flushed alone: it goes with the
+	// stream's first events, in one write, or before the stream first
+	// waits (a run that has not started), so that a client sees the
+	// response begin without a write, and a wakeup of the client, per
+	// stream spent on the header.
+	flushed := false
 	ctx := r.Context()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
@@ -2918,6 +2922,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				if err := rc.Flush(); err != nil {
 					return true
 				}
+				flushed = true
 				if len(evs) == 256 && !fromHub {
 					continue // more may be waiting
 				}
@@ -2966,6 +2971,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					return false
 				}
 			}
+		}
+		if !flushed {
+			// The header, before a wait that may be long.
+			deadline()
+			if err := rc.Flush(); err != nil {
+				return true
+			}
+			flushed = true
 		}
 	wait:
 		for {
