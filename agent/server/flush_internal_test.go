@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,8 +35,8 @@ func (w *flushRecorder) Flush() {
 
 // streamTestRun creates thread t1 and a run r1 on it in a memory store,
 // running on another worker (so that this server does not execute it),
-// and a server on the store whose heartbeat is an hour away.
-func streamTestRun(t *testing.T) (*Server, *MemoryStore, *Run) {
+// and a server on the store with heartbeat hb.
+func streamTestRun(t *testing.T, hb time.Duration) (*Server, *MemoryStore, *Run) {
 	t.Helper()
 	ctx := t.Context()
 	st := NewMemoryStore()
@@ -49,7 +50,7 @@ func streamTestRun(t *testing.T) (*Server, *MemoryStore, *Run) {
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Store: st, Lease: time.Hour, Heartbeat: time.Hour})
+	s, err := New(Config{Store: st, Lease: time.Hour, Heartbeat: hb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func streamTestRun(t *testing.T) (*Server, *MemoryStore, *Run) {
 // hand sends the response's header with them, not flushed alone first (a
 // write, and a wakeup of the client, per stream for nothing).
 func TestStreamHeaderGoesWithFirstEvents(t *testing.T) {
-	s, st, run := streamTestRun(t)
+	s, st, run := streamTestRun(t, time.Hour)
 	ctx := t.Context()
 	ch, release := s.hub.watch(run.ID, run.ThreadID)
 	for _, name := range []string{"metadata", "values"} {
@@ -98,7 +99,7 @@ func TestStreamHeaderGoesWithFirstEvents(t *testing.T) {
 // has not started) flushes the response's header before it waits, so
 // that its client sees the response begin.
 func TestStreamHeaderFlushedBeforeWait(t *testing.T) {
-	s, _, run := streamTestRun(t)
+	s, _, run := streamTestRun(t, time.Hour)
 	w := newFlushRecorder()
 	rctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -119,5 +120,39 @@ func TestStreamHeaderFlushedBeforeWait(t *testing.T) {
 	defer w.mu.Unlock()
 	if w.flushes[0] != 0 || w.Code != 200 {
 		t.Fatalf("flushes at body lengths %v, status %d: want the header alone flushed, with 200", w.flushes, w.Code)
+	}
+}
+
+// TestStreamHeaderWaitsForExecutingRun: the stream of a run just created
+// that this instance executes waits for the run's first event to send the
+// response's header, rather than flushing it alone: here the first flush
+// is a heartbeat's, as no event comes.
+func TestStreamHeaderWaitsForExecutingRun(t *testing.T) {
+	s, _, run := streamTestRun(t, time.Millisecond)
+	// Executing here, as createRun registers a run it claimed.
+	rctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	s.mu.Lock()
+	s.cancel[run.ID] = &runCancel{ctx: rctx, cancel: cancel}
+	s.mu.Unlock()
+	ch, release := s.hub.watch(run.ID, run.ThreadID)
+	w := newFlushRecorder()
+	req := httptest.NewRequestWithContext(rctx, "GET", "/threads/t1/runs/r1/stream", nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.stream(w, req, run, -1, nil, false, &hubWatch{ch: ch, release: release})
+	}()
+	select {
+	case <-w.flushed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream did not flush a heartbeat")
+	}
+	cancel(nil)
+	<-done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.flushes[0] == 0 || !strings.HasPrefix(w.Body.String(), ": heartbeat") {
+		t.Fatalf("flushes at body lengths %v, body %q: want the header sent with the first heartbeat, not alone", w.flushes, w.Body.String())
 	}
 }

@@ -2819,11 +2819,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	wd := writeDeadline{rc: rc, d: s.cfg.StreamWriteTimeout}
 	deadline := wd.renew
 	// The response's header is not flushed alone: it goes with the
-	// stream's first events, in one write, or before the stream first
-	// waits (a run that has not started), so that a client sees the
-	// response begin without a write, and a wakeup of the client, per
-	// stream spent on the header.
-	flushed := false
+	// stream's first events, in one write, saving a write, and a wakeup
+	// of the client, per stream. A stream flushes it alone before it
+	// first waits, so that its client sees the response begin while the
+	// run is pending or runs elsewhere, unless the stream is of a run
+	// just created that this instance executes: its first event (the
+	// metadata, appended as the run starts) comes at once, and the
+	// header with it (or with a heartbeat, at the latest).
+	flushed := fresh != nil && s.executing(run.ID)
 	ctx := r.Context()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
@@ -2973,7 +2976,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			}
 		}
 		if !flushed {
-			// The header, before a wait that may be long.
+			// The header, before a wait that may be long (or the events'
+			// flush, which sets flushed, comes first).
 			deadline()
 			if err := rc.Flush(); err != nil {
 				return true
