@@ -3001,6 +3001,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				if err := rc.Flush(); err != nil {
 					return true
 				}
+				flushed = true
 				if !s.executing(run.ID) {
 					// Poll the store: the run is pending, or runs on
 					// another instance, whose notification may be lost.
