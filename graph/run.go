@@ -820,9 +820,12 @@ func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 			t.upd = Update[S]{}
 		}
 	}()
-	if t.push {
+	switch {
+	case t.push:
 		err = t.n.task(ctx, t.arg, &t.upd)
-	} else {
+	case t.n.into != nil:
+		err = t.n.into(ctx, &r.state, &t.upd)
+	default:
 		t.upd, err = t.n.fn(ctx, r.state)
 	}
 	returned = true
