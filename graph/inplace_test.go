@@ -80,7 +80,9 @@ func TestNodeInPlace(t *testing.T) {
 // A function of the wrong type to run in place fails Compile, naming the
 // node and the type it takes.
 func TestNodeInPlaceWrongType(t *testing.T) {
-	fn := func(context.Context, inplaceState) (graph.Update[inplaceState], error) { return graph.Update[inplaceState]{}, nil }
+	fn := func(context.Context, inplaceState) (graph.Update[inplaceState], error) {
+		return graph.Update[inplaceState]{}, nil
+	}
 	for _, tc := range []struct {
 		name string
 		add  func(g *graph.Graph[inplaceState])
@@ -93,7 +95,9 @@ func TestNodeInPlaceWrongType(t *testing.T) {
 		{"task", func(g *graph.Graph[inplaceState]) {
 			g.AddNode("pull", fn)
 			g.AddEdge(graph.START, "pull")
-			graph.AddTask(g, "task", func(context.Context, int) (graph.Update[inplaceState], error) { return graph.Update[inplaceState]{}, nil },
+			graph.AddTask(g, "task", func(context.Context, int) (graph.Update[inplaceState], error) {
+				return graph.Update[inplaceState]{}, nil
+			},
 				inplaceOpt(func(context.Context, string, *graph.Update[inplaceState]) error { return nil }))
 		}, `task node "task" is given a function of type`},
 	} {
