@@ -68,7 +68,7 @@ type run[S any] struct {
 	// parallel execution of one step (see execute)
 	sctx   context.Context
 	cancel context.CancelFunc
-	// stepc is the context of a step that is not served, sctx then, and
+	// stepc is the context of a parallel step, sctx then, and
 	// cancelStep cancels it, made once per run: r.cancel then.
 	stepc      *stepContext
 	cancelStep func()
@@ -386,16 +386,17 @@ func (r *run[S]) execute(ctx context.Context) {
 	// cancelled, the run's cancellation then reaching the step through
 	// serve: see streamSink.offLoop).
 	//
-	// A step that is not served has a stepContext, one allocation where
-	// context.WithCancel makes two, and which its tasks may never ask
-	// for a channel.
+	// It is a stepContext, one allocation where context.WithCancel
+	// makes two, and which its tasks may never ask for a channel: the
+	// tasks of a served step ask for one only to send a node's own
+	// event (see streamSink.eventOff).
 	served := r.out != nil && r.out.onLoop(ctx)
+	parent := ctx
 	if served {
-		r.sctx, r.cancel = context.WithCancel(r.out.offLoop(ctx))
-	} else {
-		r.stepc = &stepContext{Context: ctx}
-		r.sctx, r.cancel = r.stepc, r.cancelStep
+		parent = r.out.offLoop(ctx)
 	}
+	r.stepc = &stepContext{Context: parent}
+	r.sctx, r.cancel = r.stepc, r.cancelStep
 	r.gen++
 	gen := uint64(r.gen) << 32
 	// The new generation goes into claim before the step's counts: a
