@@ -392,8 +392,10 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	t := new(turn)
 
 	// A run starts where the conversation does not end with tool results.
+	// The last message's role is read in place: Messages.Last would
+	// copy the message.
 	runUsage, iter := resp.Usage, 1
-	if last, ok := s.Messages.Last(); ok && last.Role == model.RoleTool {
+	if n := len(s.Messages); n > 0 && s.Messages[n-1].Role == model.RoleTool {
 		runUsage, iter = s.RunUsage.Merge(resp.Usage), s.Iterations+1
 	}
 	t.msgs[0] = resp.Message
