@@ -44,6 +44,9 @@ type nodeSpec[S any] struct {
 	// *out: written in place, the update (some hundreds of bytes) is not
 	// copied once more on its way to the task.
 	task func(ctx context.Context, arg any, out *Update[S]) error
+	// into, when set, runs a node of AddNode in place of fn, writing its
+	// update in place (see internal/inplace).
+	into func(ctx context.Context, s *S, out *Update[S]) error
 	def  *taskDef
 	sub  drawer // the child graph of a subgraph node
 	opts nodeOptions
@@ -95,7 +98,15 @@ func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Gra
 		g.problem("node %q has a nil function", name)
 		return g
 	}
-	g.add(&nodeSpec[S]{name: name, fn: fn}, opts)
+	n := &nodeSpec[S]{name: name, fn: fn}
+	g.add(n, opts)
+	if n.opts.into != nil {
+		into, ok := n.opts.into.(func(context.Context, *S, *Update[S]) error)
+		if !ok {
+			g.problem("node %q is given a function of type %T to run in place; it takes func(context.Context, *S, *graph.Update[S]) error", name, n.opts.into)
+		}
+		n.into = into
+	}
 	return g
 }
 
@@ -156,6 +167,20 @@ func AddTask[S, X any](g *Graph[S], name string, fn TaskFunc[S, X], opts ...Node
 	}}
 	before := len(g.nodes)
 	g.add(n, opts)
+	if n.opts.into != nil {
+		into, ok := n.opts.into.(func(context.Context, X, *Update[S]) error)
+		if !ok {
+			g.problem("task node %q is given a function of type %T to run in place; it takes func(context.Context, %s, *graph.Update[S]) error", name, n.opts.into, def.arg)
+		} else {
+			n.task = func(ctx context.Context, arg any, out *Update[S]) error {
+				x, ok := arg.(X)
+				if !ok && arg != nil {
+					return badTaskArg(name, def.arg, arg)
+				}
+				return into(ctx, x, out)
+			}
+		}
+	}
 	if len(g.nodes) > before {
 		def.idx = before
 	}
@@ -223,7 +248,7 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 	endIdx := n
 	c.nodes = make([]*node[S], n)
 	for i, spec := range g.nodes {
-		c.nodes[i] = &node[S]{name: spec.name, idx: i, ran: []string{spec.name}, fn: spec.fn, task: spec.task, def: spec.def,
+		c.nodes[i] = &node[S]{name: spec.name, idx: i, ran: []string{spec.name}, fn: spec.fn, task: spec.task, into: spec.into, def: spec.def,
 			sub: spec.sub, retry: spec.opts.retry, timeout: spec.opts.timeout, deferred: spec.opts.deferred}
 		c.index[spec.name] = i
 	}
@@ -392,6 +417,7 @@ type node[S any] struct {
 	ran       []string // []string{name}, the Ran of a checkpoint after a step of this node alone
 	fn        NodeFunc[S]
 	task      func(ctx context.Context, arg any, out *Update[S]) error // see nodeSpec.task
+	into      func(ctx context.Context, s *S, out *Update[S]) error    // see nodeSpec.into
 	def       *taskDef
 	sub       drawer
 	retry     *RetryPolicy

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/inplace"
 	"math/rand/v2"
 	"time"
 
@@ -505,6 +506,14 @@ type nodeOptions struct {
 	timeout  time.Duration
 	targets  []string
 	deferred bool
+	// into is the function that runs the node in place of the one it
+	// was added with, writing its update in place (see
+	// internal/inplace); AddNode and AddTask check its type.
+	into any
+}
+
+func init() {
+	inplace.Node = func(fn any) any { return NodeOption(func(o *nodeOptions) { o.into = fn }) }
 }
 
 // Retry makes a failed node run again according to p.

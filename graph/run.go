@@ -68,7 +68,7 @@ type run[S any] struct {
 	// parallel execution of one step (see execute)
 	sctx   context.Context
 	cancel context.CancelFunc
-	// stepc is the context of a step that is not served, sctx then, and
+	// stepc is the context of a parallel step, sctx then, and
 	// cancelStep cancels it, made once per run: r.cancel then.
 	stepc      *stepContext
 	cancelStep func()
@@ -82,7 +82,7 @@ type run[S any] struct {
 	// stepDone takes the signal of a helper that finished a step's last
 	// task; made at the first parallel step.
 	stepDone chan struct{}
-	help     func() // made once by helper
+	help     func() // made once by helperFunc
 	start    func() // startServed, made once
 	nhelp    int    // the number of helpers startServed makes available
 }
@@ -95,7 +95,7 @@ func (c *Compiled[S]) newRun() *run[S] {
 		ran:  make([]bool, n),
 		cand: make([]uint64, (n+63)/64),
 	}
-	r.help = r.helper()
+	r.help = helperFunc(r)
 	r.start = r.startServed
 	r.cancelStep = func() { r.stepc.cancel() }
 	return r
@@ -386,16 +386,17 @@ func (r *run[S]) execute(ctx context.Context) {
 	// cancelled, the run's cancellation then reaching the step through
 	// serve: see streamSink.offLoop).
 	//
-	// A step that is not served has a stepContext, one allocation where
-	// context.WithCancel makes two, and which its tasks may never ask
-	// for a channel.
+	// It is a stepContext, one allocation where context.WithCancel
+	// makes two, and which its tasks may never ask for a channel: the
+	// tasks of a served step ask for one only to send a node's own
+	// event (see streamSink.eventOff).
 	served := r.out != nil && r.out.onLoop(ctx)
+	parent := ctx
 	if served {
-		r.sctx, r.cancel = context.WithCancel(r.out.offLoop(ctx))
-	} else {
-		r.stepc = &stepContext{Context: ctx}
-		r.sctx, r.cancel = r.stepc, r.cancelStep
+		parent = r.out.offLoop(ctx)
 	}
+	r.stepc = &stepContext{Context: parent}
+	r.sctx, r.cancel = r.stepc, r.cancelStep
 	r.gen++
 	gen := uint64(r.gen) << 32
 	// The new generation goes into claim before the step's counts: a
@@ -485,35 +486,61 @@ func (r *run[S]) startHelpers(n int) {
 	}
 }
 
-// helper returns the function of the helpers' go statements (r.help),
-// made once per run: it joins the current parallel step if a ticket of
-// it is left and a task of it is still unclaimed, and works on its
-// tasks; the one that finishes the step's last task signals the
-// goroutine running the step. It is the go statement's function itself,
-// not a method value calling a method, so that the room it makes for a
-// deep node costs the copy of one frame fewer.
-func (r *run[S]) helper() func() {
+// helping is a run as the function of its helpers' go statements sees it
+// (see helperFunc).
+type helping interface {
+	// join joins the current parallel step if a ticket of it is left
+	// and a task of it is still unclaimed, reporting the step's
+	// generation and whether a node of the graph is marked deep.
+	join() (gen uint32, grown, ok bool)
+	helpStep(gen uint32, grown bool)
+}
+
+// helperFunc returns the function of a run's helpers' go statements
+// (r.help), made once per run: it joins the current parallel step (see
+// join) and works on its tasks; the one that finishes the step's last
+// task signals the goroutine running the step. It is the go statement's
+// function itself, not a method value calling a method, so that the room
+// it makes for a deep node costs the copy of one frame fewer.
+//
+// It is a function literal of this function, not of the run's generic
+// methods: the runtime reads the name of a goroutine's function when it
+// starts the goroutine and when the goroutine ends (to tell its own
+// goroutines apart), scanning the name for its end, and a generic
+// function's name spells out its state type, hundreds of bytes for a
+// struct with field tags. A literal of a generic function has such a name,
+// and so would this one inlined into one.
+//
+//go:noinline
+func helperFunc(h helping) func() {
 	return func() {
-		r.waiting.Add(-1)
-		for {
-			v := r.tickets.Load()
-			if uint32(v) == 0 || !r.unclaimed(uint32(v>>32)) {
-				// A helper of an earlier step, one too many, or
-				// one that the scheduler ran once the step's tasks
-				// were all claimed: it would grow its stack for
-				// nothing.
-				return
-			}
-			if r.tickets.CompareAndSwap(v, v-1) {
-				// Room made here, with only this frame on the
-				// stack, costs the least to copy (see work).
-				grown := r.c.deep.Load()
-				if grown {
-					reserveStack()
-				}
-				r.helpStep(uint32(v>>32), grown)
-				return
-			}
+		gen, grown, ok := h.join()
+		if !ok {
+			return
+		}
+		if grown {
+			// Room made here, with only this frame on the stack,
+			// costs the least to copy (see work).
+			reserveStack()
+		}
+		h.helpStep(gen, grown)
+	}
+}
+
+// join takes a ticket of the current parallel step for a helper that
+// starts (see helping).
+func (r *run[S]) join() (gen uint32, grown, ok bool) {
+	r.waiting.Add(-1)
+	for {
+		v := r.tickets.Load()
+		if uint32(v) == 0 || !r.unclaimed(uint32(v>>32)) {
+			// A helper of an earlier step, one too many, or one
+			// that the scheduler ran once the step's tasks were
+			// all claimed: it would grow its stack for nothing.
+			return 0, false, false
+		}
+		if r.tickets.CompareAndSwap(v, v-1) {
+			return uint32(v >> 32), r.c.deep.Load(), true
 		}
 	}
 }
@@ -820,9 +847,12 @@ func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 			t.upd = Update[S]{}
 		}
 	}()
-	if t.push {
+	switch {
+	case t.push:
 		err = t.n.task(ctx, t.arg, &t.upd)
-	} else {
+	case t.n.into != nil:
+		err = t.n.into(ctx, &r.state, &t.upd)
+	default:
 		t.upd, err = t.n.fn(ctx, r.state)
 	}
 	returned = true

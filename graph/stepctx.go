@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 )
 
-// stepContext is the context of the tasks of a parallel step that is not
-// served (see run.execute): a child of the run's context that the step
+// stepContext is the context of the tasks of a parallel step (see
+// run.execute): a child of the run's context that the step
 // cancels when a task fails and when it ends, as a context.WithCancel
 // child would be, in one allocation, and with no channel until a task
 // asks for Done.

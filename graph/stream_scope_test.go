@@ -159,3 +159,47 @@ func TestStreamStepEventsDoNotWalkTheContext(t *testing.T) {
 		t.Fatalf("the run's context was asked %d times in a run of 100 steps, %d times in one of 5", many, few)
 	}
 }
+
+// A streamed run's parallel step, served on the loop's goroutine, costs
+// one allocation for its context (a context.WithCancel child took two):
+// ten such steps more, each with a step of one task after it, cost 22
+// allocations more, where a context.WithCancel child per step made 32.
+func TestStreamParallelStepAllocs(t *testing.T) {
+	type st struct{ N int }
+	n := graph.Reduce(func(s *st) *int { return &s.N }, func(a, b int) int { return a + b })
+	steps := 0
+	g := graph.New[st]()
+	one := func(_ context.Context, s st) (graph.Update[st], error) { return graph.Updates(n.Set(1)), nil }
+	g.AddNode("a", one)
+	g.AddNode("b", one)
+	g.AddNode("join", func(context.Context, st) (graph.Update[st], error) { return graph.Update[st]{}, nil })
+	g.AddEdge(graph.START, "a")
+	g.AddEdge(graph.START, "b")
+	g.AddEdge("a", "join")
+	g.AddEdge("b", "join")
+	g.AddConditionalEdges("join", func(_ context.Context, s st) (graph.Route, error) {
+		if s.N < 2*steps {
+			return graph.To("a", "b"), nil
+		}
+		return graph.To(graph.END), nil
+	}, "a", "b", graph.END)
+	c, err := g.Compile(graph.WithStepLimit(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	run := func(k int) float64 {
+		steps = k
+		return graph.MinAllocs(20, func() {
+			for _, err := range c.Stream(ctx, st{}, graph.WithModes(graph.StreamValues)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	few, many := run(1), run(11)
+	if many-few > 24 {
+		t.Fatalf("ten parallel steps more cost %v allocations more (%v for 1, %v for 11), want at most 24", many-few, few, many)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/inplace"
 	"github.com/agentgraph/agentgraph/internal/toolcall"
 	"github.com/agentgraph/agentgraph/internal/utf8clip"
 	"github.com/agentgraph/agentgraph/operator"
@@ -331,8 +332,10 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		targets = append(targets, NodeApprove)
 		g.AddNode(NodeApprove, a.review, graph.Targets(NodeTools))
 	}
-	g.AddNode(NodeModel, a.modelNode(), graph.Targets(targets...))
-	a.tasks = graph.AddTask(g, NodeTools, a.runTool())
+	// Both nodes write their updates in place (see internal/inplace):
+	// the functions they are added with do the same through a copy.
+	g.AddNode(NodeModel, a.modelNode(), graph.Targets(targets...), inplace.Node(a.modelInto()).(graph.NodeOption))
+	a.tasks = graph.AddTask(g, NodeTools, a.runTool(), inplace.Node(a.runToolInto()).(graph.NodeOption))
 	g.AddEdge(graph.START, NodeModel)
 	g.AddEdge(NodeTools, NodeModel)
 	// A run takes at most two steps per model call, three with approval.
@@ -351,14 +354,23 @@ func (a *agent) instructions(s *State) string {
 	return a.cfg.Instructions
 }
 
-// modelNode returns the function of the model node. It is a closure that
-// hands callModel pointers to its state and update, not the method value
-// a.callModel: that value's wrapper would copy the state (168 bytes) and
-// the update (320) once more on every model call.
+// modelNode returns the function the model node is added with; the graph
+// runs modelInto's in its place, which reads the run's state and writes
+// the update in place, where this one has them copied (the state, 168
+// bytes, in; the update, 320, out).
 func (a *agent) modelNode() graph.NodeFunc[State] {
 	return func(ctx context.Context, s State) (u graph.Update[State], err error) {
 		err = a.callModel(ctx, &s, &u)
 		return u, err
+	}
+}
+
+// modelInto returns the model node's function that writes its update in
+// place (see internal/inplace): it reads the run's state through s, which
+// callModel never writes to nor keeps.
+func (a *agent) modelInto() func(context.Context, *State, *graph.Update[State]) error {
+	return func(ctx context.Context, s *State, u *graph.Update[State]) error {
+		return a.callModel(ctx, s, u)
 	}
 }
 
@@ -380,8 +392,10 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	t := new(turn)
 
 	// A run starts where the conversation does not end with tool results.
+	// The last message's role is read in place: Messages.Last would
+	// copy the message.
 	runUsage, iter := resp.Usage, 1
-	if last, ok := s.Messages.Last(); ok && last.Role == model.RoleTool {
+	if n := len(s.Messages); n > 0 && s.Messages[n-1].Role == model.RoleTool {
 		runUsage, iter = s.RunUsage.Merge(resp.Usage), s.Iterations+1
 	}
 	t.msgs[0] = resp.Message
@@ -725,21 +739,32 @@ func freshIDs(parts []model.Part, calls []call) []model.Part {
 	return out
 }
 
-// runTool returns the function of the tools node, which runs one call.
-// Whatever goes wrong with the call is its result; only the run's
-// cancellation is an error.
+// runTool returns the function the tools node is added with, which runs
+// one call; the graph runs runToolInto's in its place, which writes the
+// update in place. Whatever goes wrong with the call is its result; only
+// the run's cancellation is an error.
+func (a *agent) runTool() graph.TaskFunc[State, *call] {
+	into := a.runToolInto()
+	return func(ctx context.Context, c *call) (u graph.Update[State], err error) {
+		err = into(ctx, c, &u)
+		return u, err
+	}
+}
+
+// runToolInto returns the tools node's function, which runs one call and
+// writes its update in place (see internal/inplace).
 //
 // A parallel step's task runs on a fresh goroutine, whose stack grows by
 // copying as deep as the task's frames go, so the frames of this path are
 // kept small: a closure (a method value would add its wrapper's frame),
 // the update written in place, results written through pointers.
-func (a *agent) runTool() graph.TaskFunc[State, *call] {
-	return func(ctx context.Context, c *call) (u graph.Update[State], err error) {
+func (a *agent) runToolInto() func(context.Context, *call, *graph.Update[State]) error {
+	return func(ctx context.Context, c *call, u *graph.Update[State]) error {
 		m, err := a.toolMessage(ctx, c)
 		if err == nil {
-			MessagesField.Put(&u, m.msgs[:])
+			MessagesField.Put(u, m.msgs[:])
 		}
-		return u, err
+		return err
 	}
 }
 

@@ -1,0 +1,23 @@
+// Package inplace lets this module's own packages give a graph node a
+// function that writes its update in place, through a pointer, rather than
+// returning it: an update holds a copy of the state's type (some hundreds
+// of bytes), and a node function that returns one has it copied on its way
+// to the run, once more through a task node's wrapper. The prebuilt agent
+// (agent/react) runs its model and tool nodes this way.
+//
+// It is not public API: a pointer to the run's state is handed to the
+// function, which must only read it, and only during the call.
+package inplace
+
+// Node returns the graph.NodeOption (as any) that makes a node run fn in
+// place of the function it was added with. For a node of Graph.AddNode
+// over state S, fn is a func(context.Context, *S, *graph.Update[S]) error;
+// for a task node of graph.AddTask[S, X], a func(context.Context, X,
+// *graph.Update[S]) error. The update is zero when fn is called, and is
+// discarded when fn fails. fn reads the state through its pointer during
+// the call only, never writing to it: the pointer is the run's own state,
+// shared by the step's tasks. A function of another type makes the graph
+// fail to compile, naming the node.
+//
+// Package graph sets Node when it is initialised.
+var Node func(fn any) any
