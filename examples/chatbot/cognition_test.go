@@ -15,11 +15,11 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 
-	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/cognition"
 	cogsqlite "github.com/agentgraph/agentgraph/cognition/sqlite"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 )
 
 // recorder is the offline model, recording the last human message of

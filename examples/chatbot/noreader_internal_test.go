@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 )
 
 // TestResumableTurnWithoutReaderStops: a resumable turn whose client went

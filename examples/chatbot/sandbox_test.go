@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox/sandboxtest"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 )
 
 // TestRunCodeHostilePrograms asks run_code, over the HTTP API, to run each

@@ -20,8 +20,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
+	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 	"github.com/agentgraph/agentgraph/mcp"
 )

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/document"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 )
 
 // Documents: the offline model writes the chunk and document summaries of

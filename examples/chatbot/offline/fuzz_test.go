@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
-	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 )
 
 // FuzzSupervisor checks that any question in the supervisor prompt gets a

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 )
 
 // asksForInstructions reports whether the message is about the assistant's

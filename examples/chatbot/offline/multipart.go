@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 )
 
 // This file holds messages that ask several questions, each needing a

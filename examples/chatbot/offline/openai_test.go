@@ -14,9 +14,9 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
-	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 )
 
 // openAIClient is an agent.Client whose default model is the offline model

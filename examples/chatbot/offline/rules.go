@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
+	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
