@@ -2818,15 +2818,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	// timeout between two; net/http clears it once the handler returns.
 	wd := writeDeadline{rc: rc, d: s.cfg.StreamWriteTimeout}
 	deadline := wd.renew
-	// The response's header is not flushed alone: it goes with the
-	// stream's first events, in one write, saving a write, and a wakeup
-	// of the client, per stream. A stream flushes it alone before it
-	// first waits, so that its client sees the response begin while the
-	// run is pending or runs elsewhere, unless the stream is of a run
-	// just created that this instance executes: its first event (the
-	// metadata, appended as the run starts) comes at once, and the
-	// header with it (or with a heartbeat, at the latest).
-	flushed := fresh != nil && s.executing(run.ID)
+	deadline()
+	_ = rc.Flush()
 	ctx := r.Context()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
@@ -2925,7 +2918,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				if err := rc.Flush(); err != nil {
 					return true
 				}
-				flushed = true
 				if len(evs) == 256 && !fromHub {
 					continue // more may be waiting
 				}
@@ -2975,15 +2967,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				}
 			}
 		}
-		if !flushed {
-			// The header, before a wait that may be long (or the events'
-			// flush, which sets flushed, comes first).
-			deadline()
-			if err := rc.Flush(); err != nil {
-				return true
-			}
-			flushed = true
-		}
 	wait:
 		for {
 			select {
@@ -3001,7 +2984,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				if err := rc.Flush(); err != nil {
 					return true
 				}
-				flushed = true
 				if !s.executing(run.ID) {
 					// Poll the store: the run is pending, or runs on
 					// another instance, whose notification may be lost.
