@@ -198,8 +198,9 @@ var phrases = sync.OnceValue(func() map[string][]string {
 })
 
 // PhraseSynonyms returns the one-word synonyms WordNet gives the phrase
-// of the lower-case words a and b, its second word perhaps inflected:
-// "price reduction" and "price reductions" are "discount", "set up"
+// of the lower-case words a and b, one of its words perhaps inflected:
+// "price reduction" and "price reductions" are "discount", "goes down"
+// and "go down" "fall", "set up"
 // "found", "establish" and "launch". What a question asks in two words a
 // document may say in one. The caller must not modify the slice.
 func PhraseSynonyms(a, b string) []string {
@@ -207,10 +208,17 @@ func PhraseSynonyms(a, b string) []string {
 	if p, ok := m[a+" "+b]; ok {
 		return p
 	}
-	var buf [maxBases]string
+	var buf, bufA [maxBases]string
 	s := Stem(b)
 	for _, c := range basesOf(b, buf[:0]) {
 		if p, ok := m[a+" "+c]; ok && Stem(c) == s {
+			return p
+		}
+	}
+	// A phrasal verb is asked in the person and tense of its sentence:
+	// "goes down" is "go down", "fall".
+	for _, c := range basesOf(a, bufA[:0]) {
+		if p, ok := m[c+" "+b]; ok && Inflects(a, c) {
 			return p
 		}
 	}

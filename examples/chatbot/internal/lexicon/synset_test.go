@@ -44,3 +44,11 @@ func TestUsageBySynset(t *testing.T) {
 		}
 	}
 }
+
+// TestPhraseSynonymsInflectedVerb checks that a phrasal verb is found in
+// the third person.
+func TestPhraseSynonymsInflectedVerb(t *testing.T) {
+	if got := lexicon.PhraseSynonyms("goes", "down"); !slices.Contains(got, "fall") {
+		t.Errorf(`PhraseSynonyms("goes", "down") = %q, want "fall" among them`, got)
+	}
+}
