@@ -9,7 +9,8 @@ import "testing"
 // modifier is a synonym of the one a WordNet phrase has ("cost
 // reduction" of "price reduction", "discount"), a phrase that shares its
 // one word with the document's ("charge cards" and "credit cards" are
-// both "plastic"), a phrasal verb in the third person ("goes down"),
+// both "plastic"), a phrasal verb in the third person ("goes down"), an
+// adverb of two words ("per annum"),
 // and a collective noun whose synset is related to
 // the word a usage group holds ("workforce", "manpower", "personnel",
 // "employees"). Each was answered with an unrelated "every year" fact or
@@ -27,6 +28,9 @@ var synsetCases = []demoCase{
 	// sentence with "SOC 2 Type II report" shares what "SOC 2 report"
 	// asks.
 	{kind: "named-number", say: "Is the SOC 2 report refreshed annually?", want: []string{"renewed every year"}},
+	// An adverb of two words, a function word's ("per annum" is "per
+	// year", "annually"), stands for its synonyms.
+	{kind: "idiom", say: "How much is Enterprise per annum?", want: []string{"$30,000"}, notWant: []string{"could not find"}},
 	// What the documents do not say stays unanswered.
 	{kind: "unanswered", say: "What year was Globex BI established?", notWant: []string{"2019"}},
 }

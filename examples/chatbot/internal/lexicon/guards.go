@@ -190,6 +190,23 @@ func (g *Guards) Phrase(a, b string, asked []string, held func(stems []string) b
 	return g.pass(a, candidates, others, held)
 }
 
+// Idiom returns the synonyms of the phrase the question's function word
+// a makes with its next word b, an adverb of two words ("per annum" is
+// "annually", "yearly", "every year"; "right away" is "immediately"),
+// that b may stand for, each as its terms, at most MaxExpanded, by the
+// rules and with the arguments of [Guards.Synonyms]: b must be
+// Expandable, and the phrase a group of the synonym table's.
+func (g *Guards) Idiom(a, b string, asked []string, held func(stems []string) bool) [][]string {
+	if !StopWord(a) || !g.Expandable(b) {
+		return nil
+	}
+	syn := synonyms()[a+" "+b]
+	if len(syn) == 0 {
+		return nil
+	}
+	return g.pass(b, syn, asked, held)
+}
+
 // plainSynonym reports whether x, a synonym of a phrase's word, may
 // stand for it in the phrase (see Guards.Phrase): one word, no
 // function word, no name.

@@ -97,8 +97,8 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 			group, stems, late = append(group, w), append(stems, Stem(w)), append(late, l)
 		}
 		for i, w := range group {
-			if strings.Contains(w, " ") {
-				continue // a phrase is a synonym, not a key
+			if strings.Count(w, " ") > 1 {
+				continue // a phrase of more than two words is a synonym, not a key
 			}
 			if late[i] {
 				if _, ok := m[w]; !ok {

@@ -52,3 +52,17 @@ func TestPhraseSynonymsInflectedVerb(t *testing.T) {
 		t.Errorf(`PhraseSynonyms("goes", "down") = %q, want "fall" among them`, got)
 	}
 }
+
+// TestGuardsIdiom checks that an adverb of two words, a function word
+// and a word, stands for the synonyms of the phrase.
+func TestGuardsIdiom(t *testing.T) {
+	g := lexicon.NewGuards([]string{"enterprise"}, nil)
+	all := func([]string) bool { return true }
+	got := g.Idiom("per", "annum", []string{"enterprise", "annum"}, all)
+	if !slices.ContainsFunc(got, func(p []string) bool { return slices.Equal(p, []string{"annual"}) }) {
+		t.Errorf(`Idiom("per", "annum") = %q, want "annual" (of "annually") among them`, got)
+	}
+	if got := g.Idiom("per", "month", []string{"month"}, all); got != nil {
+		t.Errorf(`Idiom("per", "month") = %q, want none`, got)
+	}
+}

@@ -140,6 +140,14 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 	// "reduction"), which counts less.
 	var phrased []bm25.Term
 	for i := 0; i+1 < len(asked); i++ {
+		// An adverb of two words ("per annum") searches its synonyms
+		// ("annually", "per year") for its word, which is none of the
+		// passages'.
+		for _, parts := range k.guards.Idiom(asked[i], asked[i+1], asked, held) {
+			for _, t := range parts {
+				phrased = append(phrased, bm25.Term{Text: t, Weight: synonymWeight, Beside: len(parts) > 1})
+			}
+		}
 		for _, parts := range k.guards.Phrase(asked[i], asked[i+1], asked, held) {
 			w := 2 * synonymWeight
 			if len(parts) > 1 {
