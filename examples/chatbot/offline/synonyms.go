@@ -25,8 +25,13 @@ import (
 // "reduction" for "discount"), which count for half a word where a
 // passage's coverage is weighed and never say what a passage is about,
 // and two words in a row for the one word their phrase is
-// (lexicon.PhraseSynonyms: "price reduction" for "discount"), which
-// counts as one word for the two.
+// (lexicon.PhraseSynonyms: "price reduction" for "discount", also
+// asked with a synonym of either word, "cost reduction", or inflected,
+// "goes down" for "fall") or for a phrase that shares that word
+// ("charge cards" for "credit cards"), which counts as one word for the
+// two. A function word and the word after it may be an adverb of two
+// words (lexicon.Guards.Idiom: "per annum"), whose synonyms ("per
+// year") count as a synonym in everyday use does.
 
 // expanded maps a question word to the synonyms of it that the results
 // hold, each as the stems of its words ("set up" is "set", "up"), and to
