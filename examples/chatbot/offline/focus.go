@@ -59,6 +59,13 @@ func focusAndKind(q string, words []string) (focus, kind []string) {
 			degree[toks[i]] = true // "the size of the customer base"
 		}
 	}
+	// "What year was Acme set up?": a question that asks the year of a
+	// beginning (kindBegin) asks it in its measure wherever "what" or
+	// "which" stands, as "in what year" does; the measure says what kind
+	// of answer is wanted, and the verb of the beginning what about. Kept
+	// in the focus, "year" would be matched by "renewed every year"
+	// while the sentence that says "founded in 2019" holds no focus word.
+	begins := askedKind(toks) == kindBegin
 	for i := 0; i+1 < len(toks); i++ {
 		// "Last month", "every year", "per day": the word before a
 		// measure says which one, as much the kind of answer as it.
@@ -68,7 +75,8 @@ func focusAndKind(q string, words []string) (focus, kind []string) {
 		// hours", "what hours does the team work?").
 		if measureWord(toks[i+1]) {
 			degree[toks[i]] = true
-			if toks[i] == "many" || i > 0 && hasAny(toks[i:i+1], "what", "which") && hasAny(toks[i-1:i], "in", "at", "by", "since", "until", "on") {
+			if toks[i] == "many" || i > 0 && hasAny(toks[i:i+1], "what", "which") && hasAny(toks[i-1:i], "in", "at", "by", "since", "until", "on") ||
+				begins && hasAny(toks[i:i+1], "what", "which") {
 				degree[toks[i+1]] = true
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 )
 
 // numberWords are the values of spelled-out numbers.
@@ -342,6 +344,11 @@ var exprNumberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
 // business days".
 var quantityRE = regexp.MustCompile(`(\d+(?:\.\d+)?)(?:\s+|-)([a-z]+)(?:[\s-]+([a-z]+))?`)
 
+// namedNumberRE is a word in capitals and the number after it, as in "SOC
+// 2", "ISO 27001", "TLS 1.2": an initialism's number names it (see
+// quantities).
+var namedNumberRE = regexp.MustCompile(`\b([A-Z]{2,})\s+(\d+(?:\.\d+)?)\b`)
+
 // quantity is a number and what it counts, the count's word singular:
 // "4 hours" and "a four-hour target" are both {4, hour}; "2 business
 // days" is {2, day}, not "2 business hours" {2, hour}.
@@ -350,15 +357,24 @@ type quantity struct{ n, unit string }
 // quantities returns the quantities s names, its spelled-out numbers read
 // as digits. A word between the number and a unit of measure qualifies
 // the unit ("business" in "2 business days"): the unit is what is counted.
+// A number after an initialism is part of a name, not a count: "SOC 2
+// report" counts no reports, so a sentence that says "SOC 2 Type II
+// report" shares what "SOC 2 report" asks.
 func quantities(s string) []quantity {
 	l := strings.ToLower(s)
 	if !strings.ContainsAny(l, "0123456789") && !numberRunRE.MatchString(l) {
 		return nil
 	}
+	var named []string
+	for _, m := range namedNumberRE.FindAllStringSubmatch(s, -1) {
+		if lexicon.Initialism(m[1]) {
+			named = append(named, m[2])
+		}
+	}
 	var out []quantity
 	for _, m := range quantityRE.FindAllStringSubmatch(spellNumbers(l), -1) {
-		if stopwords[m[2]] {
-			continue // "4 of", "2 and": no unit
+		if stopwords[m[2]] || slices.Contains(named, m[1]) {
+			continue // "4 of", "2 and": no unit; "SOC 2 report": a name
 		}
 		u := unitOf(m[2])
 		if next := unitOf(m[3]); m[3] != "" && measureUnits[next] && !measureUnits[u] {

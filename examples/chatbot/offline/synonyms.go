@@ -25,8 +25,13 @@ import (
 // "reduction" for "discount"), which count for half a word where a
 // passage's coverage is weighed and never say what a passage is about,
 // and two words in a row for the one word their phrase is
-// (lexicon.PhraseSynonyms: "price reduction" for "discount"), which
-// counts as one word for the two.
+// (lexicon.PhraseSynonyms: "price reduction" for "discount", also
+// asked with a synonym of either word, "cost reduction", or inflected,
+// "goes down" for "fall") or for a phrase that shares that word
+// ("charge cards" for "credit cards"), which counts as one word for the
+// two. A function word and the word after it may be an adverb of two
+// words (lexicon.Guards.Idiom: "per annum"), whose synonyms ("per
+// year") count as a synonym in everyday use does.
 
 // expanded maps a question word to the synonyms of it that the results
 // hold, each as the stems of its words ("set up" is "set", "up"), and to
@@ -137,12 +142,30 @@ func expandWords(q string, words, toks []string) expanded {
 			}
 		}
 	}
+	// A function word and the question word after it may be an adverb
+	// of two words ("per annum"), whose synonyms ("annually", "every
+	// year") the word stands for. A fixed phrase holds one sense: they
+	// count as synonyms in everyday use do, also where the results hold
+	// no other word of the question ("how much is Enterprise per
+	// annum?" names only a plan).
+	qt := tokens(q)
+	for i := 0; i+1 < len(qt); i++ {
+		b := qt[i+1]
+		if !slices.Contains(words, b) || !expandable(b) {
+			continue
+		}
+		if syn := guards().Idiom(qt[i], b, words, func(parts []string) bool { return holdsStems(toks, parts) }); len(syn) > 0 {
+			if e.usage == nil {
+				e.usage = map[string][][]string{}
+			}
+			e.usage[b] = append(e.usage[b], syn...)
+		}
+	}
 	// Two words of the question in a row may be a phrase a document says
 	// in one word ("price reduction" is "discount"): each of them
 	// matches it.
 	if len(words) > 1 {
 		held := func(parts []string) bool { return holdsStems(toks, parts) }
-		qt := tokens(q)
 		for i := 0; i+1 < len(qt); i++ {
 			a, b := qt[i], qt[i+1]
 			if !slices.Contains(words, a) || !slices.Contains(words, b) || !expandable(a) || !expandable(b) {

@@ -9,7 +9,12 @@
 // away in WordNet (a more general or more specific noun, "folks" and
 // "people"; a derived form, "founded" and "founder"), and
 // [PhraseSynonyms], the one word a phrase of two stands for ("price
-// reduction" is "discount"). The offline model and the knowledge server
+// reduction" is "discount"; with a synonym of its modifier, "cost
+// reduction" too), and the phrases that share it first
+// ([SisterPhrases]: "charge card" is "credit card"). A function word
+// and the word after it may be an adverb of two words whose synonyms
+// the word stands for ([Guards.Idiom]: "per annum" is "annually").
+// The offline model and the knowledge server
 // expand a question by one set of rules, [Guards]: which words may stand
 // for synonyms or related words, which of those count, and beside which
 // words; both count a related word below a synonym. A fourth table,
@@ -18,7 +23,9 @@
 // "non-profit"): each group is meant to hold one sense in questions
 // about a business, and is looked up by a word's own form or plural, not
 // its stem ("found" is no "founded"), so a search counts it even where
-// no other word of the question is.
+// no other word of the question is; a word WordNet relates to nothing
+// of its own takes the group of what its synset is related to
+// ("workforce": "personnel", so "employees").
 //
 // The stemmer is the Snowball English (Porter2) algorithm of
 // github.com/kljensen/snowball. The tables are wordnet.txt, related.txt

@@ -150,16 +150,68 @@ func (g *Guards) Usage(w string, asked []string, held func(stems []string) bool)
 // both words must be Expandable, and a synonym that shares a stem with
 // either of them is left out: "manager" says only part of "managing
 // director", and a text's "account manager" is none.
+//
+// A phrase WordNet gives no one-word synonym may say a phrase it does
+// in other words: one of its two words is then taken as a one-word
+// synonym of its own that is no name ("cost reduction" is "price
+// reduction", so "discount"). And a phrase stands for the other phrases
+// that share a one-word synonym with it (see [SisterPhrases]: "charge
+// cards" for "credit card"), whose words may share a stem with its own.
 func (g *Guards) Phrase(a, b string, asked []string, held func(stems []string) bool) [][]string {
 	if !g.Expandable(a) || !g.Expandable(b) {
 		return nil
 	}
 	sa, sb := Stem(a), Stem(b)
-	candidates := slices.DeleteFunc(slices.Clone(PhraseSynonyms(a, b)), func(x string) bool {
+	pa, pb := a, b
+	own := PhraseSynonyms(a, b)
+	for _, x := range Synonyms(a) {
+		if own != nil {
+			break
+		}
+		if g.plainSynonym(x) {
+			pa, own = x, PhraseSynonyms(x, b)
+		}
+	}
+	for _, x := range Synonyms(b) {
+		if own != nil {
+			break
+		}
+		if g.plainSynonym(x) {
+			pa, pb, own = a, x, PhraseSynonyms(a, x)
+		}
+	}
+	candidates := slices.DeleteFunc(slices.Clone(own), func(x string) bool {
 		return slices.ContainsFunc(strings.Fields(x), func(p string) bool { s := Stem(p); return s == sa || s == sb })
 	})
+	if own != nil {
+		candidates = append(candidates, SisterPhrases(pa, pb)...)
+	}
 	others := slices.DeleteFunc(slices.Clone(asked), func(q string) bool { return q == b })
 	return g.pass(a, candidates, others, held)
+}
+
+// Idiom returns the synonyms of the phrase the question's function word
+// a makes with its next word b, an adverb of two words ("per annum" is
+// "annually", "yearly", "every year"; "right away" is "immediately"),
+// that b may stand for, each as its terms, at most MaxExpanded, by the
+// rules and with the arguments of [Guards.Synonyms]: b must be
+// Expandable, and the phrase a group of the synonym table's.
+func (g *Guards) Idiom(a, b string, asked []string, held func(stems []string) bool) [][]string {
+	if !StopWord(a) || !g.Expandable(b) {
+		return nil
+	}
+	syn := synonyms()[a+" "+b]
+	if len(syn) == 0 {
+		return nil
+	}
+	return g.pass(b, syn, asked, held)
+}
+
+// plainSynonym reports whether x, a synonym of a phrase's word, may
+// stand for it in the phrase (see Guards.Phrase): one word, no
+// function word, no name.
+func (g *Guards) plainSynonym(x string) bool {
+	return !strings.Contains(x, " ") && !StopWord(x) && !g.Name(x) && !g.nameStems[Stem(x)]
 }
 
 // pass returns the candidates of w that pass the guards, as terms.

@@ -97,8 +97,8 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 			group, stems, late = append(group, w), append(stems, Stem(w)), append(late, l)
 		}
 		for i, w := range group {
-			if strings.Contains(w, " ") {
-				continue // a phrase is a synonym, not a key
+			if strings.Count(w, " ") > 1 {
+				continue // a phrase of more than two words is a synonym, not a key
 			}
 			if late[i] {
 				if _, ok := m[w]; !ok {
@@ -198,8 +198,9 @@ var phrases = sync.OnceValue(func() map[string][]string {
 })
 
 // PhraseSynonyms returns the one-word synonyms WordNet gives the phrase
-// of the lower-case words a and b, its second word perhaps inflected:
-// "price reduction" and "price reductions" are "discount", "set up"
+// of the lower-case words a and b, one of its words perhaps inflected:
+// "price reduction" and "price reductions" are "discount", "goes down"
+// and "go down" "fall", "set up"
 // "found", "establish" and "launch". What a question asks in two words a
 // document may say in one. The caller must not modify the slice.
 func PhraseSynonyms(a, b string) []string {
@@ -207,14 +208,77 @@ func PhraseSynonyms(a, b string) []string {
 	if p, ok := m[a+" "+b]; ok {
 		return p
 	}
-	var buf [maxBases]string
+	var buf, bufA [maxBases]string
 	s := Stem(b)
 	for _, c := range basesOf(b, buf[:0]) {
 		if p, ok := m[a+" "+c]; ok && Stem(c) == s {
 			return p
 		}
 	}
+	// A phrasal verb is asked in the person and tense of its sentence:
+	// "goes down" is "go down", "fall".
+	for _, c := range basesOf(a, bufA[:0]) {
+		if p, ok := m[c+" "+b]; ok && Inflects(a, c) {
+			return p
+		}
+	}
 	return nil
+}
+
+// maxSisterPhrases bounds the phrases one one-word synonym may be shared
+// by for them to stand for one another (see SisterPhrases): a word many
+// phrases stand for ("break") says no one thing.
+const maxSisterPhrases = 4
+
+// sisters maps a one-word synonym of the phrase table to the phrases it
+// is the first synonym of, a phrase's words separated by a space. It is built on
+// first use.
+var sisters = sync.OnceValue(func() map[string][]string {
+	m := make(map[string][]string, 4096)
+	for p, syn := range phrases() {
+		m[syn[0]] = append(m[syn[0]], p) // the main sense's word
+	}
+	for _, ps := range m {
+		slices.Sort(ps)
+	}
+	return m
+})
+
+// SisterPhrases returns the other phrases of two words whose first
+// one-word synonym (see PhraseSynonyms) is that of the phrase of the
+// lower-case words a and b: "charge card" and "credit card" are both
+// "plastic" first, so a question's "charge cards" finds a document's
+// "credit cards"; "brush aside", whose "discount" comes after
+// "dismiss", is no "price reduction". A one-word synonym that is the
+// first of more than four phrases joins none of them.
+// A phrase has its words separated by a space. The slice is the
+// caller's.
+func SisterPhrases(a, b string) []string {
+	own := PhraseSynonyms(a, b)
+	if len(own) == 0 {
+		return nil
+	}
+	self := a + " " + b
+	var out []string
+	for _, x := range own[:1] {
+		ps := sisters()[x]
+		if len(ps) > maxSisterPhrases {
+			continue
+		}
+		for _, p := range ps {
+			if p != self && !slices.Contains(out, p) && !sameStems(p, self) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// sameStems reports whether two phrases have the same stems, word by
+// word: "charge cards" is "charge card".
+func sameStems(p, q string) bool {
+	a, b := strings.Fields(p), strings.Fields(q)
+	return slices.EqualFunc(a, b, func(x, y string) bool { return Stem(x) == Stem(y) })
 }
 
 // lemma returns the word of the synonym table that w, a lower-case word,

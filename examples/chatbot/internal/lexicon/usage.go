@@ -66,6 +66,60 @@ func inflections(w string) []string {
 // stem: "available" is no "availability", "found" no "founded". A phrase
 // has its words separated by a space. The caller must not modify the
 // slice.
+//
+// A word of no group that WordNet relates to nothing of its own (see
+// [Related]) is related to what its synonyms are, as the members of a
+// synset share their more general and more specific words: the group
+// of a word its synonyms' lines relate them to is its own. "workforce",
+// whose synset is "manpower", "hands" and "work force", is what
+// "manpower" is a kind of, "personnel", so "employees". That word leads
+// the slice, when two of its synonyms are related to it and it to one
+// of them (WordNet relates both ways; "barman" and "governance" pass
+// too, a sense no question about a business asks). A synonym's
+// own group is not: a synonym may be one of another sense ("steady" is
+// "firm", "test" "trial").
 func Usage(w string) []string {
-	return usageGroups()[w]
+	if g, ok := usageGroups()[w]; ok {
+		return g
+	}
+	return synsetUsage(w)
+}
+
+// synsetUsage returns the usage group a word of none has by its
+// synonyms' related words (see Usage), the word of the group it has it
+// by first; nil for none.
+func synsetUsage(w string) []string {
+	groups := usageGroups()
+	syn := Synonyms(w)
+	lend := func(x string) []string {
+		g := groups[x]
+		if g == nil || x == w {
+			return nil
+		}
+		out := make([]string, 0, len(g)+1)
+		out = append(out, x)
+		for _, y := range g {
+			if y != w {
+				out = append(out, y)
+			}
+		}
+		return out
+	}
+	if Related(w) != nil {
+		return nil // related to words of its own, which may be another kind
+	}
+	// A related word two synonyms share is the synset's; one only one
+	// of them has may be of another sense of that synonym ("bartender",
+	// of "barman", is an "employee", but "barkeeper" and "mixologist"
+	// are related to nothing).
+	rel := relatedWords()
+	for i, x := range syn {
+		for _, r := range rel[x] {
+			if g := lend(r); g != nil && slices.ContainsFunc(syn[i+1:], func(y string) bool { return slices.Contains(rel[y], r) }) &&
+				slices.ContainsFunc(rel[r], func(y string) bool { return slices.Contains(syn, y) }) {
+				return g
+			}
+		}
+	}
+	return nil
 }

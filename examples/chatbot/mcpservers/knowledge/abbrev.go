@@ -128,15 +128,37 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 		}
 	}
 	// Two words in a row may be a phrase the passages say in one word
-	// ("price reduction" is "discount").
+	// ("price reduction" is "discount"): that word says both of them, so
+	// it counts where neither is, as a synonym in everyday use does, and
+	// as a synonym of each of them: as much as one word of the query's
+	// own ("do charities get a cost reduction?" finds "volume discounts"
+	// beside "non-profits", over the passages that only say "costs"). A
+	// phrase of two words ("credit card" of "charge cards") does not:
+	// each of its words alone means what it means. They come first: a
+	// term counts once, at its first weight, and the phrase's word may
+	// also be a word related to one of its words ("discount" of
+	// "reduction"), which counts less.
+	var phrased []bm25.Term
 	for i := 0; i+1 < len(asked); i++ {
-		for _, parts := range k.guards.Phrase(asked[i], asked[i+1], asked, held) {
+		// An adverb of two words ("per annum") searches its synonyms
+		// ("annually", "per year") for its word, which is none of the
+		// passages'.
+		for _, parts := range k.guards.Idiom(asked[i], asked[i+1], asked, held) {
 			for _, t := range parts {
-				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight, Beside: true})
+				phrased = append(phrased, bm25.Term{Text: t, Weight: synonymWeight, Beside: len(parts) > 1})
+			}
+		}
+		for _, parts := range k.guards.Phrase(asked[i], asked[i+1], asked, held) {
+			w := 2 * synonymWeight
+			if len(parts) > 1 {
+				w = synonymWeight
+			}
+			for _, t := range parts {
+				phrased = append(phrased, bm25.Term{Text: t, Weight: w, Beside: len(parts) > 1})
 			}
 		}
 	}
-	return extra
+	return append(phrased, extra...)
 }
 
 // guardsOf returns the synonym guards of passages, with their names
