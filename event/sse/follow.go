@@ -31,10 +31,11 @@ type FollowConfig struct {
 	// one with a retry: field: after a failed connection and after one the
 	// server ended, as EventSource does. Zero means 1s.
 	Retry time.Duration
-	// IdleTimeout is how long a connection may go without a byte from the
-	// server (a response header, an event or a heartbeat comment, which
-	// [Stream] sends every 15s by default) before Follow drops it and
-	// reconnects; it counts as a failed connection unless it delivered a
+	// IdleTimeout is how long Follow may wait for a byte from the server
+	// on a connection (a response header, an event or a heartbeat
+	// comment, which [Stream] sends every 15s by default) before it drops
+	// the connection and reconnects; the time the loop body spends on an
+	// event does not count; it counts as a failed connection unless it delivered a
 	// new event. It finds a connection that a network failure left open but
 	// dead. Zero means 1 minute; a negative value means no limit, for a
 	// server that sends no heartbeats.
