@@ -486,7 +486,9 @@ func (x *conversationIndex) remove(ctx context.Context, principal, id string) (b
 func (b *Bot) admit(ctx context.Context, principal, id string) error {
 	st, err := b.convs.Store().Load(ctx, scoped(principal, id), 0)
 	if err != nil {
-		return fmt.Errorf("chatbot: loading conversation %q: %w", id, err)
+		// The turn loads the conversation itself, fails the same way and
+		// reports it as a failed turn.
+		return nil
 	}
 	// Each turn stores two messages: the question and the answer.
 	if turns := st.Last / 2; turns >= int64(b.cfg.MaxConversationTurns) {
