@@ -98,6 +98,9 @@ type turnEntry struct {
 // first use), opens the stores and compiles the chat graph.
 func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.checkBounds(); err != nil {
+		return nil, err
+	}
 	b := &Bot{cfg: cfg, log: cfg.Logger, turns: map[*turnEntry]struct{}{},
 		streams: streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger}}
 	defer func() {

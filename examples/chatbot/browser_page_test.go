@@ -334,3 +334,35 @@ func TestPageFormValidated(t *testing.T) {
 		t.Errorf("booking answer %q", a)
 	}
 }
+
+// TestPageFragmentTokenKeepsStoredToken: a link's #token= does not replace
+// the token the tab holds (a link could log the tab in as its sender); it
+// leaves the address bar all the same. A tab without a token takes it.
+func TestPageFragmentTokenKeepsStoredToken(t *testing.T) {
+	ctx := browser(t)
+	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals})
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/#token="+aliceToken),
+		chromedp.WaitVisible(chromedp.CSS("#message")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := eval[string](t, ctx, `sessionStorage.getItem("token")`); tok != aliceToken {
+		t.Fatalf("a tab without a token took %q from the link, want alice's", tok)
+	}
+	// Another document (the query differs), so the page's script runs again.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?again=1#token="+bobToken),
+		chromedp.WaitVisible(chromedp.CSS("#message")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := eval[string](t, ctx, `sessionStorage.getItem("token")`); tok != aliceToken {
+		t.Errorf("the tab's token after a link with bob's: %q, want alice's kept", tok)
+	}
+	if url := eval[string](t, ctx, `location.href`); strings.Contains(url, "token") {
+		t.Errorf("the link's token stayed in the address bar: %s", url)
+	}
+}

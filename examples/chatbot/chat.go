@@ -154,7 +154,10 @@ func clip(s string, n int) string {
 // happen: supervisor.thinking and supervisor.decided, tool.* or workflow.*
 // events, response.chunk events with the answer, token.usage, and finally
 // response.done (or clarify.request when the bot asks a question). An
-// invalid request yields a *RequestError; a failed turn yields its error
+// invalid request yields a *RequestError, and a turn that would start
+// one conversation more than Config.MaxConversations, or add a turn to a
+// conversation holding Config.MaxConversationTurns, an error wrapping
+// ErrConversationLimit, before any event; a failed turn yields its error
 // after the events before it. Breaking out of the loop, or cancelling ctx,
 // cancels the turn (and its MCP calls) and waits for it to stop. Turns of
 // one conversation run one at a time, in the order they arrive.
@@ -178,6 +181,10 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		principal := PrincipalFromContext(ctx)
 		if !idPattern.MatchString(principal) {
 			yield(event.Event{}, fmt.Errorf("chatbot: WithPrincipal: principal %q %s", clip(principal, 64), idRule))
+			return
+		}
+		if err := b.admit(ctx, principal, req.ConversationID); err != nil {
+			yield(event.Event{}, err)
 			return
 		}
 		ctx, stop := context.WithCancelCause(ctx)

@@ -1,6 +1,8 @@
 package chatbot
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -32,6 +34,15 @@ const (
 	DefaultBodyTimeout = 30 * time.Second
 	// DefaultMaxStreams caps the chat streams one principal holds open.
 	DefaultMaxStreams = 64
+	// DefaultMaxConversations caps the conversations one principal keeps:
+	// as many as GET /api/v1/conversations lists, so that each is listed
+	// and can be deleted.
+	DefaultMaxConversations = maxListedConversations
+	// DefaultMaxConversationTurns caps the turns one conversation keeps.
+	// With DefaultMaxMessageLen, a conversation's questions take at most
+	// about 4 MB, and its answers are as long as the writer model makes
+	// them.
+	DefaultMaxConversationTurns = 500
 	// DefaultMaxResumableTurns, DefaultResumeLinger and DefaultResumeReplay
 	// bound the streams kept for resumable turns.
 	DefaultMaxResumableTurns = 1000
@@ -310,6 +321,23 @@ type Config struct {
 	// limit.
 	MaxStreams int
 
+	// MaxConversations caps the conversations one principal keeps
+	// (those with a turn, in its conversation list): a turn that would
+	// start one more is refused (429 over HTTP, an error wrapping
+	// ErrConversationLimit in Go) until the principal deletes one
+	// (DELETE /api/v1/chat/{conversation_id}); nothing stored is dropped
+	// to make room. Turns of new conversations started at the same
+	// moment may each pass the check, so a principal may go over it by
+	// those. Zero means DefaultMaxConversations; it must be from 1 to
+	// 200, the conversations GET /api/v1/conversations lists.
+	MaxConversations int
+	// MaxConversationTurns caps the turns one conversation keeps: a turn
+	// of a conversation that holds that many is refused (429 over HTTP,
+	// an error wrapping ErrConversationLimit in Go); start a new
+	// conversation or delete this one. Zero means
+	// DefaultMaxConversationTurns; it must not be negative.
+	MaxConversationTurns int
+
 	// Window is how many recent messages of a conversation the bot keeps
 	// verbatim; older ones are summarised. Zero means memory.DefaultWindow.
 	Window int
@@ -360,6 +388,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxStreams == 0 {
 		c.MaxStreams = DefaultMaxStreams
 	}
+	if c.MaxConversations == 0 {
+		c.MaxConversations = DefaultMaxConversations
+	}
+	if c.MaxConversationTurns == 0 {
+		c.MaxConversationTurns = DefaultMaxConversationTurns
+	}
 	if c.MaxResumableTurns == 0 {
 		c.MaxResumableTurns = DefaultMaxResumableTurns
 	}
@@ -385,4 +419,19 @@ func (c Config) withDefaults() Config {
 		c.Logger = zap.NewNop()
 	}
 	return c
+}
+
+// checkBounds refuses the per-principal bounds of c (after withDefaults)
+// that cannot hold.
+func (c Config) checkBounds() error {
+	var errs []error
+	if c.MaxConversations < 1 || c.MaxConversations > maxListedConversations {
+		errs = append(errs, fmt.Errorf("chatbot: Config.MaxConversations is %d; use 0 for the default (%d) or 1 to %d, the conversations a principal's list shows",
+			c.MaxConversations, DefaultMaxConversations, maxListedConversations))
+	}
+	if c.MaxConversationTurns < 1 {
+		errs = append(errs, fmt.Errorf("chatbot: Config.MaxConversationTurns is %d; use 0 for the default (%d) or a positive count",
+			c.MaxConversationTurns, DefaultMaxConversationTurns))
+	}
+	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -442,4 +443,114 @@ func (b *Bot) serveConversations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"conversations": list})
+}
+
+// atLimit reports whether principal keeps max conversations in its list
+// and id is not one of them: a turn of id would start one more. It costs
+// one small query while the principal is below max.
+func (x *conversationIndex) atLimit(ctx context.Context, principal, id string, max int) (bool, error) {
+	ns := x.namespace(principal)
+	more, err := x.items.Search(ctx, memory.ItemQuery{Prefix: ns, Limit: 1, Offset: max - 1})
+	if err != nil || len(more) == 0 {
+		return false, err
+	}
+	_, err = x.items.Get(ctx, ns, id, false)
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, memory.ErrNotFound):
+		return true, nil
+	}
+	return false, err
+}
+
+// remove deletes principal's conversation id from the list and reports
+// whether it was listed.
+func (x *conversationIndex) remove(ctx context.Context, principal, id string) (bool, error) {
+	ns := x.namespace(principal)
+	_, err := x.items.Get(ctx, ns, id, false)
+	if errors.Is(err, memory.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, x.items.Delete(ctx, ns, id)
+}
+
+// admit refuses a turn of principal's conversation id that the bounds do
+// not allow, with an error wrapping ErrConversationLimit: one more turn of
+// a conversation that keeps Config.MaxConversationTurns, or a new
+// conversation of a principal that keeps Config.MaxConversations. It runs
+// before the turn's first event, so that the HTTP API answers 429.
+func (b *Bot) admit(ctx context.Context, principal, id string) error {
+	st, err := b.convs.Store().Load(ctx, scoped(principal, id), 0)
+	if err != nil {
+		// The turn loads the conversation itself, fails the same way and
+		// reports it as a failed turn.
+		return nil
+	}
+	// Each turn stores two messages: the question and the answer.
+	if turns := st.Last / 2; turns >= int64(b.cfg.MaxConversationTurns) {
+		return fmt.Errorf("%w: conversation %q keeps %d turns, the most a conversation may keep (Config.MaxConversationTurns); start a new conversation, or delete this one (DELETE /api/v1/chat/{conversation_id})",
+			ErrConversationLimit, id, turns)
+	}
+	if st.Last > 0 || st.Summary.Text != "" {
+		return nil // a conversation the principal keeps
+	}
+	full, err := b.convIndex.atLimit(ctx, principal, id, b.cfg.MaxConversations)
+	if err != nil {
+		return fmt.Errorf("chatbot: reading the conversation list: %w", err)
+	}
+	if full {
+		return fmt.Errorf("%w: you keep %d conversations, the most a principal may keep (Config.MaxConversations); delete one (DELETE /api/v1/chat/{conversation_id}) to start another",
+			ErrConversationLimit, b.cfg.MaxConversations)
+	}
+	return nil
+}
+
+// DeleteConversation deletes the conversation id of ctx's principal
+// ([WithPrincipal]): its messages, its summary and its entry in
+// [Bot.Conversations], which makes room for another under
+// Config.MaxConversations. It waits for a running turn of the
+// conversation to end (or ctx). Its documents stay until deleted
+// themselves. A conversation the principal does not have is an error
+// wrapping ErrUnknownConversation.
+func (b *Bot) DeleteConversation(ctx context.Context, id string) error {
+	if !idPattern.MatchString(id) {
+		return &RequestError{Field: "conversation_id", Reason: idRule}
+	}
+	principal := PrincipalFromContext(ctx)
+	thread := scoped(principal, id)
+	unlock, err := b.convs.Lock(ctx, thread)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := b.convs.Store().Load(ctx, thread, 0)
+	if err != nil {
+		return fmt.Errorf("chatbot: loading conversation %q: %w", id, err)
+	}
+	listed, err := b.convIndex.remove(ctx, principal, id)
+	if err != nil {
+		return fmt.Errorf("chatbot: removing conversation %q from the list: %w", id, err)
+	}
+	if !listed && st.Last == 0 && st.Summary.Text == "" {
+		return fmt.Errorf("%w %q", ErrUnknownConversation, id)
+	}
+	if err := b.convs.Delete(ctx, thread); err != nil {
+		return fmt.Errorf("chatbot: deleting conversation %q: %w", id, err)
+	}
+	return nil
+}
+
+// serveDeleteConversation serves DELETE /api/v1/chat/{conversation_id}:
+// 204 once the conversation is deleted, 404 when the caller has none of
+// that id.
+func (b *Bot) serveDeleteConversation(w http.ResponseWriter, r *http.Request) {
+	if err := b.DeleteConversation(r.Context(), r.PathValue("conversation_id")); err != nil {
+		b.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -31,6 +31,11 @@ var (
 	// ErrUnknownUser is returned for a user the bot knows nothing about
 	// (of the caller's principal).
 	ErrUnknownUser = errors.New("chatbot: nothing is known about user_id")
+	// ErrConversationLimit is wrapped by the error of a turn refused
+	// because its principal keeps Config.MaxConversations conversations
+	// and the turn would start another, or because its conversation keeps
+	// Config.MaxConversationTurns turns. Over HTTP it is 429.
+	ErrConversationLimit = errors.New("chatbot: conversation limit reached")
 	// ErrUnknownConversation is returned for a conversation that has no
 	// messages (of the caller's principal).
 	ErrUnknownConversation = errors.New("chatbot: no conversation with conversation_id")

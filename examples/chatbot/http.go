@@ -29,6 +29,7 @@ import (
 //	GET    /api/v1/chat/stream/{request_id}       a resumable turn's events, after Last-Event-ID
 //	POST   /api/v1/chat/sync                      one turn, as one JSON answer
 //	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
+//	DELETE /api/v1/chat/{conversation_id}         delete a conversation: its messages and its list entry
 //	GET    /api/v1/tools                          the tools the bot can call
 //	GET    /health                                status, version, demo mode, stores; MCP servers and cognition's learning to authenticated callers
 //	POST   /api/v1/elicitation/respond            answer a tool's question
@@ -49,8 +50,11 @@ import (
 // nothing of the caller's). Browser requests from another origin get 403
 // (Config.AllowedOrigins), POST bodies must be application/json
 // (multipart/form-data for documents) and arrive within
-// Config.BodyTimeout, and a principal holds at most Config.MaxStreams
-// chat streams open. Internal failures are answered with a generic
+// Config.BodyTimeout, a principal holds at most Config.MaxStreams
+// chat streams open, and it keeps at most Config.MaxConversations
+// conversations of at most Config.MaxConversationTurns turns (a turn
+// beyond gets 429 naming the setting; DELETE /api/v1/chat/{conversation_id}
+// makes room). Internal failures are answered with a generic
 // message and a request_id under which the server logs the details.
 //
 // Chat requests are JSON objects {"message", "conversation_id"?,
@@ -91,6 +95,7 @@ func (b *Bot) Handler() http.Handler {
 		}
 	})
 	mux.HandleFunc("DELETE /api/v1/chat/stream/{request_id}", b.serveStop)
+	mux.HandleFunc("DELETE /api/v1/chat/{conversation_id}", b.serveDeleteConversation)
 	mux.HandleFunc("GET /api/v1/conversations", b.serveConversations)
 	mux.HandleFunc("GET /api/v1/tools", b.serveTools)
 	mux.HandleFunc("GET /health", b.serveHealth)
@@ -148,6 +153,8 @@ func (b *Bot) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: re.Error(), Field: re.Field})
 	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
+	case errors.Is(err, ErrConversationLimit):
+		writeJSON(w, http.StatusTooManyRequests, apiError{Error: err.Error(), Field: "conversation_id"})
 	case errors.Is(err, errTooManyResumable):
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusTooManyRequests, apiError{Error: err.Error()})
