@@ -2808,6 +2808,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
 	// Each write gets Config.StreamWriteTimeout: a client that stops
 	// reading ends its stream (the write fails) instead of holding this
 	// handler and its stream slot until the run ends. The deadline is
