@@ -85,8 +85,9 @@
 // The server checks the requests it serves: without Config.Authenticate
 // it serves loopback clients and Host names only (DNS rebinding), browser
 // origins other than the API's own need Config.AllowedOrigins (CORS;
-// loopback pages need not when the server is reached on a loopback host),
-// and bodies are bounded by Config.MaxBodyBytes. Its loopback rules are
+// with Config.Authenticate, loopback pages need not when the server is
+// reached on a loopback host; "*" needs Config.Authenticate), and bodies
+// are bounded by Config.MaxBodyBytes. Its loopback rules are
 // those of package guard, which guards the other APIs that listen.
 //
 // # Streams
@@ -130,8 +131,10 @@
 // balancers make without credentials (it reveals nothing); threads belong to the principal that created them and
 // are invisible (404) to others. Without it the server answers loopback
 // clients only. Browser origins other than the API's own must be listed
-// in Config.AllowedOrigins (CORS), but for loopback pages calling a server
-// reached on a loopback host. Bodies are JSON, sent as
+// in Config.AllowedOrigins (CORS), but, with Config.Authenticate, for
+// loopback pages calling a server reached on a loopback host: without
+// it, any page on this machine could act as its user, and "*" (any
+// site) is refused. Bodies are JSON, sent as
 // application/json or, as the LangGraph JS server reads them, text/plain
 // (what a page's fetch of a string sends); a body of another type (a
 // form, multipart, no type) or in a charset other than UTF-8 (or ASCII) is refused
@@ -154,7 +157,9 @@
 // reading loses its stream (its run goes on, but for a stateless run
 // with on_completion delete and on_disconnect cancel, which no one can
 // rejoin: that one is cancelled), which gives back its slot of
-// Config.MaxStreams.
+// Config.MaxStreams. Every other answer is written in pieces of 64 KiB,
+// each bounded by Config.WriteTimeout: a client that stops reading a
+// large answer loses it, and gives back its slot of Config.MaxReads.
 //
 // # Storage
 //

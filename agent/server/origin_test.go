@@ -98,3 +98,90 @@ func TestRefusedBodyGetsItsAnswer(t *testing.T) {
 		t.Errorf("second small refused body: %d, connection reused %v; want 403 on the same connection", code, reused)
 	}
 }
+
+// preflight answers an OPTIONS preflight of POST /threads from origin,
+// sent to host, by srv.
+func preflight(srv http.Handler, host, origin string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodOptions, "http://"+host+"/threads", nil)
+	r.RemoteAddr = "127.0.0.1:1"
+	r.Header.Set("Origin", origin)
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	return w
+}
+
+// TestAnyOriginNeedsAuthenticate: "*" in Config.AllowedOrigins without
+// Config.Authenticate is refused by New, naming both fields (any site
+// could drive a server that serves every local request). With
+// Authenticate, a page of any site is allowed with the credentials it
+// sends itself: its Cookie header does not reach Authenticate (a page
+// allowed by name keeps it), and a cross-site request without Origin is
+// still refused.
+func TestAnyOriginNeedsAuthenticate(t *testing.T) {
+	_, err := server.New(server.Config{AllowedOrigins: []string{"https://app.example", "*"}})
+	if err == nil || !strings.Contains(err.Error(), "Config.Authenticate") || !strings.Contains(err.Error(), "Config.AllowedOrigins") {
+		t.Fatalf(`New with AllowedOrigins "*" and no Authenticate: %v; want an error naming Config.AllowedOrigins and Config.Authenticate`, err)
+	}
+	var cookies []string
+	srv, err := server.New(server.Config{AllowedOrigins: []string{"*", "https://app.example"}, Authenticate: func(r *http.Request) (string, error) {
+		cookies = append(cookies, r.Header.Get("Cookie"))
+		return "alice", nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(t.Context())
+	if w := preflight(srv, "api.example", "https://evil.example"); w.Code != http.StatusNoContent || w.Header().Get("Access-Control-Allow-Origin") != "https://evil.example" {
+		t.Errorf(`preflight from another site with "*": %d %v; want 204 allowing it`, w.Code, w.Header())
+	}
+	for _, c := range []struct{ origin, cookie string }{{"https://evil.example", ""}, {"https://app.example", "session=s"}} {
+		cookies = nil
+		r := httptest.NewRequest(http.MethodGet, "http://api.example/ok/x", nil)
+		r.RemoteAddr = "192.0.2.1:1"
+		r.Header.Set("Origin", c.origin)
+		r.Header.Set("Cookie", "session=s")
+		srv.ServeHTTP(httptest.NewRecorder(), r)
+		if len(cookies) != 1 || cookies[0] != c.cookie {
+			t.Errorf("Authenticate of a request from %s with a cookie saw Cookie %q; want %q", c.origin, cookies, c.cookie)
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "http://api.example/threads/x", nil)
+	r.RemoteAddr = "192.0.2.1:1"
+	r.Header.Set("Sec-Fetch-Site", "cross-site")
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "Sec-Fetch-Site") {
+		t.Errorf(`cross-site request without Origin, with "*": %d %s; want 403 naming Sec-Fetch-Site`, w.Code, w.Body)
+	}
+}
+
+// TestOpenServerAllowsOwnAndListedOriginsOnly: without Authenticate,
+// every page on this machine could act as its user, so a page of a
+// loopback origin other than the API's own (another port, a name under
+// localhost, another loopback address) is refused with 403 unless
+// Config.AllowedOrigins lists it, as package guard refuses it.
+func TestOpenServerAllowsOwnAndListedOriginsOnly(t *testing.T) {
+	srv, err := server.New(server.Config{AllowedOrigins: []string{"http://localhost:5173"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(t.Context())
+	for _, c := range []struct {
+		origin string
+		want   int
+	}{
+		{"http://127.0.0.1:2024", http.StatusNoContent}, // the API's own
+		{"http://localhost:5173", http.StatusNoContent}, // listed
+		{"http://localhost:9999", http.StatusForbidden},
+		{"http://evil.localhost:2024", http.StatusForbidden},
+		{"http://127.0.0.2:2024", http.StatusForbidden},
+		{"https://127.0.0.1:3000", http.StatusForbidden},
+	} {
+		if w := preflight(srv, "127.0.0.1:2024", c.origin); w.Code != c.want {
+			t.Errorf("preflight from %s to an open server on 127.0.0.1:2024: %d %s; want %d", c.origin, w.Code, w.Body, c.want)
+		} else if c.want == http.StatusForbidden && !strings.Contains(w.Body.String(), "Config.AllowedOrigins") {
+			t.Errorf("refusal of %s: %s; want the fix named", c.origin, w.Body)
+		}
+	}
+}

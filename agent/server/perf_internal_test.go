@@ -52,7 +52,7 @@ func (w *deadlineWriter) SetWriteDeadline(d time.Time) error {
 func TestWriteDeadlineRenew(t *testing.T) {
 	const d = time.Minute
 	w := &deadlineWriter{ResponseWriter: httptest.NewRecorder()}
-	wd := writeDeadline{rc: http.NewResponseController(w), d: d}
+	wd := writeDeadline{w: w, d: d}
 	before := time.Now()
 	wd.renew()
 	if len(w.set) != 1 || w.set[0].Before(before.Add(d)) {
@@ -73,7 +73,7 @@ func TestWriteDeadlineRenew(t *testing.T) {
 	}
 	// No bound: nothing set.
 	w2 := &deadlineWriter{ResponseWriter: httptest.NewRecorder()}
-	(&writeDeadline{rc: http.NewResponseController(w2), d: -1}).renew()
+	(&writeDeadline{w: w2, d: -1}).renew()
 	if len(w2.set) != 0 {
 		t.Fatalf("a negative timeout set a deadline: %v", w2.set)
 	}

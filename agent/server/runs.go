@@ -2809,15 +2809,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
 	// Each write gets Config.StreamWriteTimeout: a client that stops
 	// reading ends its stream (the write fails) instead of holding this
 	// handler and its stream slot until the run ends. The deadline is
 	// checked before each write, as the stream may wait longer than the
 	// timeout between two; net/http clears it once the handler returns.
-	wd := writeDeadline{rc: rc, d: s.cfg.StreamWriteTimeout}
-	deadline := wd.renew
+	deadline := responseDeadline(w, s.cfg.StreamWriteTimeout).renew
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
 	deadline()
 	_ = rc.Flush()
 	ctx := r.Context()
@@ -3432,9 +3431,9 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 // written in quick succession, reset the connection's deadline (a timer
 // of the runtime's, under its lock) once rather than before each write.
 type writeDeadline struct {
-	rc    *http.ResponseController
-	d     time.Duration // Config.StreamWriteTimeout; not positive: no bound
-	until time.Time     // the deadline set; zero before the first
+	w     http.ResponseWriter // the connection's, for http.ResponseController
+	d     time.Duration       // Config.StreamWriteTimeout or WriteTimeout; not positive: no bound
+	until time.Time           // the deadline set; zero before the first
 }
 
 // renew gives the next write at least d.
@@ -3447,7 +3446,18 @@ func (w *writeDeadline) renew() {
 		return
 	}
 	w.until = now.Add(w.d + w.d/4)
-	_ = w.rc.SetWriteDeadline(w.until)
+	_ = http.NewResponseController(w.w).SetWriteDeadline(w.until)
+}
+
+// responseDeadline returns the write deadline of the answer w writes,
+// bounding each write by d from now on: the one the server's logWriter
+// renews at each write (Config.WriteTimeout until then), or a new one.
+func responseDeadline(w http.ResponseWriter, d time.Duration) *writeDeadline {
+	if lw, ok := w.(*logWriter); ok {
+		lw.wd.d = d
+		return &lw.wd
+	}
+	return &writeDeadline{w: w, d: d}
 }
 
 // checkModes refuses a stream mode that is not one of streamModes and

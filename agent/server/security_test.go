@@ -36,9 +36,13 @@ func TestCrossSiteRequestWithoutOrigin(t *testing.T) {
 			t.Errorf("refusal does not name Sec-Fetch-Site: %v", e)
 		}
 	}
-	// With an Origin the origin rule decides: a loopback page is served.
-	if code := do(t, "GET", ts.URL+"/threads/"+tid, nil, http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"http://localhost:3000"}}, nil); code != 200 {
-		t.Errorf("cross-site GET from a loopback page: %d; want 200", code)
+	// With an Origin the origin rule decides: the API's own page is
+	// served, another loopback page is not, without Authenticate.
+	if code := do(t, "GET", ts.URL+"/threads/"+tid, nil, http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {ts.URL}}, nil); code != 200 {
+		t.Errorf("cross-site GET from the API's own origin: %d; want 200", code)
+	}
+	if code := do(t, "GET", ts.URL+"/threads/"+tid, nil, http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"http://localhost:3000"}}, nil); code != 403 {
+		t.Errorf("cross-site GET from another loopback page: %d; want 403", code)
 	}
 }
 

@@ -67,6 +67,8 @@ const (
 	DefaultMaxStreams = guard.DefaultMaxStreams
 	// DefaultStreamWriteTimeout is the default of Config.StreamWriteTimeout.
 	DefaultStreamWriteTimeout = 30 * time.Second
+	// DefaultWriteTimeout is the default of Config.WriteTimeout.
+	DefaultWriteTimeout = 30 * time.Second
 	// DefaultMaxReads is the default of Config.MaxReads.
 	DefaultMaxReads = 8
 	// DefaultMaxResponseBytes is the default of Config.MaxResponseBytes.
@@ -109,12 +111,27 @@ type Config struct {
 	// may call the API, for CORS, compared as origins (scheme, host and
 	// port, the scheme's default port when one names none), as package
 	// guard compares them; a page of the origin a request is sent to is
-	// allowed too. Pages served from loopback hosts (http or https, any
-	// port) are allowed when the server is reached on a loopback host
-	// (a development UI); "*" allows any origin. A request carrying another
-	// Origin is refused with 403, as is a request without Origin that a
-	// browser marks Sec-Fetch-Site: cross-site (an <img>, a no-cors GET),
-	// unless "*" is listed.
+	// allowed too. With Authenticate, pages served from loopback hosts
+	// (http or https, any port) are allowed when the server is reached on
+	// a loopback host (a development UI, which sends its key); without
+	// it, every page on this machine could act as its local user, so
+	// only the API's own origin and the listed ones are allowed.
+	//
+	// "*" allows any origin, and needs Authenticate (New refuses it
+	// without: any site its user visits could drive the server): a page
+	// of any site may then call the API with credentials it sends itself
+	// (x-api-key, Authorization), as the preflighted request of a page
+	// that sets them does. A request from an origin that only "*"
+	// allows reaches Authenticate without its Cookie header, so that an
+	// Authenticate that reads cookies (which the browser adds by itself)
+	// does not let another site act as its visitor; an Authenticate that
+	// trusts other credentials a browser adds by itself (HTTP
+	// authentication it caches, TLS client certificates) must not be
+	// combined with "*". A request carrying another Origin is refused
+	// with 403, as is, whatever is listed, a request without Origin that
+	// a browser marks Sec-Fetch-Site: cross-site (an <img>, a no-cors
+	// GET: not a call of the API, which a page makes with fetch and its
+	// Origin).
 	AllowedOrigins []string
 	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -141,6 +158,18 @@ type Config struct {
 	// it is cancelled, unless its on_disconnect is continue.) Zero means
 	// DefaultStreamWriteTimeout; negative means no bound.
 	StreamWriteTimeout time.Duration
+	// WriteTimeout bounds each write of every other answer (a JSON
+	// answer; the newlines and the result of /runs/wait): the server
+	// writes an answer in pieces of at most 64 KiB, and the write of a
+	// piece that then waits longer than this (by at most a quarter of it,
+	// the deadline being renewed as for StreamWriteTimeout) ends the
+	// answer and closes its connection. A client that stops reading a
+	// large answer (a history of large states) so gives back, within
+	// this, its slot of MaxReads or MaxStreams and the answer's bytes,
+	// which it would otherwise hold until it reads or goes; a client
+	// reading slower than 64 KiB per WriteTimeout loses its answer too.
+	// Zero means DefaultWriteTimeout; negative means no bound.
+	WriteTimeout time.Duration
 	// MaxRunEvents bounds each run's event log; older events are dropped,
 	// and a replay that asks for them is told so with an error event.
 	// Zero means DefaultMaxRunEvents.
@@ -432,6 +461,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.StreamWriteTimeout == 0 {
 		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
 	if cfg.SweepInterval == 0 {
 		cfg.SweepInterval = DefaultSweepInterval
 	}
@@ -513,6 +545,11 @@ func New(cfg Config) (*Server, error) {
 	origins, err := guard.ParseOrigins(listed)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w, or \"*\" for any origin", err)
+	}
+	if anyOrigin && cfg.Authenticate == nil {
+		return nil, errors.New(`server: Config.AllowedOrigins lists "*" but Config.Authenticate is nil: a page of any site its user visits ` +
+			`could then drive this server, which serves every local request without credentials; set Config.Authenticate ` +
+			`(such as server.APIKeys), or list the origins of your pages instead of "*"`)
 	}
 	s := &Server{cfg: cfg, origins: origins, anyOrigin: anyOrigin, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
@@ -680,8 +717,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		if !s.originAllowed(r, origin) {
-			refuse(errorf(http.StatusForbidden, "origin %s is not allowed; add it to Config.AllowedOrigins", origin))
-			return
+			if s.anyOrigin {
+				// Allowed by "*" alone: the page's own credentials only,
+				// not the cookies its browser adds (see AllowedOrigins).
+				r.Header.Del("Cookie")
+			} else {
+				refuse(errorf(http.StatusForbidden, "origin %s is not allowed; add it to Config.AllowedOrigins", origin))
+				return
+			}
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
@@ -695,7 +738,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" && !s.anyOrigin {
+	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		// A request a page of another site made without Origin: an
 		// <img>, a <script>, a no-cors GET, which need not read the
 		// answer to act (a join with cancel_on_disconnect cancels a run).
@@ -764,15 +807,45 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.give(s.reads, who)
 	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
-	s.mux.ServeHTTP(&logWriter{ResponseWriter: w, log: s.log, r: r}, r)
+	s.mux.ServeHTTP(&logWriter{ResponseWriter: w, log: s.log, r: r, wd: writeDeadline{w: w, d: s.cfg.WriteTimeout}}, r)
 }
 
 // logWriter is the ResponseWriter of the API's routes: writeError logs
-// to it the cause of an internal error, which it does not answer.
+// to it the cause of an internal error, which it does not answer; its
+// writes renew the connection's write deadline (Config.WriteTimeout, or
+// a stream's Config.StreamWriteTimeout: see responseDeadline).
 type logWriter struct {
 	http.ResponseWriter
 	log *zap.Logger
 	r   *http.Request
+	wd  writeDeadline
+}
+
+// writePiece is the most a write of an answer sends under one renewal
+// of its deadline (Config.WriteTimeout).
+const writePiece = 64 << 10
+
+// WriteHeader renews the write deadline, under which net/http sends the
+// headers, and the body of an answer without one, once the handler
+// returns.
+func (w *logWriter) WriteHeader(code int) {
+	w.wd.renew()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write writes b in pieces of at most writePiece bytes, renewing the
+// write deadline before each, so that the deadline bounds how long a
+// client may leave a piece unread, not how long a large answer takes.
+func (w *logWriter) Write(b []byte) (int, error) {
+	n := 0
+	for {
+		w.wd.renew()
+		k, err := w.ResponseWriter.Write(b[:min(len(b), writePiece)])
+		n += k
+		if b = b[k:]; err != nil || len(b) == 0 {
+			return n, err
+		}
+	}
 }
 
 // Unwrap returns the connection's ResponseWriter, for
@@ -852,13 +925,13 @@ func listRead(r *http.Request) bool {
 }
 
 // originAllowed reports whether a page of origin (r's Origin header) may
-// call the API: "*" is listed, origin is r's own or one of
+// call the API, "*" aside: origin is r's own or one of
 // Config.AllowedOrigins (guard.Origins.Allowed: scheme, host and port,
-// default ports filled in), or the server is reached on a loopback host
-// and origin is a loopback http or https page (a development UI on
-// another port).
+// default ports filled in), or, with Config.Authenticate, the server is
+// reached on a loopback host and origin is a loopback http or https page
+// (a development UI on another port, which sends its key).
 func (s *Server) originAllowed(r *http.Request, origin string) bool {
-	return s.anyOrigin || s.origins.Allowed(r, origin) || guard.LoopbackHost(r.Host) && guard.LoopbackOrigin(origin)
+	return s.origins.Allowed(r, origin) || s.cfg.Authenticate != nil && guard.LoopbackHost(r.Host) && guard.LoopbackOrigin(origin)
 }
 
 // writeJSON answers v with status.

@@ -14,7 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,17 +27,22 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/examples/bosai"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/internal/datadir"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
 )
 
 // Config configures New.
 type Config struct {
-	// Dir holds the SQLite files (server.db, checkpoints.db). Required
-	// unless Postgres is set.
+	// Dir holds the SQLite files (server.db, checkpoints.db) and the
+	// chatbot's directory. Required unless Postgres is set. New creates
+	// it with mode 0700 and the files with 0600 (and takes the group's
+	// and others' access away from a directory of its own files and from
+	// its files, which earlier versions left to the umask).
 	Dir string
 	// Postgres, when set, is the DSN of the PostgreSQL database that keeps
 	// threads, runs, event logs and checkpoints instead of the SQLite
@@ -88,6 +95,31 @@ func ChatbotSchema(schema string) string {
 	return schema + "_chatbot"
 }
 
+// dbFiles reports the SQLite files New keeps in Config.Dir.
+var dbFiles = datadir.SQLiteFiles("server.db", "checkpoints.db")
+
+// privateDir makes Config.Dir and the SQLite files New keeps there its
+// user's only (datadir.Private, datadir.PrivateFile): they hold every
+// principal's threads and checkpoints. The directory holds those files
+// and the chatbot's directory, which the chatbot makes private itself.
+// log receives the warnings; nil means none.
+func privateDir(dir string, log *zap.Logger) error {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	own := func(e fs.DirEntry) bool { return dbFiles(e) || e.Name() == "chatbot" && e.IsDir() }
+	const field = "agentserver: Config.Dir"
+	if err := datadir.Private(dir, own, field, log, os.Chmod); err != nil {
+		return err
+	}
+	for _, db := range []string{"server.db", "checkpoints.db"} {
+		if err := datadir.PrivateFile(filepath.Join(dir, db), field, log, os.Chmod); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // New opens the databases (the SQLite files in cfg.Dir, or PostgreSQL
 // when cfg.Postgres is set) and returns the server with the four graphs
 // registered.
@@ -128,6 +160,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		}
 		st, saver = pst, psaver
 	} else {
+		if err := privateDir(cfg.Dir, cfg.Server.Logger); err != nil {
+			return fail(err)
+		}
 		sst, err := server.OpenSQLite(ctx, filepath.Join(cfg.Dir, "server.db"))
 		if err != nil {
 			return fail(err)

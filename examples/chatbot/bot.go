@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentgraph/agentgraph/mcp/mcptool"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,6 +21,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+	"github.com/agentgraph/agentgraph/examples/internal/datadir"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
@@ -309,125 +309,22 @@ func (b *Bot) startMCP() error {
 	return nil
 }
 
-// storeFileNames are the files the bot keeps in DataDir: its SQLite
+// ownFiles reports the files the bot keeps in DataDir: its SQLite
 // databases with their journals.
-var storeFileNames = func() map[string]bool {
-	names := map[string]bool{}
-	for _, db := range []string{"conversations.db", "documents.db", "cognition.db"} {
-		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-			names[db+suffix] = true
-		}
-	}
-	return names
-}()
+var ownFiles = datadir.SQLiteFiles("conversations.db", "documents.db", "cognition.db")
 
 // privateDir makes the data directory dir accessible by its owner only,
-// since its files hold every principal's conversations and documents: it
-// creates it with mode 0700 when missing; an existing directory that holds
-// nothing but the bot's own files (storeFileNames: an earlier version, or
-// the operator, may have made it 0755) loses the group's and others'
-// permissions, keeping its setgid and sticky bits. Any other directory
-// (one holding other files, such as a home directory or ".", or a
-// symbolic link, which is not followed) keeps its mode with a warning on
-// log, as does one it may not change (fs.ErrPermission: another user's),
-// rather than failing New. chmod is os.Chmod but in tests.
+// since its files hold every principal's conversations and documents
+// (datadir.Private, with the bot's own files). chmod is os.Chmod but in
+// tests.
 func privateDir(dir string, log *zap.Logger, chmod func(string, os.FileMode) error) error {
-	st, err := os.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("chatbot: DataDir: %w", err)
-		}
-		st, err = os.Lstat(dir)
-	}
-	if err != nil {
-		return fmt.Errorf("chatbot: DataDir: %w", err)
-	}
-	link := st.Mode()&fs.ModeSymlink != 0
-	if link {
-		if st, err = os.Stat(dir); err != nil {
-			return fmt.Errorf("chatbot: DataDir: %w", err)
-		}
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("chatbot: DataDir: %s is not a directory; name a directory for the bot's databases", dir)
-	}
-	perm := st.Mode().Perm()
-	if runtime.GOOS == "windows" || perm&0o077 == 0 {
-		return nil // Windows has no group or other permissions to take
-	}
-	own, err := onlyStoreFiles(dir)
-	if err != nil {
-		return fmt.Errorf("chatbot: DataDir: %w", err)
-	}
-	if !own || link {
-		log.Warn("chatbot: DataDir: the data directory keeps its mode, which may let other users of this machine read its files, "+
-			"since it is a symbolic link or holds files besides the bot's databases; "+
-			"give the bot a directory of its own, or set this one's mode to 0700", zap.String("path", dir), zap.Stringer("mode", perm))
-		return nil
-	}
-	lstat, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("chatbot: DataDir: %w", err)
-	}
-	if lstat.Mode()&fs.ModeSymlink != 0 {
-		return nil // replaced meanwhile: leave it
-	}
-	keep := st.Mode() & (fs.ModeSetgid | fs.ModeSticky)
-	switch err := chmod(dir, perm&^0o077|keep); {
-	case err == nil:
-		log.Info("chatbot: DataDir: took the group's and others' access away from the data directory",
-			zap.String("path", dir), zap.Stringer("was", perm), zap.Stringer("now", perm&^0o077))
-	case errors.Is(err, fs.ErrPermission):
-		log.Warn("chatbot: DataDir: the data directory keeps its mode, which may let other users of this machine read its files; "+
-			"make the service's user own it, or set its mode to 0700", zap.String("path", dir), zap.Stringer("mode", perm), zap.Error(err))
-	default:
-		return fmt.Errorf("chatbot: DataDir: %w", err)
-	}
-	return nil
+	return datadir.Private(dir, ownFiles, "chatbot: DataDir", log, chmod)
 }
 
-// onlyStoreFiles reports whether dir holds nothing but the bot's own
-// files (storeFileNames).
-func onlyStoreFiles(dir string) (bool, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range entries {
-		if !storeFileNames[e.Name()] || !e.Type().IsRegular() {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// privateFile makes the SQLite file at path readable by its owner only:
-// it creates it empty with mode 0600 when missing (SQLite gives its -wal
-// and -shm files the database file's mode), else sets that mode on it and
-// on its -wal and -shm files, which earlier versions created by the umask.
-// A file it may not change (fs.ErrPermission: another user's, on a shared
-// volume) keeps its mode with a warning on log rather than failing New.
-// chmod is os.Chmod but in tests.
+// privateFile makes the SQLite file at path readable by its owner only
+// (datadir.PrivateFile). chmod is os.Chmod but in tests.
 func privateFile(path string, log *zap.Logger, chmod func(string, os.FileMode) error) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		return f.Close()
-	}
-	if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("chatbot: DataDir: %w", err)
-	}
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		err := chmod(p, 0o600)
-		switch {
-		case err == nil, errors.Is(err, fs.ErrNotExist):
-		case errors.Is(err, fs.ErrPermission):
-			log.Warn("chatbot: DataDir: a store file keeps its mode, which may let other users of this machine read it; "+
-				"make the service's user own it, or set its mode to 0600", zap.String("path", p), zap.Error(err))
-		default:
-			return fmt.Errorf("chatbot: DataDir: %w", err)
-		}
-	}
-	return nil
+	return datadir.PrivateFile(path, "chatbot: DataDir", log, chmod)
 }
 
 // openStores opens the conversation store and the conversation list.
