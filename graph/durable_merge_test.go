@@ -31,6 +31,26 @@ var (
 	talkTurns    = graph.Sum(func(s *talk) *int { return &s.Turns })
 )
 
+// untilGraph compiles START → name → name … → END with the saver: node runs
+// again until done holds, for at most steps+1 steps.
+func untilGraph[S any](tb testing.TB, saver checkpoint.Saver, steps int, name string, node graph.NodeFunc[S], done func(S) bool) *graph.Compiled[S] {
+	tb.Helper()
+	g := graph.New[S]()
+	g.AddNode(name, node)
+	g.AddEdge(graph.START, name)
+	g.AddConditionalEdges(name, func(_ context.Context, s S) (graph.Route, error) {
+		if done(s) {
+			return graph.To(graph.END), nil
+		}
+		return graph.To(name), nil
+	}, name, graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithStepLimit(steps+1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
 // blobCounter is a Saver that counts the blobs and bytes it is given per
 // channel and kind.
 type blobCounter struct {
@@ -71,8 +91,7 @@ func TestStorageGrowsWithWhatChangedMerged(t *testing.T) {
 				seen     = map[int]model.Messages{} // the conversation each turn started from
 				msgBytes int
 			)
-			g := graph.New[talk]()
-			g.AddNode("say", func(_ context.Context, s talk) (graph.Update[talk], error) {
+			c := untilGraph(t, counter, steps, "say", func(_ context.Context, s talk) (graph.Update[talk], error) {
 				mu.Lock()
 				seen[s.Turns] = slices.Clone(s.Messages)
 				mu.Unlock()
@@ -94,18 +113,7 @@ func TestStorageGrowsWithWhatChangedMerged(t *testing.T) {
 					u = model.Messages{model.User(text)}
 				}
 				return graph.Updates(talkMessages.Set(u), talkTopic.Set("the same topic"), talkTurns.Set(1)), nil
-			})
-			g.AddEdge(graph.START, "say")
-			g.AddConditionalEdges("say", func(_ context.Context, s talk) (graph.Route, error) {
-				if s.Turns >= steps {
-					return graph.To(graph.END), nil
-				}
-				return graph.To("say"), nil
-			}, "say", graph.END)
-			c, err := g.Compile(graph.WithCheckpointer(counter), graph.WithStepLimit(steps+1))
-			if err != nil {
-				t.Fatal(err)
-			}
+			}, func(s talk) bool { return s.Turns >= steps })
 			got, err := c.Invoke(onThread("merged"), talk{})
 			if err != nil {
 				t.Fatal(err)
@@ -158,29 +166,23 @@ func TestStorageGrowsWithWhatChangedMerged(t *testing.T) {
 func BenchmarkCheckpointBytesMerged(b *testing.B) {
 	saver := checkpoint.NewMemory()
 	content := strings.Repeat("lorem ipsum ", 16)
-	steps := b.N
-	g := graph.New[talk]()
-	g.AddNode("turn", func(_ context.Context, s talk) (graph.Update[talk], error) {
+	c := untilGraph(b, saver, b.N, "turn", func(_ context.Context, s talk) (graph.Update[talk], error) {
 		m := model.User(content)
 		if len(s.Messages)%2 == 1 {
 			m = model.Assistant(content)
 		}
 		return graph.Updates(talkMessages.Set(model.Messages{m}), talkTurns.Set(1), talkTopic.Set(string(m.Role))), nil
-	})
-	g.AddEdge(graph.START, "turn")
-	g.AddConditionalEdges("turn", func(_ context.Context, s talk) (graph.Route, error) {
-		if len(s.Messages) >= steps {
-			return graph.To(graph.END), nil
-		}
-		return graph.To("turn"), nil
-	}, "turn", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithStepLimit(steps+1))
-	if err != nil {
-		b.Fatal(err)
-	}
+	}, func(s talk) bool { return len(s.Messages) >= b.N })
+	checkpointBytes(b, c, saver, talk{})
+}
+
+// checkpointBytes runs c on a new thread, timed, and reports the bytes
+// of blobs saver stores per checkpoint; it returns the run's result.
+func checkpointBytes[S any](b *testing.B, c *graph.Compiled[S], saver *checkpoint.Memory, input S) S {
 	b.ReportAllocs()
 	b.ResetTimer()
-	if _, err := c.Invoke(onThread("chat"), talk{}); err != nil {
+	out, err := c.Invoke(onThread("chat"), input)
+	if err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
@@ -189,4 +191,5 @@ func BenchmarkCheckpointBytesMerged(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(u.BlobBytes)/float64(u.Checkpoints), "B/checkpoint")
+	return out
 }
