@@ -377,7 +377,8 @@ func (r *run[S]) putAsync(ctx context.Context, ran []string, meta map[string]str
 		return err
 	}
 	vers := make(map[string]uint64, len(d.chans))
-	for ch, cr := range d.chans {
+	for ch := range d.chans {
+		cr := &d.chans[ch]
 		if cr.version > 0 {
 			vers[d.dur.chans[ch].name] = cr.version
 		}

@@ -361,39 +361,19 @@ var (
 func BenchmarkCheckpointBytes(b *testing.B) {
 	saver := checkpoint.NewMemory()
 	content := strings.Repeat("lorem ipsum ", 16)
-	steps := b.N
-	g := graph.New[chatLike]()
-	g.AddNode("turn", func(_ context.Context, s chatLike) (graph.Update[chatLike], error) {
+	c := untilGraph(b, saver, b.N, "turn", func(_ context.Context, s chatLike) (graph.Update[chatLike], error) {
 		role := "user"
 		if len(s.Messages)%2 == 1 {
 			role = "assistant"
 		}
 		return graph.Updates(clMessages.Set([]chatMsg{{Role: role, Content: content}}), clTokens.Set(48), clScratch.Set(role)), nil
-	})
-	g.AddEdge(graph.START, "turn")
-	g.AddConditionalEdges("turn", func(_ context.Context, s chatLike) (graph.Route, error) {
-		if len(s.Messages) >= steps {
-			return graph.To(graph.END), nil
-		}
-		return graph.To("turn"), nil
-	}, "turn", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithStepLimit(steps+1))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	out, err := c.Invoke(onThread("chat"), chatLike{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
+	}, func(s chatLike) bool { return len(s.Messages) >= b.N })
+	out := checkpointBytes(b, c, saver, chatLike{})
 	u, err := saver.Usage(context.Background(), "chat")
 	if err != nil {
 		b.Fatal(err)
 	}
 	whole, _ := json.Marshal(out)
-	b.ReportMetric(float64(u.BlobBytes)/float64(u.Checkpoints), "B/checkpoint")
 	b.ReportMetric(float64(len(whole)), "state-B")
 	b.ReportMetric(float64(u.BlobBytes)/float64(len(whole)), "stored/state")
 }

@@ -207,10 +207,16 @@
 // that ran, the tasks of the next step (with their inputs, for Sends), the
 // interrupts it waits on, and metadata ([MetaSource]: input, loop,
 // interrupt, update or fork). It stores a blob only for the fields whose
-// version changed in its step, and a field written only through an
-// [Append] handle is stored as a delta, the items appended, with a full
-// value now and then (when the deltas outgrow the last full value), so a
-// thread's storage grows with what changed, not with steps × state.
+// value changed in its step (a field written again with the value it held
+// is not stored again), and a slice field written through an [Append]
+// handle is stored as a delta, the items appended, with a full value now
+// and then (when the deltas outgrow the last full value). So is a slice
+// field written otherwise (a merge method such as model.Messages', as
+// [Declare] gives it, [Reduce] or [Replace]) when its earlier items are
+// unchanged, with the default serializer (the JSON encoding of each item
+// compared with the last checkpoint's); a write that edits or removes an
+// item stores the whole value. A thread's storage grows with what changed,
+// not with steps × state.
 //
 // When it is written. A run writes one checkpoint when it starts (the input
 // merged, the first tasks scheduled) and one after every super-step, once

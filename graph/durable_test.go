@@ -102,23 +102,11 @@ func TestStorageGrowsWithWhatChanged(t *testing.T) {
 	const steps = 1000
 	saver := checkpoint.NewMemory()
 	var msgBytes atomic.Int64
-	g := graph.New[chat]()
-	g.AddNode("say", func(_ context.Context, s chat) (graph.Update[chat], error) {
+	c := untilGraph(t, saver, steps, "say", func(_ context.Context, s chat) (graph.Update[chat], error) {
 		m := fmt.Sprintf("message number %d with some text in it", s.Turns)
 		msgBytes.Add(int64(len(m)))
 		return graph.Updates(chatMessages.Set([]string{m}), chatTurns.Set(1)), nil
-	})
-	g.AddEdge(graph.START, "say")
-	g.AddConditionalEdges("say", func(_ context.Context, s chat) (graph.Route, error) {
-		if s.Turns >= steps {
-			return graph.To(graph.END), nil
-		}
-		return graph.To("say"), nil
-	}, "say", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithStepLimit(steps+1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, func(s chat) bool { return s.Turns >= steps })
 	got, err := c.Invoke(onThread("long"), chat{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +30,11 @@ type channel struct {
 	typ    reflect.Type
 	offset uintptr
 	slice  bool // a slice: eligible for delta blobs
+	// array: a slice that checkpoint.JSON encodes as a JSON array of its
+	// items, each encoded alone (no Marshaler of its own), so that a value
+	// whose earlier items are unchanged encodes to the same bytes up to
+	// them.
+	array bool
 }
 
 // durable is what a graph compiled with a checkpointer knows about storing
@@ -63,9 +70,16 @@ func newDurable[S any](saver checkpoint.Saver, ser checkpoint.Serializer) (*dura
 			continue
 		}
 		d.byKey[f.Name] = len(d.chans)
-		d.chans = append(d.chans, channel{name: f.Name, typ: f.Type, offset: f.Offset, slice: f.Type.Kind() == reflect.Slice})
+		slice := f.Type.Kind() == reflect.Slice
+		d.chans = append(d.chans, channel{name: f.Name, typ: f.Type, offset: f.Offset, slice: slice,
+			array: slice && ser == checkpoint.JSON && !marshals(f.Type) && !marshals(reflect.PointerTo(f.Type))})
 	}
 	return d, errors.Join(errs...)
+}
+
+// marshals reports whether t encodes itself to JSON.
+func marshals(t reflect.Type) bool {
+	return t.Implements(reflect.TypeFor[json.Marshaler]()) || t.Implements(reflect.TypeFor[encoding.TextMarshaler]())
 }
 
 // chanOf returns the channel holding the byte at offset off of S, or -1.
@@ -151,6 +165,17 @@ type chanRun struct {
 	len     int  // length of a slice channel at the last checkpoint
 	dirty   bool // written since the last checkpoint
 	full    bool // written other than by appending: store a full value
+	// prev is the encoding of the channel's whole value at the last
+	// checkpoint, when known: the blob stored, or for a delta of an array
+	// channel the whole value's encoding it was cut from. It is held
+	// until the next checkpoint (a Saver keeps the blobs it is given and
+	// never modifies them; prev is only read). A write that leaves the
+	// encoding as it was stores nothing, and a write to an array channel
+	// other than by appending (a merge method such as model.Messages',
+	// Reduce, Replace) whose encoding starts with prev's items followed
+	// by ',' kept the earlier items: the items after them are stored as a
+	// delta, as an Append handle's are.
+	prev []byte
 }
 
 // encode encodes the dirty channels into d.blobs and bumps their versions.
@@ -176,26 +201,13 @@ func (d *drun[S]) encode(s *S) error {
 			x  any
 			sc reflect.Value
 		)
-		if c.slice && !full && cr.version > 0 && n >= cr.len && !cr.chain.NeedsFull() {
+		deltaOK := c.slice && cr.version > 0 && n >= cr.len && !cr.chain.NeedsFull()
+		if deltaOK && !full {
 			if n == cr.len {
 				continue // appended nothing
 			}
 			kind = checkpoint.Delta
-			// Marshal the appended items through a pointer to a scratch
-			// slice, which spares a copy of the slice header to the heap.
-			if d.scratch == nil {
-				d.scratch = make([]reflect.Value, len(d.chans))
-			}
-			if !d.scratch[ch].IsValid() {
-				d.scratch[ch] = reflect.New(c.typ)
-			}
-			sc = d.scratch[ch]
-			// *sc = (*v)[cr.len:n], without reflect.Value.Slice's heap
-			// copy of the header.
-			src := (*sliceHeader)(v.Addr().UnsafePointer())
-			dst := (*sliceHeader)(sc.UnsafePointer())
-			off := uintptr(cr.len) * c.typ.Elem().Size()
-			*dst = sliceHeader{data: unsafe.Add(src.data, off), len: n - cr.len, cap: src.cap - cr.len}
+			sc = d.tail(ch, v, cr.len, n)
 			x = sc.Interface()
 		} else {
 			x = v.Addr().Interface() // a pointer into the state: no copy to the heap
@@ -207,12 +219,63 @@ func (d *drun[S]) encode(s *S) error {
 		if err != nil {
 			return fmt.Errorf("graph: encoding field %s: %w", c.name, err)
 		}
+		prev := cr.prev
+		cr.prev = data
+		switch {
+		case kind == checkpoint.Delta:
+			cr.prev = nil // the whole value is not encoded
+		case cr.version > 0 && prev != nil && bytes.Equal(data, prev):
+			cr.prev = prev
+			continue // written, but as it was: stored already
+		case c.array && deltaOK && arrayHead(prev, data, cr.len, n):
+			// The items before cr.len are as stored: store the items
+			// after them.
+			kind = checkpoint.Delta
+			sc = d.tail(ch, v, cr.len, n)
+			data, err = d.dur.ser.Marshal(sc.Interface())
+			sc.Elem().SetZero()
+			if err != nil {
+				return fmt.Errorf("graph: encoding field %s: %w", c.name, err)
+			}
+		}
 		cr.version++
 		cr.chain.Add(kind, len(data))
 		cr.len = n
 		d.blobs = append(d.blobs, checkpoint.Blob{Channel: c.name, Kind: kind, Data: data})
 	}
 	return nil
+}
+
+// arrayHead reports whether data, the JSON array of n items, starts with
+// the items of prev, the JSON array of m items, each encoded as it was.
+func arrayHead(prev, data []byte, m, n int) bool {
+	if len(prev) < 2 || prev[0] != '[' || prev[len(prev)-1] != ']' || len(data) <= len(prev) || n <= m {
+		return false
+	}
+	at := len(prev) - 1 // where prev's ']' is
+	return m == 0 || data[at] == ',' && bytes.Equal(data[:at], prev[:at])
+}
+
+// tail returns a pointer to a scratch slice that holds items from to n of
+// the slice channel ch, whose value is v: the items a delta stores,
+// marshalled through it without a copy of the slice header to the heap.
+// The caller zeroes it once marshalled, to keep no reference to the state.
+func (d *drun[S]) tail(ch int, v reflect.Value, from, n int) reflect.Value {
+	c := &d.dur.chans[ch]
+	if d.scratch == nil {
+		d.scratch = make([]reflect.Value, len(d.chans))
+	}
+	if !d.scratch[ch].IsValid() {
+		d.scratch[ch] = reflect.New(c.typ)
+	}
+	sc := d.scratch[ch]
+	// *sc = (*v)[from:n], without reflect.Value.Slice's heap copy of the
+	// header.
+	src := (*sliceHeader)(v.Addr().UnsafePointer())
+	dst := (*sliceHeader)(sc.UnsafePointer())
+	off := uintptr(from) * c.typ.Elem().Size()
+	*dst = sliceHeader{data: unsafe.Add(src.data, off), len: n - from, cap: src.cap - from}
+	return sc
 }
 
 func (d *drun[S]) versionMap() map[string]uint64 {
@@ -224,7 +287,8 @@ func (d *drun[S]) versionMap() map[string]uint64 {
 		d.vers = m
 	}
 	clear(m)
-	for ch, cr := range d.chans {
+	for ch := range d.chans {
+		cr := &d.chans[ch]
 		if cr.version > 0 {
 			m[d.dur.chans[ch].name] = cr.version
 		}

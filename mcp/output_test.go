@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // weatherServer offers tools that declare one output schema and return
@@ -110,6 +111,33 @@ func TestOutputSchemaChecked(t *testing.T) {
 	}
 }
 
+// callWithOutputSchema serves the tool name, whose output schema is an
+// object with the properties props and whose result's structured content
+// is got, and returns the result of a call of it.
+func callWithOutputSchema(t *testing.T, name string, props, got map[string]any) *toolresult.Result {
+	t.Helper()
+	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	srv := server.NewMCPServer(name, "1.0.0")
+	srv.AddTool(mcpgo.NewTool(name, mcpgo.WithRawOutputSchema(schema)), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return &mcpgo.CallToolResult{StructuredContent: got}, nil
+	})
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: name, InProcess: srv})
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewSession(mcp.Callbacks{})
+	t.Cleanup(func() { s.Close() })
+	if err := r.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // A result with more mismatches than the check names counts the rest.
 func TestOutputSchemaProblemsBounded(t *testing.T) {
 	props := map[string]any{}
@@ -118,25 +146,7 @@ func TestOutputSchemaProblemsBounded(t *testing.T) {
 		props[k] = map[string]any{"type": "number"}
 		got[k] = "x"
 	}
-	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
-	srv := server.NewMCPServer("many", "1.0.0")
-	srv.AddTool(mcpgo.NewTool("many", mcpgo.WithRawOutputSchema(schema)), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		return &mcpgo.CallToolResult{StructuredContent: got}, nil
-	})
-	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "many", InProcess: srv})
-	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := r.NewSession(mcp.Callbacks{})
-	defer s.Close()
-	if err := r.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: "many"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := callWithOutputSchema(t, "many", props, got)
 	if n := strings.Count(res.Error, "\n- "); n != 11 || !strings.HasSuffix(res.Error, "\n- and 2 more") {
 		t.Errorf("error lists %d lines:\n%s\nwant ten mismatches and a count of the other two", n, res.Error)
 	}
@@ -282,25 +292,7 @@ func TestOutputSchemaProblemsClipped(t *testing.T) {
 		props[name] = map[string]any{"enum": enum}
 		got[name] = "x"
 	}
-	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
-	srv := server.NewMCPServer("wordy", "1.0.0")
-	srv.AddTool(mcpgo.NewTool("wordy", mcpgo.WithRawOutputSchema(schema)), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		return &mcpgo.CallToolResult{StructuredContent: got}, nil
-	})
-	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "wordy", InProcess: srv})
-	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := r.NewSession(mcp.Callbacks{})
-	defer s.Close()
-	if err := r.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.CallTool(context.Background(), mcp.ToolCall{Name: "wordy"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := callWithOutputSchema(t, "wordy", props, got)
 	if !res.IsError || len(res.Error) > 4<<10 || !strings.Contains(res.Error, mcp.ClippedMarker) {
 		t.Fatalf("error of %d bytes, want a clipped one of at most 4 KiB:\n%.300s", len(res.Error), res.Error)
 	}

@@ -270,17 +270,7 @@ func TestFoldedLostReplyOtherEnd(t *testing.T) {
 	}{{"other", false, ErrLeaseLost}, {"ours", true, nil}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			ms := NewMemoryStore()
-			at := time.Now().UTC().Add(-time.Minute)
-			if err := ms.CreateThread(ctx, &Thread{ID: "t1", CreatedAt: at, UpdatedAt: at, Status: ThreadBusy, Metadata: map[string]any{}}); err != nil {
-				t.Fatal(err)
-			}
-			run := &Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: RunRunning,
-				Worker: "w1", Attempt: 1, LeaseUntil: at.Add(time.Hour), Metadata: map[string]any{},
-				Kwargs: json.RawMessage(`{"assistant_id":"a"}`), MultitaskStrategy: "enqueue"}
-			if err := ms.CreateRun(ctx, run); err != nil {
-				t.Fatal(err)
-			}
+			ms, run := leasedRun(t, `{"assistant_id":"a"}`)
 			st := &lostReplyStore{MemoryStore: ms, commit: func(e RunEnd) {
 				if _, err := ms.UpdateRun(ctx, "r1", func(r *Run) error {
 					if tc.ours {
@@ -307,6 +297,25 @@ func TestFoldedLostReplyOtherEnd(t *testing.T) {
 	}
 }
 
+// leasedRun makes a memory store with thread t1 (busy) and its run r1 of
+// request kwargs, running on worker w1 (attempt 1), its lease an hour
+// from its start a minute ago.
+func leasedRun(t *testing.T, kwargs string) (*MemoryStore, *Run) {
+	t.Helper()
+	ms := NewMemoryStore()
+	at := time.Now().UTC().Add(-time.Minute)
+	if err := ms.CreateThread(t.Context(), &Thread{ID: "t1", CreatedAt: at, UpdatedAt: at, Status: ThreadBusy, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	run := &Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: RunRunning,
+		Worker: "w1", Attempt: 1, LeaseUntil: at.Add(time.Hour), Metadata: map[string]any{},
+		Kwargs: json.RawMessage(kwargs), MultitaskStrategy: "enqueue"}
+	if err := ms.CreateRun(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	return ms, run
+}
+
 // endingStore is a LockingRecorder on a MemoryStore whose
 // FinishRunLocked records the end and succeeds.
 type endingStore struct{ lostReplyStore }
@@ -321,17 +330,7 @@ func (e *endingStore) FinishRunLocked(_ context.Context, end RunEnd) (int, Event
 // the server's Close detached the run while it ran.
 func TestFoldedEndOfDetachedRun(t *testing.T) {
 	ctx := t.Context()
-	ms := NewMemoryStore()
-	at := time.Now().UTC().Add(-time.Minute)
-	if err := ms.CreateThread(ctx, &Thread{ID: "t1", CreatedAt: at, UpdatedAt: at, Status: ThreadBusy, Metadata: map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	run := &Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: RunRunning,
-		Worker: "w1", Attempt: 1, LeaseUntil: at.Add(time.Hour), Metadata: map[string]any{},
-		Kwargs: json.RawMessage(`{"assistant_id":"a","attached":true}`), MultitaskStrategy: "enqueue"}
-	if err := ms.CreateRun(ctx, run); err != nil {
-		t.Fatal(err)
-	}
+	ms, run := leasedRun(t, `{"assistant_id":"a","attached":true}`)
 	st := &endingStore{lostReplyStore{MemoryStore: ms, commit: func(e RunEnd) {
 		if _, err := ms.UpdateRun(ctx, "r1", func(r *Run) error {
 			r.Status, r.Error, r.UpdatedAt, r.Worker = e.Status, e.Error, e.At, ""

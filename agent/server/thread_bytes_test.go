@@ -98,6 +98,15 @@ func quotaServer(t *testing.T, cfg server.Config) (*server.Server, string) {
 		return graph.Updates(payloadData.Set(chunk(s.Seen)["data"].(string)), payloadSeen.Set(s.Seen+1)), nil
 	})
 	cg.AddEdge(graph.START, "fill").AddEdge("fill", graph.END)
+	registerNested(t, srv, cg)
+	return srv, newHTTPServer(t, srv)
+}
+
+// registerNested registers on srv the graph "nested", whose one node is
+// cg compiled as a durable subgraph (on srv's checkpointer), handed the
+// parent's Seen and handing back its own.
+func registerNested(t *testing.T, srv *server.Server, cg *graph.Graph[payload]) {
+	t.Helper()
 	child, err := cg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +123,6 @@ func quotaServer(t *testing.T, cfg server.Config) (*server.Server, string) {
 	if err := server.Register(srv, "nested", parent); err != nil {
 		t.Fatal(err)
 	}
-	return srv, newHTTPServer(t, srv)
 }
 
 var (
@@ -410,22 +418,7 @@ func TestRollbackDeletesSubgraphThreads(t *testing.T) {
 				return payloadSeen.Set(s.Seen + 1), ctx.Err()
 			})
 			cg.AddEdge(graph.START, "fill").AddEdge("fill", "hold").AddEdge("hold", graph.END)
-			child, err := cg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pg := graph.New[payload]()
-			graph.AddSubgraph(pg, "child", child, func(s payload) payload { return payload{Seen: s.Seen} }, func(c payload) graph.Update[payload] {
-				return payloadSeen.Set(c.Seen)
-			})
-			pg.AddEdge(graph.START, "child").AddEdge("child", graph.END)
-			parent, err := pg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := server.Register(srv, "nested", parent); err != nil {
-				t.Fatal(err)
-			}
+			registerNested(t, srv, cg)
 			url := newHTTPServer(t, srv)
 			saver := srv.Checkpointer()
 			ta := newQuotaThread(t, url, aliceKey)

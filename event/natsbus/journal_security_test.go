@@ -380,10 +380,19 @@ func TestJournalStaleFirstMessage(t *testing.T) {
 	old, j := openJournal(t, cfg), openJournal(t, cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
 	defer cancel()
+	staleThenOne(t, ctx, url, cfg, old, j)
+}
+
+// staleThenOne stores, in key "k" of j's stream, a copy of a message of
+// writer's signed by it and older than cfg.MaxAge allows, then has j
+// append one notice and end the key, and checks that j reads only its
+// own notice.
+func staleThenOne(t *testing.T, ctx context.Context, url string, cfg JournalConfig, writer, j *Journal) {
+	t.Helper()
 	m := &nats.Msg{Subject: j.subject("k"), Data: []byte(`{"type":"step","request_id":"r1","seq":7,"time":"2026-01-01T00:00:00Z"}`),
-		Header: nats.Header{hdrWriter: []string{old.id}, hdrSeq: []string{"7"},
+		Header: nats.Header{hdrWriter: []string{writer.id}, hdrSeq: []string{"7"},
 			hdrTime: []string{strconv.FormatInt(time.Now().Add(-cfg.MaxAge-JournalClockSkew-time.Minute).UnixNano(), 10)}}}
-	old.sign(m)
+	writer.sign(m)
 	publishStored(t, ctx, url, m)
 	if err := j.Append(ctx, "k", progress(1)); err != nil {
 		t.Fatal(err)
@@ -405,20 +414,7 @@ func TestJournalStaleFirstOfWriter(t *testing.T) {
 	j := openJournal(t, cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
 	defer cancel()
-	m := &nats.Msg{Subject: j.subject("k"), Data: []byte(`{"type":"step","request_id":"r1","seq":7,"time":"2026-01-01T00:00:00Z"}`),
-		Header: nats.Header{hdrWriter: []string{j.id}, hdrSeq: []string{"7"},
-			hdrTime: []string{strconv.FormatInt(time.Now().Add(-cfg.MaxAge-JournalClockSkew-time.Minute).UnixNano(), 10)}}}
-	j.sign(m)
-	publishStored(t, ctx, url, m)
-	if err := j.Append(ctx, "k", progress(1)); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.End(ctx, "k"); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := readNotices(ctx, j, "k"), []string{"1"}; !cmp.Equal(got, want) {
-		t.Errorf("read %v, want %v", got, want)
-	}
+	staleThenOne(t, ctx, url, cfg, j, j)
 	if got := j.Stats().Refused; got != 1 {
 		t.Errorf("Stats().Refused = %d after one stale message, want 1", got)
 	}

@@ -120,20 +120,20 @@ func TestFollowErrors(t *testing.T) {
 	}
 }
 
-// TestFollowSeqBackwards: an event whose Seq goes back within one
-// connection hides none of the events after it: Follow yields an error
-// saying so, then the event, and goes on.
-func TestFollowSeqBackwards(t *testing.T) {
-	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Last-Event-ID") != "" {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, s := range []uint64{1, 2, math.MaxUint64, 3, 4} {
-			fmt.Fprintf(w, "id: %d\ndata: {\"type\":\"step\",\"request_id\":\"r\",\"seq\":%d}\n\n", s, s)
-		}
-	}))
+// writeSteps answers with an event stream of step events of request r
+// whose Seqs (and ids) are seqs.
+func writeSteps(w http.ResponseWriter, seqs []uint64) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, s := range seqs {
+		fmt.Fprintf(w, "id: %d\ndata: {\"type\":\"step\",\"request_id\":\"r\",\"seq\":%d}\n\n", s, s)
+	}
+}
+
+// followSeqs follows url to its end and returns the Seq of each event
+// yielded, and "out of order" for each error saying so; any other error
+// fails the test.
+func followSeqs(t *testing.T, url string) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
 	defer cancel()
 	var got []string
@@ -147,6 +147,21 @@ func TestFollowSeqBackwards(t *testing.T) {
 		}
 		got = append(got, strconv.FormatUint(ev.Seq, 10))
 	}
+	return got
+}
+
+// TestFollowSeqBackwards: an event whose Seq goes back within one
+// connection hides none of the events after it: Follow yields an error
+// saying so, then the event, and goes on.
+func TestFollowSeqBackwards(t *testing.T) {
+	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Last-Event-ID") != "" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeSteps(w, []uint64{1, 2, math.MaxUint64, 3, 4})
+	}))
+	got := followSeqs(t, url)
 	want := []string{"1", "2", strconv.FormatUint(math.MaxUint64, 10), "out of order", "3", "4"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Follow yielded %v, want %v", got, want)
@@ -168,24 +183,9 @@ func TestFollowSeqBackwardsReconnect(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, s := range seqs {
-			fmt.Fprintf(w, "id: %d\ndata: {\"type\":\"step\",\"request_id\":\"r\",\"seq\":%d}\n\n", s, s)
-		}
+		writeSteps(w, seqs)
 	}))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
-	defer cancel()
-	var got []string
-	for ev, err := range Follow(ctx, url, FollowConfig{Retry: time.Millisecond}) {
-		if err != nil {
-			if !strings.Contains(err.Error(), "out of order") {
-				t.Fatal(err)
-			}
-			got = append(got, "out of order")
-			continue
-		}
-		got = append(got, strconv.FormatUint(ev.Seq, 10))
-	}
+	got := followSeqs(t, url)
 	want := []string{"1", "2", "2", "5", "out of order", "3", "6"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Follow yielded %v, want %v", got, want)

@@ -68,8 +68,13 @@ func (t *team) preprocess(_ context.Context, s State) (graph.Update[State], erro
 	if req == "" {
 		return graph.Update[State]{}, ErrEmptyTask
 	}
-	u := graph.Updates(requestF.Set(req), turnsF.Set(0), stallsF.Set(0), nextF.Set(nil),
+	u := graph.Updates(turnsF.Set(0), stallsF.Set(0), nextF.Set(nil),
 		messagesF.Set(model.Messages{model.User(req)}))
+	if req != s.Request {
+		// Written only when it changes: the checkpoint after this
+		// step would store the request again.
+		u = graph.Updates(u, requestF.Set(req))
+	}
 	if len(s.Plan) == 0 && len(t.workflow) > 0 {
 		u = graph.Updates(u, planF.Set(slices.Clone(t.workflow)))
 	}

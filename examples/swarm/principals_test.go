@@ -64,11 +64,11 @@ func databases(t *testing.T, check func(t *testing.T, st *swarm.Storage)) {
 	}
 }
 
-// withStorage is cfg keeping its runs, skills and teams in st (nil: in
-// memory).
+// withStorage is cfg keeping its runs, skills, teams and finished tasks
+// in st (nil: in memory).
 func withStorage(cfg swarm.Config, st *swarm.Storage) swarm.Config {
 	if st != nil {
-		cfg.Checkpointer, cfg.Skills, cfg.Workflows = st.Checkpointer, st.Memory, st.Memory
+		cfg.Checkpointer, cfg.Skills, cfg.Workflows, cfg.Tasks = st.Checkpointer, st.Memory, st.Memory, st.Memory
 	}
 	return cfg
 }

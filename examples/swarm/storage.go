@@ -107,10 +107,10 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 	return &Storage{Checkpointer: saver, Memory: mem, close: func() error { return errors.Join(db.Close(), saver.Close()) }}, nil
 }
 
-// Memory is a SkillStore and WorkflowStore in SQL (SQLite or PostgreSQL):
-// skills ranked like SkillLibrary's, among each agent's most recent
-// MaxSkillsScanned, and the teams the Architect designed (the seed's
-// workflows table).
+// Memory is a SkillStore, WorkflowStore and TaskLog in SQL (SQLite or
+// PostgreSQL): skills ranked like SkillLibrary's, among each agent's most
+// recent MaxSkillsScanned, the teams the Architect designed (the seed's
+// workflows table), and the finished tasks whose checkpoints are kept.
 type Memory struct {
 	db     *sql.DB
 	prefix string
@@ -143,6 +143,7 @@ const (
 var (
 	_ SkillStore    = (*Memory)(nil)
 	_ WorkflowStore = (*Memory)(nil)
+	_ TaskLog       = (*Memory)(nil)
 )
 
 // retryBusy runs fn, which creates the memory tables, again while SQLite
@@ -195,7 +196,12 @@ func newMemory(ctx context.Context, db *sql.DB, prefix string, pg bool) (*Memory
 		`CREATE TABLE IF NOT EXISTS `+prefix+`swarm_workflows (name TEXT PRIMARY KEY, spec TEXT NOT NULL, seq BIGINT NOT NULL)`,
 		// Save's MAX(seq) and its pruning of the oldest beyond
 		// MaxTotalSkills read this index.
-		`CREATE INDEX IF NOT EXISTS swarm_skills_seq ON `+prefix+`swarm_skills (seq)`)
+		`CREATE INDEX IF NOT EXISTS swarm_skills_seq ON `+prefix+`swarm_skills (seq)`,
+		// The finished tasks (TaskLog), for Config.KeepTasks and
+		// Config.KeepTotalTasks.
+		`CREATE TABLE IF NOT EXISTS `+prefix+`swarm_tasks (thread TEXT PRIMARY KEY, owner TEXT NOT NULL, seq BIGINT NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS swarm_tasks_owner ON `+prefix+`swarm_tasks (owner, seq)`,
+		`CREATE INDEX IF NOT EXISTS swarm_tasks_seq ON `+prefix+`swarm_tasks (seq)`)
 	for _, q := range stmts {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			return nil, fmt.Errorf("swarm: creating the memory tables: %w", err)
@@ -400,4 +406,53 @@ func (m *Memory) Teams(ctx context.Context) ([]TeamSpec, error) {
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+// Finished implements TaskLog, in one transaction, which concurrent calls
+// wait for (see save).
+func (m *Memory) Finished(ctx context.Context, owner, thread string, keep, keepTotal int) ([]string, error) {
+	var drop []string
+	err := m.save(ctx, "swarm_tasks", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_tasks WHERE thread = $1`, thread); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_tasks (thread, owner, seq)
+			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_tasks`, thread, owner); err != nil {
+			return err
+		}
+		// The owner's beyond the keep newest, and everyone's finished
+		// more than keepTotal finishes ago (each task has its own seq,
+		// one more than the highest when it finished). The LIMIT only
+		// bounds the statement: the owner has at most keepTotal+1
+		// tasks unless the bounds were lowered, and then the next
+		// finish drops more.
+		rows, err := tx.QueryContext(ctx, `SELECT thread FROM `+m.prefix+`swarm_tasks WHERE seq IN (
+				SELECT seq FROM `+m.prefix+`swarm_tasks WHERE owner = $1 ORDER BY seq DESC LIMIT $4 OFFSET $2)
+			OR seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_tasks) - $3`, owner, keep, keepTotal, max(keep, keepTotal)+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t string
+			if err := rows.Scan(&t); err != nil {
+				return err
+			}
+			drop = append(drop, t)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		for _, t := range drop {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_tasks WHERE thread = $1`, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("swarm: recording the finished task %q: %w", thread, err)
+	}
+	return drop, nil
 }

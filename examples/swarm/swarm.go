@@ -109,10 +109,29 @@ type Config struct {
 	// designed.
 	NoArchitect bool
 	// Checkpointer makes runs durable: each run is a thread of its own.
-	// Nil means checkpoint.NewMemory(), which keeps every run's thread for
-	// the Swarm's life; a long-lived process should pass a saver it prunes
-	// (checkpoint.Prune) or a persistent one (OpenStorage).
+	// Nil means checkpoint.NewMemory(). When a run finishes, its thread is
+	// pruned to its latest checkpoint (which holds the Outcome) and its
+	// agents' subgraph threads are deleted; the threads of finished tasks
+	// beyond KeepTasks and KeepTotalTasks are deleted whole. A saver that
+	// is not a checkpoint.Pruner keeps every checkpoint of the tasks it
+	// keeps.
 	Checkpointer checkpoint.Saver
+	// Tasks records each principal's finished tasks, for KeepTasks and
+	// KeepTotalTasks. Nil means in memory: the tasks finished before a
+	// restart are then never deleted, so with a persistent Checkpointer
+	// pass OpenStorage's Memory.
+	Tasks TaskLog
+	// KeepTasks bounds the finished tasks of one principal (the thread id's
+	// prefix, see Skill.Owner; runs without one count as one principal)
+	// whose checkpoints are kept: when a task finishes, the principal's
+	// oldest finished tasks beyond it are deleted, and Resume or the web
+	// API no longer find them. Zero means DefaultKeepTasks.
+	KeepTasks int
+	// KeepTotalTasks bounds the finished tasks of all principals together
+	// whose checkpoints are kept, the number of principals being
+	// unbounded: the oldest beyond it are deleted, whoever's. Zero means
+	// DefaultKeepTotalTasks.
+	KeepTotalTasks int
 	// MaxTurns bounds the supervisor's turns per run. Zero means
 	// DefaultMaxTurns.
 	MaxTurns int
@@ -138,6 +157,7 @@ type Swarm struct {
 	skills    SkillStore
 	workflows WorkflowStore
 	saver     checkpoint.Saver
+	tasks     TaskLog
 	log       *zap.Logger
 
 	mu          sync.Mutex
@@ -191,6 +211,21 @@ func New(cfg Config) (*Swarm, error) {
 	}
 	if w.workflows == nil {
 		w.workflows = &memoryWorkflows{}
+	}
+	switch {
+	case w.cfg.KeepTasks < 0:
+		return nil, fmt.Errorf("swarm: Config.KeepTasks is negative (%d); use zero for DefaultKeepTasks", w.cfg.KeepTasks)
+	case w.cfg.KeepTasks == 0:
+		w.cfg.KeepTasks = DefaultKeepTasks
+	}
+	switch {
+	case w.cfg.KeepTotalTasks < 0:
+		return nil, fmt.Errorf("swarm: Config.KeepTotalTasks is negative (%d); use zero for DefaultKeepTotalTasks", w.cfg.KeepTotalTasks)
+	case w.cfg.KeepTotalTasks == 0:
+		w.cfg.KeepTotalTasks = DefaultKeepTotalTasks
+	}
+	if w.tasks = cfg.Tasks; w.tasks == nil {
+		w.tasks = &taskLog{}
 	}
 	if w.cfg.MaxTurns <= 0 {
 		w.cfg.MaxTurns = DefaultMaxTurns
@@ -548,6 +583,7 @@ func (w *Swarm) stream(ctx context.Context, thread string, input State, yield fu
 		yield(Event{Thread: thread}, err)
 		return
 	}
+	w.finished(ctx, thread)
 	yield(done(thread, final), nil)
 }
 

@@ -166,7 +166,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer st.Close()
-	cfg.Checkpointer, cfg.Skills, cfg.Workflows = st.Checkpointer, st.Memory, st.Memory
+	cfg.Checkpointer, cfg.Skills, cfg.Workflows, cfg.Tasks = st.Checkpointer, st.Memory, st.Memory, st.Memory
 	s, err := swarm.New(cfg)
 	if err != nil {
 		return fail(err)
