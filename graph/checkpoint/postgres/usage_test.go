@@ -68,10 +68,17 @@ func TestUsageReadsNoHistory(t *testing.T) {
 			t.Errorf("Usage(%q) = %+v; the thread's rows count %+v", thread, u, c)
 		}
 	}
+	// The long thread's row was updated 600 times: vacuum its dead
+	// versions first, whose number depends on when PostgreSQL pruned the
+	// page, and allow a page or two of slack. A read of the history
+	// (before the totals: 83 buffers against 15) stays far above it.
+	if _, err := pool.Exec(ctx, "VACUUM "+pgx.Identifier{schema, "agentgraph_threads"}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
 	short := postgrestest.Buffers(t, pool, postgres.UsageSQL(s), "short")
 	long := postgrestest.Buffers(t, pool, postgres.UsageSQL(s), "long")
-	if long > short {
-		t.Errorf("a Usage read %d buffers on a thread of 300 runs, %d on one of 1; want as many", long, short)
+	if long > short+2 {
+		t.Errorf("a Usage read %d buffers on a thread of 300 runs, %d on one of 1; want as many (within 2)", long, short)
 	}
 	oldShort := postgrestest.Buffers(t, pool, old, "short")
 	oldLong := postgrestest.Buffers(t, pool, old, "long")
