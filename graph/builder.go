@@ -223,7 +223,11 @@ func AddSubgraph[P, C any](g *Graph[P], name string, child *Compiled[C], in func
 		}
 		return out(res), nil
 	}
-	g.add(&nodeSpec[P]{name: name, fn: fn, sub: child}, opts)
+	n := &nodeSpec[P]{name: name, fn: fn, sub: child}
+	g.add(n, opts)
+	if n.opts.into != nil {
+		g.problem("subgraph node %q is given a function to run in place; a subgraph node runs its child graph: drop that option", name)
+	}
 	return g
 }
 

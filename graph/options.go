@@ -508,7 +508,8 @@ type nodeOptions struct {
 	deferred bool
 	// into is the function that runs the node in place of the one it
 	// was added with, writing its update in place (see
-	// internal/inplace); AddNode and AddTask check its type.
+	// internal/inplace); AddNode and AddTask check its type, and
+	// AddSubgraph refuses it.
 	into any
 }
 

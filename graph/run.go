@@ -831,7 +831,9 @@ func timedOut(ctx, tctx context.Context, err error, d time.Duration) error {
 }
 
 // call runs the node function and leaves its update in t, turning a panic
-// into a *PanicError. The update of a failed call is discarded.
+// into a *PanicError. The update of a call that fails or does not return
+// (a panic, or runtime.Goexit) is discarded: a node writing its update in
+// place may have written part of it by then.
 func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 	returned := false
 	defer func() {
@@ -843,7 +845,7 @@ func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 				r.set.logger.Warn("graph: node panicked", zap.String("node", t.n.name), zap.Int("step", r.step), zap.Any("panic", v))
 			}
 		}
-		if err != nil {
+		if err != nil || !returned {
 			t.upd = Update[S]{}
 		}
 	}()

@@ -14,10 +14,12 @@ package inplace
 // over state S, fn is a func(context.Context, *S, *graph.Update[S]) error;
 // for a task node of graph.AddTask[S, X], a func(context.Context, X,
 // *graph.Update[S]) error. The update is zero when fn is called, and is
-// discarded when fn fails. fn reads the state through its pointer during
-// the call only, never writing to it: the pointer is the run's own state,
-// shared by the step's tasks. A function of another type makes the graph
-// fail to compile, naming the node.
+// discarded when fn fails or does not return (a panic, runtime.Goexit).
+// fn reads the state through its pointer during the call only, never
+// writing to it: the pointer is the run's own state, shared by the step's
+// tasks. A function of another type, or one given to
+// a subgraph node (graph.AddSubgraph), makes the graph fail to compile,
+// naming the node.
 //
 // Package graph sets Node when it is initialised.
 var Node func(fn any) any
