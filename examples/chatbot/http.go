@@ -201,6 +201,10 @@ func publicError(err error, requestID string) (msg, code string) {
 		return err.Error(), "shutting_down"
 	case errors.Is(err, ErrStopped):
 		return err.Error(), "cancelled"
+	case errors.Is(err, ErrConversationLimit):
+		return err.Error(), "conversation_limit"
+	case errors.Is(err, ErrUnknownConversation):
+		return err.Error(), "conversation_deleted" // DeleteConversation cancelled the turn
 	case errors.As(err, &re), errors.Is(err, ErrBusy):
 		return err.Error(), "turn_failed"
 	case errors.Is(err, context.DeadlineExceeded):
