@@ -518,9 +518,10 @@ func (b *Bot) admit(ctx context.Context, principal, id string) error {
 // wrapping ErrUnknownConversation; a turn running on another instance
 // sharing the store is waited for (or ctx). A turn that arrives after the
 // delete starts the conversation anew. What a cancelled resumable turn
-// streamed stays resumable for Config.ResumeLinger (with Config.NATS, in
-// the cluster's journal as long); the conversation's documents stay until
-// deleted themselves. A conversation the principal does not have is an
+// streamed (its question, the events up to its error) stays resumable by
+// its request id for Config.ResumeLinger, and as long in the turn journal
+// of a bot with Config.NATS or Config.Postgres; the conversation's
+// documents stay until deleted themselves. A conversation the principal does not have is an
 // error wrapping ErrUnknownConversation.
 func (b *Bot) DeleteConversation(ctx context.Context, id string) error {
 	if !idPattern.MatchString(id) {
