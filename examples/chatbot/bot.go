@@ -502,16 +502,19 @@ func (k *turnCancels) track(cancel *context.CancelCauseFunc, thread string) func
 	}
 }
 
-// cancelThread cancels, with cause, the tracked turns of thread: the one
-// running and those waiting for its lock.
-func (k *turnCancels) cancelThread(thread string, cause error) {
+// cancelThread cancels, with cause, the tracked turns of thread (the one
+// running and those waiting for its lock) and returns how many.
+func (k *turnCancels) cancelThread(thread string, cause error) int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	n := 0
 	for c, t := range k.cancels {
 		if t == thread {
 			(*c)(cause)
+			n++
 		}
 	}
+	return n
 }
 
 func (k *turnCancels) cancelAll(cause error) {

@@ -231,6 +231,16 @@ func TestDeleteCancelsTurns(t *testing.T) {
 	if got := listed(t, srv, aliceToken); len(got) != 0 {
 		t.Errorf("alice's list after the delete: %v, want none", got)
 	}
+	// A conversation whose first turn still runs (nothing stored yet) is
+	// there to delete too.
+	first := startTurn(t, srv, aliceToken, `{"conversation_id": "z", "message": "I would like to book a demo"}`)
+	first.until(t, chatevent.TypeElicitationRequest)
+	if code, body := status(t, srv, "DELETE", "/api/v1/chat/z", aliceToken, ""); code != http.StatusNoContent {
+		t.Errorf("DELETE of a conversation during its first turn: %d %s, want 204", code, body)
+	}
+	if evs := first.rest(t); len(evs) == 0 || evs[len(evs)-1].Type != event.TypeError {
+		t.Errorf("the first turn's stream after the delete: %v, want it to end with an error", evs)
+	}
 	// The room the delete made is there: a new conversation starts.
 	if code, body := status(t, srv, "POST", "/api/v1/chat/sync", aliceToken, `{"conversation_id": "y", "message": "Hello!"}`); code != http.StatusOK {
 		t.Errorf("a new conversation after the delete: %d %s, want 200", code, body)

@@ -522,7 +522,8 @@ func (b *Bot) admit(ctx context.Context, principal, id string) error {
 // its request id for Config.ResumeLinger, and as long in the turn journal
 // of a bot with Config.NATS or Config.Postgres; the conversation's
 // documents stay until deleted themselves. A conversation the principal does not have is an
-// error wrapping ErrUnknownConversation.
+// error wrapping ErrUnknownConversation, unless it had turns to cancel
+// (its first, still running).
 func (b *Bot) DeleteConversation(ctx context.Context, id string) error {
 	if !idPattern.MatchString(id) {
 		return &RequestError{Field: "conversation_id", Reason: idRule}
@@ -532,7 +533,7 @@ func (b *Bot) DeleteConversation(ctx context.Context, id string) error {
 	// A running turn holds the conversation's lock until it ends, up to
 	// Config.TurnTimeout; a turn waiting for the lock would run on after
 	// the delete, on an empty conversation.
-	b.turnsRun.cancelThread(thread, fmt.Errorf("%w %q: it was deleted (DELETE /api/v1/chat/{conversation_id}) while this turn ran or waited to run", ErrUnknownConversation, id))
+	cancelled := b.turnsRun.cancelThread(thread, fmt.Errorf("%w %q: it was deleted (DELETE /api/v1/chat/{conversation_id}) while this turn ran or waited to run", ErrUnknownConversation, id))
 	unlock, err := b.convs.Lock(ctx, thread)
 	if err != nil {
 		return err
@@ -551,7 +552,7 @@ func (b *Bot) DeleteConversation(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("chatbot: removing conversation %q from the list: %w", id, err)
 	}
-	if !listed && st.Last == 0 && st.Summary.Text == "" {
+	if !listed && st.Last == 0 && st.Summary.Text == "" && cancelled == 0 {
 		return fmt.Errorf("%w %q", ErrUnknownConversation, id)
 	}
 	return nil
