@@ -478,24 +478,43 @@ func (b *Bot) begin() error {
 	return nil
 }
 
-// turnCancels remembers the cancel functions of running turns, for Close.
+// turnCancels remembers the cancel functions of running turns, with the
+// thread of each turn's conversation ("" for what belongs to none), for
+// Close and for DeleteConversation.
 type turnCancels struct {
 	mu      sync.Mutex // guards cancels
-	cancels map[*context.CancelCauseFunc]struct{}
+	cancels map[*context.CancelCauseFunc]string
 }
 
-func (k *turnCancels) track(cancel *context.CancelCauseFunc) func() {
+// track remembers cancel, of a turn of thread, until the returned
+// function is called.
+func (k *turnCancels) track(cancel *context.CancelCauseFunc, thread string) func() {
 	k.mu.Lock()
 	if k.cancels == nil {
-		k.cancels = map[*context.CancelCauseFunc]struct{}{}
+		k.cancels = map[*context.CancelCauseFunc]string{}
 	}
-	k.cancels[cancel] = struct{}{}
+	k.cancels[cancel] = thread
 	k.mu.Unlock()
 	return func() {
 		k.mu.Lock()
 		delete(k.cancels, cancel)
 		k.mu.Unlock()
 	}
+}
+
+// cancelThread cancels, with cause, the tracked turns of thread (the one
+// running and those waiting for its lock) and returns how many.
+func (k *turnCancels) cancelThread(thread string, cause error) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for c, t := range k.cancels {
+		if t == thread {
+			(*c)(cause)
+			n++
+		}
+	}
+	return n
 }
 
 func (k *turnCancels) cancelAll(cause error) {

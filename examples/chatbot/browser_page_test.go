@@ -335,34 +335,125 @@ func TestPageFormValidated(t *testing.T) {
 	}
 }
 
-// TestPageFragmentTokenKeepsStoredToken: a link's #token= does not replace
-// the token the tab holds (a link could log the tab in as its sender); it
-// leaves the address bar all the same. A tab without a token takes it.
-func TestPageFragmentTokenKeepsStoredToken(t *testing.T) {
+// TestPageFragmentTokenAsks: a link's #token= is never taken silently,
+// in a new tab (sessionStorage empty) as in one holding a token: the page
+// asks, warning that the tab would act as the token's owner; "Ignore"
+// keeps what the tab had, "Use" takes the link's token. Either way the
+// token leaves the address bar.
+func TestPageFragmentTokenAsks(t *testing.T) {
 	ctx := browser(t)
 	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals})
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/#token="+aliceToken),
-		chromedp.WaitVisible(chromedp.CSS("#message")),
+		chromedp.WaitVisible(chromedp.CSS("#linktoken")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := eval[any](t, ctx, `sessionStorage.getItem("token")`); tok != nil {
+		t.Fatalf("a new tab took %v from the link before the user said so", tok)
+	}
+	if warning := text(t, ctx, "#linktoken"); !strings.Contains(warning, "whoever that token belongs to") {
+		t.Errorf("the question does not say whose the tab would be: %q", warning)
+	}
+	if url := eval[string](t, ctx, `location.href`); strings.Contains(url, "token") {
+		t.Errorf("the link's token stayed in the address bar: %s", url)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS("#linktoken-use")),
+		chromedp.WaitNotVisible(chromedp.CSS("#linktoken")),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tok := eval[string](t, ctx, `sessionStorage.getItem("token")`); tok != aliceToken {
-		t.Fatalf("a tab without a token took %q from the link, want alice's", tok)
+		t.Fatalf("the tab's token after Use: %q, want alice's", tok)
 	}
 	// Another document (the query differs), so the page's script runs again.
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/?again=1#token="+bobToken),
-		chromedp.WaitVisible(chromedp.CSS("#message")),
+		chromedp.WaitVisible(chromedp.CSS("#linktoken")),
+		chromedp.Click(chromedp.CSS("#linktoken-ignore")),
+		chromedp.WaitNotVisible(chromedp.CSS("#linktoken")),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tok := eval[string](t, ctx, `sessionStorage.getItem("token")`); tok != aliceToken {
-		t.Errorf("the tab's token after a link with bob's: %q, want alice's kept", tok)
+		t.Errorf("the tab's token after ignoring a link with bob's: %q, want alice's kept", tok)
 	}
 	if url := eval[string](t, ctx, `location.href`); strings.Contains(url, "token") {
 		t.Errorf("the link's token stayed in the address bar: %s", url)
+	}
+}
+
+// TestPageDeletesConversation: at Config.MaxConversations the page shows
+// the 429's message, pointing at the list's ×; a conversation's × (clicked
+// twice, to confirm) deletes it with the tab's token, which makes room.
+func TestPageDeletesConversation(t *testing.T) {
+	ctx := browser(t)
+	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals, MaxConversations: 1})
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/#token="+aliceToken),
+		chromedp.Click(chromedp.CSS("#linktoken-use")),
+		chromedp.WaitNotVisible(chromedp.CSS("#linktoken")),
+		chromedp.SendKeys(chromedp.CSS("#message"), "Hello!"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .usage:not(:empty)")),
+		chromedp.Click(chromedp.CSS("#new")),
+		chromedp.WaitNotPresent(chromedp.CSS(".turn")),
+		chromedp.SendKeys(chromedp.CSS("#message"), "Hello!"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .error")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := text(t, ctx, ".turn:nth-of-type(1) .error"); !strings.Contains(e, "Config.MaxConversations") || !strings.Contains(e, "×") {
+		t.Errorf("the refused turn shows %q, want the limit and the list's ×", e)
+	}
+	first := listed(t, srv, aliceToken)
+	if len(first) != 1 {
+		t.Fatalf("alice's list: %v, want her first conversation", first)
+	}
+	other := `#conversations li[data-id="` + first[0] + `"] button.delete`
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(other)),
+		chromedp.WaitVisible(chromedp.CSS(other+".confirm")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(t, srv, aliceToken); len(got) != 1 {
+		t.Fatalf("one click deleted the conversation: list %v", got)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(other)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#conversations li[data-id="`+first[0]+`"]`)),
+		chromedp.SendKeys(chromedp.CSS("#message"), "Hello!"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(2) .usage:not(:empty)")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := status(t, srv, "GET", "/api/v1/chat/"+first[0]+"/history", aliceToken, ""); code != http.StatusNotFound {
+		t.Errorf("the deleted conversation's history: %d, want 404", code)
+	}
+	// The open conversation's × deletes it and opens a new one.
+	current := eval[string](t, ctx, `sessionStorage.getItem("conversation")`)
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#conversations li.current button.delete`)),
+		chromedp.Click(chromedp.CSS(`#conversations li.current button.delete.confirm`)),
+		chromedp.WaitNotPresent(chromedp.CSS(".turn")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now := eval[string](t, ctx, `sessionStorage.getItem("conversation")`); now == current {
+		t.Errorf("the page still has the deleted conversation %s open", now)
+	}
+	if got := listed(t, srv, aliceToken); len(got) != 0 {
+		t.Errorf("alice's list after deleting both: %v, want none", got)
 	}
 }

@@ -157,7 +157,10 @@ func clip(s string, n int) string {
 // invalid request yields a *RequestError, and a turn that would start
 // one conversation more than Config.MaxConversations, or add a turn to a
 // conversation holding Config.MaxConversationTurns, an error wrapping
-// ErrConversationLimit, before any event; a failed turn yields its error
+// ErrConversationLimit, before any event (or, when the turns of the
+// conversation before it filled it, after the first); a turn cancelled by
+// DeleteConversation yields an error wrapping ErrUnknownConversation; a
+// failed turn yields its error
 // after the events before it. Breaking out of the loop, or cancelling ctx,
 // cancels the turn (and its MCP calls) and waits for it to stop. Turns of
 // one conversation run one at a time, in the order they arrive.
@@ -191,7 +194,7 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		defer stop(nil)
 		ctx, cancel := context.WithTimeout(ctx, b.cfg.TurnTimeout)
 		defer cancel()
-		untrack := b.turnsRun.track(&stop)
+		untrack := b.turnsRun.track(&stop, scoped(principal, req.ConversationID)) // Close and DeleteConversation cancel it
 		defer untrack()
 
 		em := event.NewEmitter(event.EmitterConfig{RequestID: req.RequestID, Logger: b.log})
@@ -233,6 +236,12 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	defer unlock()
+	// Chat admitted the turn before it waited for the lock; the turns
+	// before it may since have filled the conversation, or deleted it (so
+	// this turn starts one, which counts against Config.MaxConversations).
+	if err := b.admit(ctx, principal, req.ConversationID); err != nil {
+		return err
+	}
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
 	slot := &turnSlot{slots: b.running, principal: principal}

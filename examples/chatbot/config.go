@@ -328,8 +328,15 @@ type Config struct {
 	// (DELETE /api/v1/chat/{conversation_id}); nothing stored is dropped
 	// to make room. Turns of new conversations started at the same
 	// moment may each pass the check, so a principal may go over it by
-	// those. Zero means DefaultMaxConversations; it must be from 1 to
-	// 200, the conversations GET /api/v1/conversations lists.
+	// those. The count is of the principal's list entries: without
+	// DataDir or Postgres, a list whose in-memory store is full (100,000
+	// entries of all principals) forgets its least recently used entries
+	// (see GET /api/v1/conversations), and a list entry that could not be
+	// stored (logged) is missing too; such a conversation stays stored
+	// but no longer counts, nor shows in the list to be deleted, until
+	// its next turn lists it again. Zero means DefaultMaxConversations;
+	// it must be from 1 to 200, the conversations GET
+	// /api/v1/conversations lists.
 	MaxConversations int
 	// MaxConversationTurns caps the turns one conversation keeps: a turn
 	// of a conversation that holds that many is refused (429 over HTTP,

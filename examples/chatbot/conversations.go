@@ -512,16 +512,28 @@ func (b *Bot) admit(ctx context.Context, principal, id string) error {
 // DeleteConversation deletes the conversation id of ctx's principal
 // ([WithPrincipal]): its messages, its summary and its entry in
 // [Bot.Conversations], which makes room for another under
-// Config.MaxConversations. It waits for a running turn of the
-// conversation to end (or ctx). Its documents stay until deleted
-// themselves. A conversation the principal does not have is an error
-// wrapping ErrUnknownConversation.
+// Config.MaxConversations. It first cancels the conversation's turns
+// that run on this bot, the running one (even one waiting for an answer
+// to a question) and those waiting for it, each ending with an error
+// wrapping ErrUnknownConversation; a turn running on another instance
+// sharing the store is waited for (or ctx). A turn that arrives after the
+// delete starts the conversation anew. What a cancelled resumable turn
+// streamed (its question, the events up to its error) stays resumable by
+// its request id for Config.ResumeLinger, and as long in the turn journal
+// of a bot with Config.NATS or Config.Postgres; the conversation's
+// documents stay until deleted themselves. A conversation the principal does not have is an
+// error wrapping ErrUnknownConversation, unless it had turns to cancel
+// (its first, still running).
 func (b *Bot) DeleteConversation(ctx context.Context, id string) error {
 	if !idPattern.MatchString(id) {
 		return &RequestError{Field: "conversation_id", Reason: idRule}
 	}
 	principal := PrincipalFromContext(ctx)
 	thread := scoped(principal, id)
+	// A running turn holds the conversation's lock until it ends, up to
+	// Config.TurnTimeout; a turn waiting for the lock would run on after
+	// the delete, on an empty conversation.
+	cancelled := b.turnsRun.cancelThread(thread, fmt.Errorf("%w %q: it was deleted (DELETE /api/v1/chat/{conversation_id}) while this turn ran or waited to run", ErrUnknownConversation, id))
 	unlock, err := b.convs.Lock(ctx, thread)
 	if err != nil {
 		return err
@@ -531,15 +543,17 @@ func (b *Bot) DeleteConversation(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("chatbot: loading conversation %q: %w", id, err)
 	}
+	// The messages go first: should that fail, the conversation stays
+	// listed, to be deleted again.
+	if err := b.convs.Delete(ctx, thread); err != nil {
+		return fmt.Errorf("chatbot: deleting conversation %q: %w", id, err)
+	}
 	listed, err := b.convIndex.remove(ctx, principal, id)
 	if err != nil {
 		return fmt.Errorf("chatbot: removing conversation %q from the list: %w", id, err)
 	}
-	if !listed && st.Last == 0 && st.Summary.Text == "" {
+	if !listed && st.Last == 0 && st.Summary.Text == "" && cancelled == 0 {
 		return fmt.Errorf("%w %q", ErrUnknownConversation, id)
-	}
-	if err := b.convs.Delete(ctx, thread); err != nil {
-		return fmt.Errorf("chatbot: deleting conversation %q: %w", id, err)
 	}
 	return nil
 }

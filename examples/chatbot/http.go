@@ -29,7 +29,7 @@ import (
 //	GET    /api/v1/chat/stream/{request_id}       a resumable turn's events, after Last-Event-ID
 //	POST   /api/v1/chat/sync                      one turn, as one JSON answer
 //	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
-//	DELETE /api/v1/chat/{conversation_id}         delete a conversation: its messages and its list entry
+//	DELETE /api/v1/chat/{conversation_id}         delete a conversation: cancel its turns, delete its messages and its list entry
 //	GET    /api/v1/tools                          the tools the bot can call
 //	GET    /health                                status, version, demo mode, stores; MCP servers and cognition's learning to authenticated callers
 //	POST   /api/v1/elicitation/respond            answer a tool's question
@@ -201,6 +201,10 @@ func publicError(err error, requestID string) (msg, code string) {
 		return err.Error(), "shutting_down"
 	case errors.Is(err, ErrStopped):
 		return err.Error(), "cancelled"
+	case errors.Is(err, ErrConversationLimit):
+		return err.Error(), "conversation_limit"
+	case errors.Is(err, ErrUnknownConversation):
+		return err.Error(), "conversation_deleted" // DeleteConversation cancelled the turn
 	case errors.As(err, &re), errors.Is(err, ErrBusy):
 		return err.Error(), "turn_failed"
 	case errors.Is(err, context.DeadlineExceeded):

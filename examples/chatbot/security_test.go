@@ -662,7 +662,8 @@ func TestCorruptStoreDiagnostics(t *testing.T) {
 
 // TestPageSendsToken drives the page in headless Chromium against a
 // server with authentication: given once in the fragment as #token=
-// (never sent to the server), the token leaves the address bar, stays in
+// (never sent to the server) and taken once the user confirms (see
+// TestPageFragmentTokenAsks), the token leaves the address bar, stays in
 // the tab, and authenticates the chat, whose answer shows; without a token
 // the page shows its token field, and a token in the query (?token=,
 // which reached the server and its logs) is not taken.
@@ -671,6 +672,7 @@ func TestPageSendsToken(t *testing.T) {
 	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals})
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/#token="+aliceToken),
+		chromedp.Click(chromedp.CSS("#linktoken-use")),
 		chromedp.WaitVisible(chromedp.CSS("#tokenbox")),
 		chromedp.SendKeys(chromedp.CSS("#message"), "What is 15% of 240?"),
 		chromedp.Click(chromedp.CSS("#send")),
