@@ -95,6 +95,8 @@ func (w *Writer) WriteEvent(ev event.Event) error {
 
 // Heartbeat writes a comment line, which clients ignore, to keep proxies
 // from closing an idle connection and to notice a client that has gone.
+// Call it every [DefaultHeartbeat] or so while no event is due: a
+// [Follow] client drops a connection quiet for its IdleTimeout.
 func (w *Writer) Heartbeat() error { return w.write([]byte(": heartbeat\n\n")) }
 
 // Start sends the headers (and the retry field, if configured) without an

@@ -34,14 +34,14 @@ type FollowConfig struct {
 	Retry time.Duration
 	// IdleTimeout is how long Follow may wait for a byte from the server
 	// on a connection (a response header, an event or a heartbeat
-	// comment, which [Stream] sends every 15s by default) before it drops
-	// the connection and reconnects; the time the loop body spends on an
-	// event does not count; it counts as a failed connection unless it
-	// delivered a new event. It finds a connection that a network failure
-	// left open but dead. Zero means 1 minute; a negative value means no
-	// limit, for a server that sends no heartbeats. A server's heartbeat
-	// interval must be well below it (a [Stream]'s default 15s is), or
-	// every quiet stretch of the stream costs a reconnect and a failure.
+	// comment) before it drops the connection and reconnects; the time
+	// the loop body spends on an event does not count; it counts as a
+	// failed connection unless it delivered a new event. It finds a
+	// connection that a network failure left open but dead. Zero means 1
+	// minute; a negative value means no limit, for a server that sends no
+	// heartbeats. The server's heartbeat interval must be well below it
+	// ([Stream]'s [DefaultHeartbeat] is), or every quiet stretch of the
+	// stream costs a reconnect and a failure.
 	IdleTimeout time.Duration
 	// MaxFailures is how many connections in a row may fail (a network
 	// error, a 5xx status, or a connection that breaks before delivering a
