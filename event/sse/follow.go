@@ -59,9 +59,10 @@ const MaxLastEventIDBytes = 1024
 // [Stream]) the way a browser's EventSource does: when the connection ends
 // or breaks it reconnects with a Last-Event-ID header and continues after
 // the last event it received, skipping the events the new connection sends
-// again (those with a Seq at most the largest one yielded before it). An event whose Seq is below the one before it within one
-// connection is yielded after an error saying so; one with the same Seq (a
-// notice about the event before it) is yielded as it is. An id that cannot
+// again (those with a Seq at most the largest one yielded before it). An
+// event whose Seq is below the one before it within one connection is
+// yielded after an error saying so; one with the same Seq (a notice about
+// the event before it) is yielded as it is. An id that cannot
 // go back in a header (one holding a control character, or longer than
 // [MaxLastEventIDBytes]) is not kept: Follow yields an error saying so and
 // goes on, sending the id before it on the next reconnect. It
