@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -163,7 +162,8 @@ func (d *Decoder) Types() []Type {
 }
 
 // Decode decodes one event's JSON form. It refuses an event whose type is
-// empty or holds CR, LF or NUL, which no SSE event: line can carry.
+// empty. A type holding CR, LF or NUL decodes (events stored by any version
+// stay readable); the SSE encoder refuses to put one on an event: line.
 func (d *Decoder) Decode(data []byte) (Event, error) {
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
@@ -171,9 +171,6 @@ func (d *Decoder) Decode(data []byte) (Event, error) {
 	}
 	if env.Type == "" {
 		return Event{}, errors.New(`event: decoding: the "type" field is missing or empty`)
-	}
-	if strings.ContainsAny(string(env.Type), "\r\n\x00") {
-		return Event{}, fmt.Errorf(`event: decoding: the "type" field %q holds CR, LF or NUL; a type is dot-separated words`, env.Type)
 	}
 	if d == nil {
 		d = errorOnly

@@ -179,6 +179,9 @@ type Config struct {
 	RunTimeout time.Duration
 	// Heartbeat is the interval of SSE comment heartbeats and of the
 	// newlines /wait writes while it waits. Zero means DefaultHeartbeat.
+	// Keep it well below the idle timeout of the clients and proxies
+	// between (sse.FollowConfig.IdleTimeout is 1 minute by default): a
+	// client drops a stream quiet for that long as dead and reconnects.
 	Heartbeat time.Duration
 	// Lease is how long a worker's claim on a run holds before it must be
 	// renewed (the worker renews it at a third of that). Zero means

@@ -75,13 +75,14 @@ func TestFollowRedirectToOtherOrigin(t *testing.T) {
 }
 
 // TestFollowWaitsRetryAfterCleanEnd: a server that sends retry: 60000 and
-// one event and closes gets no second request until the minute has passed
-// (it used to get thousands a second); cancelling ctx ends the wait.
+// one new event and closes gets a second request at once (a finished
+// stream would answer it 204) and no third until the minute has passed (it
+// used to get thousands a second); cancelling ctx ends the wait.
 func TestFollowWaitsRetryAfterCleanEnd(t *testing.T) {
 	var conns atomic.Int32
 	second := make(chan struct{}, 1)
 	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if conns.Add(1) > 1 {
+		if conns.Add(1) > 2 {
 			select {
 			case second <- struct{}{}:
 			default:
@@ -102,15 +103,15 @@ func TestFollowWaitsRetryAfterCleanEnd(t *testing.T) {
 	}()
 	select {
 	case <-second:
-		t.Error("a second connection came within 200ms of the first; the server asked for 60s")
+		t.Error("a third connection came within 200ms of the first; the server asked for 60s")
 	case <-time.After(200 * time.Millisecond): // a reconnect without a wait comes in far less
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Follow ended with %v, want context.Canceled", err)
 	}
-	if c := conns.Load(); c != 1 {
-		t.Errorf("%d connections, want 1", c)
+	if c := conns.Load(); c > 2 {
+		t.Errorf("%d connections, want at most 2", c)
 	}
 }
 
@@ -182,5 +183,70 @@ func TestFollowIdleTimeout(t *testing.T) {
 				t.Errorf("%d connections, want 2", c)
 			}
 		})
+	}
+}
+
+// TestAppendEventUnnamedKeepsBreakingType: unnamed, no event: line is
+// written and the JSON data escapes CR, LF and NUL, so such a type is
+// encoded and forges no line.
+func TestAppendEventUnnamedKeepsBreakingType(t *testing.T) {
+	for _, ty := range []event.Type{"a\nid: 999999\n\nevent: x", "a\rb", "a\x00b"} {
+		got, err := AppendEvent(nil, event.Event{Seq: 3, Payload: event.Raw{Type: ty, Fields: []byte(`{}`)}}, false)
+		if err != nil {
+			t.Errorf("type %q: %v, want it encoded", ty, err)
+			continue
+		}
+		if lines := strings.Split(strings.TrimSuffix(string(got), "\n\n"), "\n"); len(lines) != 2 || lines[0] != "id: 3" || !strings.HasPrefix(lines[1], "data: {") {
+			t.Errorf("type %q: encoded %q, want an id: and one data: line", ty, got)
+		}
+	}
+}
+
+// TestFollowProgressIsNoFailure: a connection that delivered a new event
+// and then broke does not count as a failure, so MaxFailures 1 does not
+// end Follow while every connection makes progress.
+func TestFollowProgressIsNoFailure(t *testing.T) {
+	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.Header.Get("Last-Event-ID"))
+		if n == 3 {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "id: %d\ndata: {\"type\":\"step\",\"request_id\":\"r\",\"seq\":%[1]d}\n\n", n+1)
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // break the connection
+	}))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	var seqs []uint64
+	for ev, err := range Follow(ctx, url, FollowConfig{Retry: time.Millisecond, MaxFailures: 1}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, ev.Seq)
+	}
+	if want := []uint64{1, 2, 3}; !slices.Equal(seqs, want) {
+		t.Errorf("Follow yielded %v, want %v", seqs, want)
+	}
+}
+
+// TestFollowReturnsAfterEnd: a finished stream whose server asks for an
+// hour between reconnects ends Follow at once: it reconnects without the
+// wait after the events and gets 204.
+func TestFollowReturnsAfterEnd(t *testing.T) {
+	st := run(t, Config{Retry: time.Hour}, 3, nil)
+	<-st.Done()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	var n int
+	for _, err := range Follow(ctx, server(t, st), FollowConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("read %d events, want 4", n)
 	}
 }

@@ -24,17 +24,18 @@ import (
 // EventSource.onmessage rather than to a listener for its type. For the
 // common event types it does not allocate once dst has room.
 //
-// It returns an error, and dst unchanged, for a type holding CR, LF or NUL:
-// written on the event: line such a type would end it and add lines of its
-// own (a forged id or message), and a decoded event from elsewhere may carry
-// one.
+// When named, it returns an error, and dst unchanged, for a type holding
+// CR, LF or NUL: written on the event: line such a type would end it and
+// add lines of its own (a forged id or message), and a decoded event from
+// elsewhere may carry one. Unnamed, the type goes only into the JSON data,
+// which escapes those characters.
 func AppendEvent(dst []byte, ev event.Event, named bool) ([]byte, error) {
 	t := ev.Type
 	if t == "" && ev.Payload != nil {
 		t = ev.Payload.EventType()
 	}
-	if strings.ContainsAny(string(t), "\r\n\x00") {
-		return dst, fmt.Errorf("sse: event type %q holds CR, LF or NUL, which would break the SSE framing; name the type without line breaks or NUL", t)
+	if named && strings.ContainsAny(string(t), "\r\n\x00") {
+		return dst, fmt.Errorf("sse: event type %q holds CR, LF or NUL, which would break the SSE framing of its event: line; name the type without line breaks or NUL, or write unnamed events (Config.Unnamed)", t)
 	}
 	start := len(dst)
 	dst = append(dst, "id: "...)
@@ -94,6 +95,8 @@ func (w *Writer) WriteEvent(ev event.Event) error {
 
 // Heartbeat writes a comment line, which clients ignore, to keep proxies
 // from closing an idle connection and to notice a client that has gone.
+// Call it every [DefaultHeartbeat] or so while no event is due: a
+// [Follow] client drops a connection quiet for its IdleTimeout.
 func (w *Writer) Heartbeat() error { return w.write([]byte(": heartbeat\n\n")) }
 
 // Start sends the headers (and the retry field, if configured) without an

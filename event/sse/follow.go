@@ -27,18 +27,21 @@ type FollowConfig struct {
 	// these fields, as Go's client does with Authorization and Cookie, so
 	// that a key such as X-Api-Key goes to no server but the one at url.
 	Header http.Header
-	// Retry is the wait before each reconnect while the server has not set
-	// one with a retry: field: after a failed connection and after one the
-	// server ended, as EventSource does. Zero means 1s.
+	// Retry is the wait before a reconnect while the server has not set
+	// one with a retry: field. Follow skips it once after a connection the
+	// server ended having delivered new events (see [Follow]). Zero means
+	// 1s.
 	Retry time.Duration
 	// IdleTimeout is how long Follow may wait for a byte from the server
 	// on a connection (a response header, an event or a heartbeat
-	// comment, which [Stream] sends every 15s by default) before it drops
-	// the connection and reconnects; the time the loop body spends on an
-	// event does not count; it counts as a failed connection unless it delivered a
-	// new event. It finds a connection that a network failure left open but
-	// dead. Zero means 1 minute; a negative value means no limit, for a
-	// server that sends no heartbeats.
+	// comment) before it drops the connection and reconnects; the time
+	// the loop body spends on an event does not count; it counts as a
+	// failed connection unless it delivered a new event. It finds a
+	// connection that a network failure left open but dead. Zero means 1
+	// minute; a negative value means no limit, for a server that sends no
+	// heartbeats. The server's heartbeat interval must be well below it
+	// ([Stream]'s [DefaultHeartbeat] is), or every quiet stretch of the
+	// stream costs a reconnect and a failure.
 	IdleTimeout time.Duration
 	// MaxFailures is how many connections in a row may fail (a network
 	// error, a 5xx status, or a connection that breaks before delivering a
@@ -54,13 +57,12 @@ const MaxLastEventIDBytes = 1024
 
 // Follow reads the events of the SSE stream at url (a GET endpoint served by
 // [Stream]) the way a browser's EventSource does: when the connection ends
-// or breaks it waits the reconnection time (the server's retry: field, or
-// FollowConfig.Retry) and reconnects with a Last-Event-ID header, and
-// continues after the last event it received, skipping the events the new
-// connection sends again (those with a Seq at most the largest one yielded
-// before it). An event whose Seq is below the one before it within one
-// connection is yielded after an error saying so; one with the same Seq (a
-// notice about the event before it) is yielded as it is. An id that cannot
+// or breaks it reconnects with a Last-Event-ID header and continues after
+// the last event it received, skipping the events the new connection sends
+// again (those with a Seq at most the largest one yielded before it). An
+// event whose Seq is below the one before it within one connection is
+// yielded after an error saying so; one with the same Seq (a notice about
+// the event before it) is yielded as it is. An id that cannot
 // go back in a header (one holding a control character, or longer than
 // [MaxLastEventIDBytes]) is not kept: Follow yields an error saying so and
 // goes on, sending the id before it on the next reconnect. It
@@ -69,6 +71,13 @@ const MaxLastEventIDBytes = 1024
 // that is not text/event-stream, or MaxFailures failed connections in a
 // row. A message that does not decode is yielded as an error and reading
 // goes on.
+//
+// Follow waits the reconnection time (the server's retry: field, or
+// FollowConfig.Retry) before it reconnects, but for one case: after the
+// server ends a connection that delivered new events, it reconnects at
+// once, so that a finished stream's 204 ends Follow without a wait; should
+// that reconnect end the same way, it waits before the next, so a server
+// that closes every connection at once is asked once per reconnection time.
 func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.Event, error] {
 	client := followClient(cfg.Client, cfg.Header)
 	wait := cfg.Retry
@@ -86,10 +95,11 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 	errIdle := fmt.Errorf("sse: follow %s: the server sent nothing for %v (FollowConfig.IdleTimeout); reconnecting", url, idle)
 	return func(yield func(event.Event, error) bool) {
 		var (
-			lastID   string
-			badID    string // the last id reported as not sendable
-			maxSeq   uint64 // the largest Seq yielded
-			failures int
+			lastID    string
+			badID     string // the last id reported as not sendable
+			maxSeq    uint64 // the largest Seq yielded
+			failures  int
+			immediate bool // this connection was opened without the wait
 		)
 		for {
 			if err := ctx.Err(); err != nil {
@@ -202,21 +212,27 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 				yield(event.Event{}, ctx.Err())
 				return
 			}
+			// A connection that delivered a new event is no failure, however
+			// it ended; the others count.
 			if progressed {
 				failures = 0
-			}
-			if err != nil || !progressed {
-				if failures++; failures >= maxFailures {
-					if err == nil {
-						err = errors.New("the server closed the connection without sending anything")
-					}
-					yield(event.Event{}, fmt.Errorf("sse: follow %s: giving up after %d failed connections in a row: %w", url, failures, err))
-					return
+			} else if failures++; failures >= maxFailures {
+				if err == nil {
+					err = errors.New("the server closed the connection without sending anything")
 				}
+				yield(event.Event{}, fmt.Errorf("sse: follow %s: giving up after %d failed connections in a row: %w", url, failures, err))
+				return
 			}
-			// Wait the reconnection time before every reconnect, also after a
-			// clean end, so that a server that closes each connection at
-			// once gets one request per retry: period, not a loop.
+			// After a clean end that delivered new events, reconnect at
+			// once: the server most likely answers 204 and Follow returns.
+			// Only one such reconnect in a row goes without the wait, so a
+			// server that ends every connection at once (with or without a
+			// new event) gets one request per retry: period, not a loop.
+			if err == nil && progressed && !immediate {
+				immediate = true
+				continue
+			}
+			immediate = false
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():

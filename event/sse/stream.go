@@ -35,7 +35,10 @@ type Config struct {
 	ReaderWait time.Duration
 	// Heartbeat is the interval of comment lines sent while no event is
 	// due, so proxies keep the connection and a vanished client is noticed.
-	// Zero means 15s; negative disables heartbeats.
+	// Zero means [DefaultHeartbeat]; negative disables heartbeats. It must
+	// stay well below the idle timeout of the clients ([FollowConfig]'s
+	// IdleTimeout is 1 minute by default), or they drop every quiet stream
+	// as dead.
 	Heartbeat time.Duration
 	// Retry, if positive, is sent as the retry: field when a client connects,
 	// telling browsers how long to wait before reconnecting.
@@ -110,13 +113,20 @@ type frame struct {
 	data []byte
 }
 
+// DefaultHeartbeat is the interval of a [Stream]'s heartbeat comments when
+// Config.Heartbeat is zero. A server that writes events with a [Writer]
+// sends [Writer.Heartbeat] at about this interval while it waits, so
+// that a [Follow] client (or a proxy) does not take the quiet connection
+// for a dead one.
+const DefaultHeartbeat = 15 * time.Second
+
 // NewStream returns a stream; start [Stream.Run] to feed it.
 func NewStream(cfg Config) *Stream {
 	if cfg.Replay <= 0 {
 		cfg.Replay = 1024
 	}
 	if cfg.Heartbeat == 0 {
-		cfg.Heartbeat = 15 * time.Second
+		cfg.Heartbeat = DefaultHeartbeat
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()

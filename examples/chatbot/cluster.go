@@ -42,6 +42,9 @@ type cluster struct {
 	relay   *nats.Subscription
 	subject string   // the relay's subject
 	pgr     *pgRelay // the relay without Config.NATS
+	// heartbeat is the interval of serveResume's heartbeat comments,
+	// sse.DefaultHeartbeat: well below a client's idle timeout.
+	heartbeat time.Duration
 }
 
 // relayRequest is a request relayed to the instance running a turn.
@@ -96,7 +99,7 @@ func (b *Bot) openCluster(ctx context.Context) error {
 		}
 		return nil
 	}})
-	c := &cluster{bot: b, nc: nc, subject: b.cfg.NATSPrefix + ".relay"}
+	c := &cluster{bot: b, nc: nc, subject: b.cfg.NATSPrefix + ".relay", heartbeat: sse.DefaultHeartbeat}
 	if b.cfg.TurnJournal == "postgres" {
 		if c.journal, err = b.newPostgresJournal(ctx); err != nil {
 			return err
@@ -133,7 +136,7 @@ func (b *Bot) openPostgresJournal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c := &cluster{bot: b, journal: j}
+	c := &cluster{bot: b, journal: j, heartbeat: sse.DefaultHeartbeat}
 	c.pgr, err = startPGRelay(ctx, b.pg, b.cfg.PostgresSchema, b.log, c.serveRelay)
 	if err != nil {
 		return err
@@ -233,8 +236,10 @@ func (c *cluster) end(key string) {
 
 // serveResume serves GET /api/v1/chat/stream/{request_id} for a turn this
 // instance does not hold, from the journal: the events after Last-Event-ID
-// and those still to come, ending with an error event with code
-// "instance_lost" when the instance running the turn stopped.
+// and those still to come, with heartbeat comments while it waits for
+// them, ending with an error event with code "instance_lost" when the
+// instance running the turn stopped. A journaled event that cannot be
+// encoded is sent as an error event with code "unencodable_event".
 func (c *cluster) serveResume(w http.ResponseWriter, r *http.Request, principal, id string) {
 	b := c.bot
 	after, ok := lastEventID(r)
@@ -252,17 +257,51 @@ func (c *cluster) serveResume(w http.ResponseWriter, r *http.Request, principal,
 		b.writeError(w, r, fmt.Errorf("%w: %q (only turns sent with \"resumable\": true can be resumed, until %s after they end)", ErrUnknownStream, id, b.cfg.ResumeLinger))
 		return
 	}
-	next, stop := iter.Pull2(c.journal.Read(r.Context(), key, after))
-	defer stop()
+	// The journal is read on a goroutine of its own, so that heartbeats go
+	// out while it waits for the turn's next event: a quiet turn (a slow
+	// tool, an elicitation waiting for a person) must not look like a dead
+	// connection to the client (sse.FollowConfig.IdleTimeout).
+	ctx, cancel := context.WithCancel(r.Context())
+	type read struct {
+		ev  event.Event
+		err error
+	}
+	reads, readDone := make(chan read), make(chan struct{})
+	go func() {
+		defer close(readDone)
+		defer close(reads)
+		for ev, err := range c.journal.Read(ctx, key, after) {
+			select {
+			case reads <- read{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer func() { cancel(); <-readDone }()
+	heartbeat := time.NewTicker(c.heartbeat)
+	defer heartbeat.Stop()
 	w.Header().Set("X-Request-ID", id)
 	sw := sse.NewWriter(w, sse.Config{})
 	if err := sw.Start(); err != nil { // the client sees the stream open while the turn waits
 		return
 	}
 	last := after
-	ev, err, ok := next()
-	for ok {
-		if err != nil {
+	for {
+		var rd read
+		select {
+		case <-heartbeat.C:
+			if sw.Heartbeat() != nil {
+				return
+			}
+			continue
+		case got, ok := <-reads:
+			if !ok {
+				return
+			}
+			rd = got
+		}
+		if err := rd.err; err != nil {
 			if r.Context().Err() != nil {
 				return
 			}
@@ -277,11 +316,22 @@ func (c *cluster) serveResume(w http.ResponseWriter, r *http.Request, principal,
 				Payload: event.Error{Code: code, Message: msg}})
 			return
 		}
+		ev := rd.ev
 		if err := sw.WriteEvent(ev); err != nil {
-			return
+			// An event that cannot be encoded (a type an older version
+			// journaled with a line break) leaves nothing written: an
+			// error event with its id takes its place, so the client
+			// goes on past it rather than asking for it again and again.
+			// When the client is gone this write fails too.
+			if sw.WriteEvent(event.Event{Type: event.TypeError, RequestID: id, Seq: ev.Seq, Time: ev.Time, Payload: event.Error{
+				Code: "unencodable_event", Message: "an event of type " + string(ev.Type) + " could not be encoded",
+			}}) != nil {
+				return
+			}
+			b.log.Error("chatbot: a journaled event cannot be encoded; sent an error event in its place",
+				zap.String("request_id", id), zap.Uint64("seq", ev.Seq), zap.Error(err))
 		}
 		last = ev.Seq
-		ev, err, ok = next()
 	}
 }
 
