@@ -47,6 +47,8 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/examples/agentserver"
 	"github.com/agentgraph/agentgraph/examples/internal/cmdflag"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 func main() {
@@ -72,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, listen 
 	fs := flag.NewFlagSet("agentserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:2024", "address to listen on, HOST:PORT; other than loopback it needs -tokens or "+tokensEnv)
-	dir := fs.String("dir", "agentserver-data", "directory of the SQLite files (made private to this user: mode 0700, files 0600)")
+	dir := fs.String("dir", "agentserver-data", "directory of the SQLite files, made private to this user (mode 0700, files 0600) unless it holds other files or is a symbolic link (a warning says so)")
 	tokensFile := fs.String("tokens", "", `file of API keys clients send in x-api-key, one "principal key" pair a line (or set `+tokensEnv+`="principal=key,...")`)
 	origins := fs.String("origin", "", `comma-separated browser origins allowed besides the API's own; "*" (any site) needs -tokens or `+tokensEnv)
 	pg := fs.String("postgres", "", "PostgreSQL DSN: keep threads, runs and checkpoints there instead of -dir, shared by every instance given the same DSN")
@@ -104,6 +106,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, listen 
 	}
 	cfg := agentserver.Config{Dir: *dir, Postgres: *pg, Schema: *schema}
 	cfg.Chatbot.NATS = *natsURL
+	// The server, the chatbot and Bos-AI log to stderr: among their
+	// warnings, a -dir they could not make private (a directory holding
+	// other files, such as ".", or a symbolic link).
+	log := newLogger(stderr)
+	defer func() { _ = log.Sync() }()
+	cfg.Server.Logger, cfg.Chatbot.Logger, cfg.BosAI.Logger = log, log, log
 	if len(keys) > 0 {
 		cfg.Server.Authenticate = server.APIKeys(keys)
 	}
@@ -142,4 +150,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, listen 
 		return nil
 	}
 	return err
+}
+
+// newLogger returns a logger writing to w at level info, as the
+// chatbot's command does (examples/chatbot/cmd/chatbot).
+func newLogger(w io.Writer) *zap.Logger {
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.Lock(zapcore.AddSync(w)), zap.InfoLevel))
 }
