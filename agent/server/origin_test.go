@@ -154,6 +154,13 @@ func TestAnyOriginNeedsAuthenticate(t *testing.T) {
 	if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "Sec-Fetch-Site") {
 		t.Errorf(`cross-site request without Origin, with "*": %d %s; want 403 naming Sec-Fetch-Site`, w.Code, w.Body)
 	}
+	// A same-site one is Authenticate's to judge.
+	r.Header.Set("Sec-Fetch-Site", "same-site")
+	w = httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	if w.Code == http.StatusForbidden {
+		t.Errorf(`same-site request without Origin, with Authenticate: %d %s; want it served (422: x is no thread id)`, w.Code, w.Body)
+	}
 }
 
 // TestOpenServerAllowsOwnAndListedOriginsOnly: without Authenticate,

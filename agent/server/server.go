@@ -131,7 +131,8 @@ type Config struct {
 	// with 403, as is, whatever is listed, a request without Origin that
 	// a browser marks Sec-Fetch-Site: cross-site (an <img>, a no-cors
 	// GET: not a call of the API, which a page makes with fetch and its
-	// Origin).
+	// Origin) and, without Authenticate, one it marks same-site (a page
+	// of another port of this machine).
 	AllowedOrigins []string
 	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -722,7 +723,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				// not the cookies its browser adds (see AllowedOrigins).
 				r.Header.Del("Cookie")
 			} else {
-				refuse(errorf(http.StatusForbidden, "origin %s is not allowed; add it to Config.AllowedOrigins", origin))
+				refuse(errorf(http.StatusForbidden, "origin %s is not allowed; list it among the server's allowed origins (Config.AllowedOrigins, or the option of the program that sets it)", origin))
 				return
 			}
 		}
@@ -738,11 +739,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+	if site := r.Header.Get("Sec-Fetch-Site"); r.Header.Get("Origin") == "" &&
+		(site == "cross-site" || s.cfg.Authenticate == nil && site != "" && site != "same-origin" && site != "none") {
 		// A request a page of another site made without Origin: an
 		// <img>, a <script>, a no-cors GET, which need not read the
 		// answer to act (a join with cancel_on_disconnect cancels a run).
-		refuse(errorf(http.StatusForbidden, "a cross-site request without Origin (Sec-Fetch-Site: cross-site) is refused; call the API with fetch from an origin of Config.AllowedOrigins"))
+		// Without Authenticate, a page of another origin of the same
+		// site too (same-site: another port of this machine), as such a
+		// page may not call the API (see Config.AllowedOrigins).
+		refuse(errorf(http.StatusForbidden, "a request without Origin from a page of another origin (Sec-Fetch-Site: %s: an <img>, a <script>, "+
+			"a no-cors fetch) is refused; call the API with fetch from an allowed origin (Config.AllowedOrigins)", site))
 		return
 	}
 	who := ""
