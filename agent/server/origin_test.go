@@ -192,3 +192,45 @@ func TestOpenServerAllowsOwnAndListedOriginsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopbackPagesLoseTheirCookies: with Authenticate, a loopback page
+// the loopback rule alone allows (not the API's own, not listed), and a
+// same-site request without Origin (an <img> of such a page), reach
+// Authenticate without their Cookie header, so that an Authenticate that
+// reads cookies is not driven by any page on this machine; the API's own
+// page and a listed one keep it.
+func TestLoopbackPagesLoseTheirCookies(t *testing.T) {
+	var cookies []string
+	srv, err := server.New(server.Config{AllowedOrigins: []string{"http://localhost:5173"}, Authenticate: func(r *http.Request) (string, error) {
+		cookies = append(cookies, r.Header.Get("Cookie"))
+		return "alice", nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(t.Context())
+	for _, c := range []struct{ origin, site, cookie string }{
+		{"http://localhost:9999", "same-site", ""},
+		{"http://127.0.0.1:3000", "same-site", ""},
+		{"", "same-site", ""},
+		{"http://127.0.0.1:2024", "same-origin", "session=s"}, // the API's own
+		{"http://localhost:5173", "same-site", "session=s"},   // listed
+		{"", "same-origin", "session=s"},
+		{"", "", "session=s"}, // no browser's
+	} {
+		cookies = nil
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:2024/ok/x", nil)
+		r.RemoteAddr = "127.0.0.1:1"
+		if c.origin != "" {
+			r.Header.Set("Origin", c.origin)
+		}
+		if c.site != "" {
+			r.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		r.Header.Set("Cookie", "session=s")
+		srv.ServeHTTP(httptest.NewRecorder(), r)
+		if len(cookies) != 1 || cookies[0] != c.cookie {
+			t.Errorf("Authenticate of a request from %q (Sec-Fetch-Site %q) with a cookie saw Cookie %q; want %q", c.origin, c.site, cookies, c.cookie)
+		}
+	}
+}
