@@ -150,7 +150,12 @@
 // (in a stream, an error event; in a run, its error) with a generic
 // message and an error_id, under which Config.Logger has its cause. A page of another site
 // sends text/plain without a CORS preflight, but with an Origin header,
-// which is refused (403) unless Config.AllowedOrigins lists it. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
+// which is refused (403) unless Config.AllowedOrigins lists it or, with
+// Config.Authenticate, lists "*" (the request then reaches Authenticate
+// without its cookies); a request without Origin that a browser marks as
+// another site's (Sec-Fetch-Site: cross-site; without Authenticate,
+// same-site too) is refused whatever is listed. Bodies are bounded by
+// Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but
 // no WriteTimeout shorter than the longest run. Each write of a stream is
 // bounded instead by Config.StreamWriteTimeout: a client that stops
@@ -160,6 +165,9 @@
 // Config.MaxStreams. Every other answer is written in pieces of 64 KiB,
 // each bounded by Config.WriteTimeout: a client that stops reading a
 // large answer loses it, and gives back its slot of Config.MaxReads.
+// These bound writes only: while a stream or a wait has nothing to
+// write, no deadline is set (over HTTP/2 one would reset it when it
+// passes), so either may be shorter than Config.Heartbeat.
 //
 // # Storage
 //

@@ -154,6 +154,13 @@ func TestAnyOriginNeedsAuthenticate(t *testing.T) {
 	if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "Sec-Fetch-Site") {
 		t.Errorf(`cross-site request without Origin, with "*": %d %s; want 403 naming Sec-Fetch-Site`, w.Code, w.Body)
 	}
+	// A same-site one is Authenticate's to judge.
+	r.Header.Set("Sec-Fetch-Site", "same-site")
+	w = httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	if w.Code == http.StatusForbidden {
+		t.Errorf(`same-site request without Origin, with Authenticate: %d %s; want it served (422: x is no thread id)`, w.Code, w.Body)
+	}
 }
 
 // TestOpenServerAllowsOwnAndListedOriginsOnly: without Authenticate,
@@ -182,6 +189,48 @@ func TestOpenServerAllowsOwnAndListedOriginsOnly(t *testing.T) {
 			t.Errorf("preflight from %s to an open server on 127.0.0.1:2024: %d %s; want %d", c.origin, w.Code, w.Body, c.want)
 		} else if c.want == http.StatusForbidden && !strings.Contains(w.Body.String(), "Config.AllowedOrigins") {
 			t.Errorf("refusal of %s: %s; want the fix named", c.origin, w.Body)
+		}
+	}
+}
+
+// TestLoopbackPagesLoseTheirCookies: with Authenticate, a loopback page
+// the loopback rule alone allows (not the API's own, not listed), and a
+// same-site request without Origin (an <img> of such a page), reach
+// Authenticate without their Cookie header, so that an Authenticate that
+// reads cookies is not driven by any page on this machine; the API's own
+// page and a listed one keep it.
+func TestLoopbackPagesLoseTheirCookies(t *testing.T) {
+	var cookies []string
+	srv, err := server.New(server.Config{AllowedOrigins: []string{"http://localhost:5173"}, Authenticate: func(r *http.Request) (string, error) {
+		cookies = append(cookies, r.Header.Get("Cookie"))
+		return "alice", nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(t.Context())
+	for _, c := range []struct{ origin, site, cookie string }{
+		{"http://localhost:9999", "same-site", ""},
+		{"http://127.0.0.1:3000", "same-site", ""},
+		{"", "same-site", ""},
+		{"http://127.0.0.1:2024", "same-origin", "session=s"}, // the API's own
+		{"http://localhost:5173", "same-site", "session=s"},   // listed
+		{"", "same-origin", "session=s"},
+		{"", "", "session=s"}, // no browser's
+	} {
+		cookies = nil
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:2024/ok/x", nil)
+		r.RemoteAddr = "127.0.0.1:1"
+		if c.origin != "" {
+			r.Header.Set("Origin", c.origin)
+		}
+		if c.site != "" {
+			r.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		r.Header.Set("Cookie", "session=s")
+		srv.ServeHTTP(httptest.NewRecorder(), r)
+		if len(cookies) != 1 || cookies[0] != c.cookie {
+			t.Errorf("Authenticate of a request from %q (Sec-Fetch-Site %q) with a cookie saw Cookie %q; want %q", c.origin, c.site, cookies, c.cookie)
 		}
 	}
 }

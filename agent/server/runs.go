@@ -2812,9 +2812,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	// Each write gets Config.StreamWriteTimeout: a client that stops
 	// reading ends its stream (the write fails) instead of holding this
 	// handler and its stream slot until the run ends. The deadline is
-	// checked before each write, as the stream may wait longer than the
-	// timeout between two; net/http clears it once the handler returns.
-	deadline := responseDeadline(w, s.cfg.StreamWriteTimeout).renew
+	// renewed before each write and cleared while the stream waits, as
+	// it may wait longer than the timeout between two writes (over
+	// HTTP/2 a deadline resets the stream when it passes, even with no
+	// write in progress); net/http clears it once the handler returns.
+	wd := responseDeadline(w, s.cfg.StreamWriteTimeout)
+	deadline := wd.renew
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	deadline()
@@ -2966,6 +2969,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				}
 			}
 		}
+		wd.idle()
 	wait:
 		for {
 			select {
@@ -2983,6 +2987,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				if err := rc.Flush(); err != nil {
 					return true
 				}
+				wd.idle()
 				if !s.executing(run.ID) {
 					// Poll the store: the run is pending, or runs on
 					// another instance, whose notification may be lost.
@@ -3081,8 +3086,12 @@ func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, 
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
 	rc := http.NewResponseController(w)
+	// No write deadline while it waits (see writeDeadline.idle); each
+	// write renews it.
+	wd := responseDeadline(w, s.cfg.WriteTimeout)
 	closing := s.base.Done()
 	for {
+		wd.idle()
 		cur, err := s.store.Run(ctx, run.ID)
 		if errors.Is(err, ErrNotFound) {
 			return nil, true, nil
@@ -3447,6 +3456,20 @@ func (w *writeDeadline) renew() {
 	}
 	w.until = now.Add(w.d + w.d/4)
 	_ = http.NewResponseController(w.w).SetWriteDeadline(w.until)
+}
+
+// idle clears the deadline, set by renew, while the answer waits with
+// nothing to write (a run's next event, the next heartbeat): a deadline
+// bounds writes in progress, not the waits between them, and over HTTP/2
+// it resets the stream when it passes, even with no write in progress,
+// where a Heartbeat longer than the timeout would end every wait. The
+// next renew sets it again.
+func (w *writeDeadline) idle() {
+	if w.until.IsZero() {
+		return
+	}
+	w.until = time.Time{}
+	_ = http.NewResponseController(w.w).SetWriteDeadline(time.Time{})
 }
 
 // responseDeadline returns the write deadline of the answer w writes,

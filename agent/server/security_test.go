@@ -16,15 +16,18 @@ import (
 // Sec-Fetch-Site: cross-site. Such a request is refused, so that a page of
 // another site cannot act on a loopback server without authentication
 // (a join with cancel_on_disconnect cancels the run when the page drops
-// it); the same request from the same site, or from a client that is not
-// a browser, is served.
+// it); without Authenticate, so is one a page of another origin of the
+// same site makes (same-site: the site has no port, and another port of
+// this machine may serve any page, as a loopback page's Origin is not
+// allowed without Authenticate either); the same request from the API's
+// own origin, or from a client that is not a browser, is served.
 func TestCrossSiteRequestWithoutOrigin(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid := newThread(t, ts.URL)
 	for _, c := range []struct {
 		site string
 		want int
-	}{{"cross-site", 403}, {"same-origin", 200}, {"none", 200}, {"", 200}} {
+	}{{"cross-site", 403}, {"same-site", 403}, {"same-origin", 200}, {"none", 200}, {"", 200}} {
 		var h http.Header
 		if c.site != "" {
 			h = http.Header{"Sec-Fetch-Site": {c.site}}

@@ -113,9 +113,11 @@ type Config struct {
 	// guard compares them; a page of the origin a request is sent to is
 	// allowed too. With Authenticate, pages served from loopback hosts
 	// (http or https, any port) are allowed when the server is reached on
-	// a loopback host (a development UI, which sends its key); without
-	// it, every page on this machine could act as its local user, so
-	// only the API's own origin and the listed ones are allowed.
+	// a loopback host (a development UI, which sends its key), their
+	// requests reaching Authenticate without their Cookie header, as
+	// those "*" alone allows do (below); without it, every page on this
+	// machine could act as its local user, so only the API's own origin
+	// and the listed ones are allowed.
 	//
 	// "*" allows any origin, and needs Authenticate (New refuses it
 	// without: any site its user visits could drive the server): a page
@@ -131,7 +133,10 @@ type Config struct {
 	// with 403, as is, whatever is listed, a request without Origin that
 	// a browser marks Sec-Fetch-Site: cross-site (an <img>, a no-cors
 	// GET: not a call of the API, which a page makes with fetch and its
-	// Origin).
+	// Origin) and, without Authenticate, one it marks same-site (a page
+	// of another port of this machine); with Authenticate, such a
+	// same-site request reaches it without its Cookie header. Cookies
+	// reach Authenticate only from the API's own and the listed origins.
 	AllowedOrigins []string
 	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -719,13 +724,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
-		if !s.originAllowed(r, origin) {
-			if s.anyOrigin {
-				// Allowed by "*" alone: the page's own credentials only,
-				// not the cookies its browser adds (see AllowedOrigins).
+		if !s.origins.Allowed(r, origin) {
+			if s.anyOrigin || s.loopbackPage(r, origin) {
+				// Allowed by "*" or the loopback rule alone: the page's
+				// own credentials only, not the cookies its browser adds
+				// (see AllowedOrigins).
 				r.Header.Del("Cookie")
 			} else {
-				refuse(errorf(http.StatusForbidden, "origin %s is not allowed; add it to Config.AllowedOrigins", origin))
+				refuse(errorf(http.StatusForbidden, "origin %s is not allowed; list it among the server's allowed origins (Config.AllowedOrigins, or the option of the program that sets it)", origin))
 				return
 			}
 		}
@@ -741,11 +747,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+	if site := r.Header.Get("Sec-Fetch-Site"); r.Header.Get("Origin") == "" && site == "same-site" && s.cfg.Authenticate != nil {
+		// A page of another origin of the same site, without Origin (an
+		// <img>): Authenticate judges it without the cookies its browser
+		// adds, as it judges a loopback page's (see AllowedOrigins).
+		r.Header.Del("Cookie")
+	} else if r.Header.Get("Origin") == "" &&
+		(site == "cross-site" || s.cfg.Authenticate == nil && site != "" && site != "same-origin" && site != "none") {
 		// A request a page of another site made without Origin: an
 		// <img>, a <script>, a no-cors GET, which need not read the
 		// answer to act (a join with cancel_on_disconnect cancels a run).
-		refuse(errorf(http.StatusForbidden, "a cross-site request without Origin (Sec-Fetch-Site: cross-site) is refused; call the API with fetch from an origin of Config.AllowedOrigins"))
+		// Without Authenticate, a page of another origin of the same
+		// site too (same-site: another port of this machine), as such a
+		// page may not call the API (see Config.AllowedOrigins).
+		refuse(errorf(http.StatusForbidden, "a request without Origin from a page of another origin (Sec-Fetch-Site: %s: an <img>, a <script>, "+
+			"a no-cors fetch) is refused; call the API with fetch from an allowed origin (Config.AllowedOrigins)", site))
 		return
 	}
 	who := ""
@@ -927,14 +943,13 @@ func listRead(r *http.Request) bool {
 	return false
 }
 
-// originAllowed reports whether a page of origin (r's Origin header) may
-// call the API, "*" aside: origin is r's own or one of
-// Config.AllowedOrigins (guard.Origins.Allowed: scheme, host and port,
-// default ports filled in), or, with Config.Authenticate, the server is
+// loopbackPage reports whether a page of origin (r's Origin header),
+// which is neither r's own nor one of Config.AllowedOrigins, may call the
+// API by the loopback rule: with Config.Authenticate, the server is
 // reached on a loopback host and origin is a loopback http or https page
 // (a development UI on another port, which sends its key).
-func (s *Server) originAllowed(r *http.Request, origin string) bool {
-	return s.origins.Allowed(r, origin) || s.cfg.Authenticate != nil && guard.LoopbackHost(r.Host) && guard.LoopbackOrigin(origin)
+func (s *Server) loopbackPage(r *http.Request, origin string) bool {
+	return s.cfg.Authenticate != nil && guard.LoopbackHost(r.Host) && guard.LoopbackOrigin(origin)
 }
 
 // writeJSON answers v with status.

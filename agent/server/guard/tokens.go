@@ -2,7 +2,9 @@ package guard
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"runtime"
 	"strings"
 )
 
@@ -13,7 +15,9 @@ import (
 // environment variable named source (named in errors). It returns the
 // tokens mapped to their principals, or nil when there are none; a line or
 // pair without both parts, or a token given twice, is an error naming
-// where it stands.
+// where it stands. On systems other than Windows a file that its group
+// or others may read or write (mode&0o077 not zero) is refused: its
+// tokens let anyone act as their principals.
 func LoadTokens(path, pairs, source string) (map[string]string, error) {
 	tokens := map[string]string{}
 	add := func(where, principal, token string) error {
@@ -27,9 +31,9 @@ func LoadTokens(path, pairs, source string) (map[string]string, error) {
 		return nil
 	}
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := readPrivate(path)
 		if err != nil {
-			return nil, fmt.Errorf("-tokens: %w", err)
+			return nil, err
 		}
 		for i, line := range strings.Split(string(data), "\n") {
 			if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
@@ -58,4 +62,28 @@ func LoadTokens(path, pairs, source string) (map[string]string, error) {
 		return nil, nil
 	}
 	return tokens, nil
+}
+
+// readPrivate reads the tokens file at path, refusing one whose mode
+// lets the group or others at it (but on Windows, which has no such
+// bits): its mode is checked on the file read, not on the path.
+func readPrivate(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("-tokens: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("-tokens: %w", err)
+	}
+	if perm := st.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
+		return nil, fmt.Errorf("-tokens %s: its mode %v lets other users of this machine at its tokens, with which they would act as their principals; "+
+			"make it its owner's only (chmod 600 %s)", path, perm, path)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("-tokens: %w", err)
+	}
+	return data, nil
 }

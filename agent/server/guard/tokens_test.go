@@ -3,6 +3,7 @@ package guard_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -41,6 +42,34 @@ func TestLoadTokens(t *testing.T) {
 	} {
 		if _, err := guard.LoadTokens(c.path, c.pairs, "APP_TOKENS"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("LoadTokens(%q, %q) = %v; want an error naming %q", c.path, c.pairs, err, c.want)
+		}
+	}
+}
+
+// TestLoadTokensRefusesASharedFile: a tokens file its group or others may
+// read is refused (but on Windows), naming it and the fix; one of mode
+// 0600 or 0400 is read.
+func TestLoadTokensRefusesASharedFile(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no group or other permissions on Windows")
+	}
+	for _, c := range []struct {
+		mode os.FileMode
+		ok   bool
+	}{{0o644, false}, {0o640, false}, {0o602, false}, {0o600, true}, {0o400, true}} {
+		path := filepath.Join(t.TempDir(), "tokens")
+		if err := os.WriteFile(path, []byte("alice alice-token-0123456789\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		got, err := guard.LoadTokens(path, "", "APP_TOKENS")
+		switch {
+		case c.ok && (err != nil || got["alice-token-0123456789"] != "alice"):
+			t.Errorf("a tokens file of mode %v: %v, %v; want its token", c.mode, got, err)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "chmod 600")):
+			t.Errorf("a tokens file of mode %v: %v; want an error naming it and chmod 600", c.mode, err)
 		}
 	}
 }

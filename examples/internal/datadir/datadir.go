@@ -113,7 +113,9 @@ func SQLiteFiles(dbs ...string) func(fs.DirEntry) bool {
 // A file it may not change (fs.ErrPermission: another user's, on a shared
 // volume) keeps its mode with a warning on log rather than failing. field
 // names the setting that gave its directory in errors and warnings.
-// chmod is os.Chmod but in tests.
+// A database file, -wal or -shm file that is not a regular file (a
+// symbolic link, which chmod and SQLite would follow to a file elsewhere)
+// is refused. chmod is os.Chmod but in tests.
 func PrivateFile(path, field string, log *zap.Logger, chmod func(string, os.FileMode) error) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
@@ -123,7 +125,18 @@ func PrivateFile(path, field string, log *zap.Logger, chmod func(string, os.File
 		return fmt.Errorf("%s: %w", field, err)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		err := chmod(p, 0o600)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", field, err)
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s: %s is not a regular file (%s), which the database would follow or fail on; "+
+				"remove it, or give the program a directory of its own", field, p, st.Mode().Type())
+		}
+		err = chmod(p, 0o600)
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
 		case errors.Is(err, fs.ErrPermission):

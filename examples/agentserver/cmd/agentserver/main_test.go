@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -129,5 +132,53 @@ func TestServesWithKeysFromTheEnvironment(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestWarnsOfAPublicDir: a -dir the command may not make private (one
+// holding other files, as "." or a home directory does) keeps its mode
+// with a warning on stderr, not silently.
+func TestWarnsOfAPublicDir(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no group or other permissions on Windows")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listen := func(string) (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+	// Cancelled: run serves nothing once it has opened -dir.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var stderr syncBuffer
+	_ = run(ctx, []string{"-dir", dir}, env(nil), listen, &stderr)
+	if out := stderr.String(); !strings.Contains(out, "keeps its mode") || !strings.Contains(out, dir) {
+		t.Errorf("stderr:\n%s\nwant a warning that -dir %s keeps its mode", out, dir)
+	}
+	if st, err := os.Stat(dir); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm() != 0o755 {
+		t.Errorf("-dir: %v; want it left 0755", st.Mode())
 	}
 }
