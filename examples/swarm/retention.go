@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -30,29 +31,34 @@ const (
 // for concurrent use; OpenStorage's Memory keeps the log across processes.
 type TaskLog interface {
 	// Finished records thread as owner's most recent finished task (again
-	// for a thread already recorded, which moves it last), then forgets and
-	// returns the threads of owner's tasks beyond the keep most recent and
-	// those of all owners beyond the keepTotal most recent. The caller
-	// deletes the returned threads' checkpoints.
+	// for a thread already recorded, which moves it last), then returns,
+	// oldest first, the threads of owner's tasks beyond the keep most
+	// recent and, of the others, those beyond the keepTotal most recent
+	// of all owners. They stay recorded: the caller deletes their
+	// checkpoints and then calls Forget, so that a deletion that failed
+	// is returned again by a later Finished.
 	Finished(ctx context.Context, owner, thread string, keep, keepTotal int) ([]string, error)
+	// Forget removes thread from the log; its checkpoints are deleted.
+	Forget(ctx context.Context, thread string) error
 }
+
+// retentionTimeout bounds the retention of a finished task, which runs
+// on after the request that ran the task has ended.
+const retentionTimeout = time.Minute
 
 // finished applies the retention to thread, whose run has just ended:
 // its subgraph threads (the agents' and teams' steps, which a resume no
 // longer needs) are deleted, the thread is pruned to its latest checkpoint,
 // which holds the Outcome (Resume and the web API's GET read it), and the
 // owner's oldest finished tasks beyond Config.KeepTasks, and all owners'
-// beyond Config.KeepTotalTasks, are deleted. A failure is logged, not
-// returned: the run itself succeeded.
+// beyond Config.KeepTotalTasks, are deleted. It runs to its end, within
+// retentionTimeout, when ctx (the request's) is cancelled. A failure is
+// logged, not returned: the run itself succeeded.
 func (w *Swarm) finished(ctx context.Context, thread string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retentionTimeout)
+	defer cancel()
 	fail := func(what string, err error) {
 		w.log.Warn("swarm: retention of finished tasks: "+what, zap.String("thread", thread), zap.Error(err))
-	}
-	if err := w.dropSubgraphs(ctx, thread, 0); err != nil {
-		fail("deleting the subgraph threads", err)
-	}
-	if _, err := checkpoint.Prune(ctx, w.saver, checkpoint.Retention{ThreadID: thread, KeepLatest: 1}); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		fail("pruning the thread to its latest checkpoint", err)
 	}
 	owner := ""
 	if p, _, ok := strings.Cut(thread, "."); ok && principalRe.MatchString(p) {
@@ -61,11 +67,21 @@ func (w *Swarm) finished(ctx context.Context, thread string) {
 	drop, err := w.tasks.Finished(ctx, owner, thread, w.cfg.KeepTasks, w.cfg.KeepTotalTasks)
 	if err != nil {
 		fail("recording the finished task", err)
-		return
+	}
+	if err := w.dropSubgraphs(ctx, thread, 0); err != nil {
+		// Pruning would delete the checkpoints that name the subgraph
+		// threads: they would be left for good.
+		fail("deleting the subgraph threads (the thread is not pruned)", err)
+	} else if _, err := checkpoint.Prune(ctx, w.saver, checkpoint.Retention{ThreadID: thread, KeepLatest: 1}); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		fail("pruning the thread to its latest checkpoint", err)
 	}
 	for _, old := range drop {
 		if err := w.deleteTask(ctx, old); err != nil {
-			fail("deleting the checkpoints of task "+old, err)
+			fail("deleting the checkpoints of task "+old+" (it stays recorded)", err)
+			continue
+		}
+		if err := w.tasks.Forget(ctx, old); err != nil {
+			fail("forgetting task "+old, err)
 		}
 	}
 }
@@ -139,20 +155,28 @@ func (l *taskLog) Finished(ctx context.Context, owner, thread string, keep, keep
 		}
 	}
 	var drop []string
-	over := n - keep
-	l.tasks = slices.DeleteFunc(l.tasks, func(t loggedTask) bool {
-		if over <= 0 || t.owner != owner {
-			return false
+	overOwn, overAll := n-keep, len(l.tasks)-max(n-keep, 0)-keepTotal
+	for _, t := range l.tasks {
+		switch {
+		case t.owner == owner && overOwn > 0:
+			overOwn--
+		case overAll > 0: // of the rest, oldest first
+			overAll--
+		default:
+			continue
 		}
-		over--
 		drop = append(drop, t.thread)
-		return true
-	})
-	if over := len(l.tasks) - keepTotal; over > 0 {
-		for _, t := range l.tasks[:over] {
-			drop = append(drop, t.thread)
-		}
-		l.tasks = slices.Delete(l.tasks, 0, over)
 	}
 	return drop, nil
+}
+
+// Forget implements TaskLog.
+func (l *taskLog) Forget(ctx context.Context, thread string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tasks = slices.DeleteFunc(l.tasks, func(t loggedTask) bool { return t.thread == thread })
+	return nil
 }

@@ -2,6 +2,8 @@ package swarm_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -170,5 +172,163 @@ func TestKeepTasksNegative(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "Config."+field) {
 			t.Errorf("New with %s negative: %v; want an error naming Config.%s", field, err, field)
 		}
+	}
+}
+
+// TestTaskLogBounds: the task logs in memory, SQLite and PostgreSQL agree:
+// a principal's tasks beyond its bound go first, then everyone's beyond
+// the total bound, counted by tasks (not by finishes: a task finished
+// again leaves a gap), and a returned task stays recorded until
+// forgotten.
+func TestTaskLogBounds(t *testing.T) {
+	check := func(t *testing.T, l swarm.TaskLog) {
+		ctx := t.Context()
+		finish := func(owner, thread string) []string {
+			t.Helper()
+			drop, err := l.Finished(ctx, owner, thread, 3, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return drop
+		}
+		for _, th := range []string{"a1", "b1", "a2", "b2"} {
+			if d := finish(th[:1], th); len(d) != 0 {
+				t.Fatalf("finishing %s of 4 tasks dropped %v", th, d)
+			}
+		}
+		// a busy principal finishing the same task again: no one's task
+		// is beyond a bound.
+		for range 10 {
+			if d := finish("a", "a2"); len(d) != 0 {
+				t.Fatalf("finishing a2 again dropped %v; want none (4 tasks kept)", d)
+			}
+		}
+		if d := finish("a", "a3"); len(d) != 0 {
+			t.Fatalf("a3, the 5th task: dropped %v", d)
+		}
+		// a4: a's 4th: a1 is beyond a's bound, and with it gone 5 remain.
+		if d := finish("a", "a4"); !slices.Equal(d, []string{"a1"}) {
+			t.Fatalf("a4 dropped %v; want [a1]", d)
+		}
+		// Not forgotten: returned again.
+		if d := finish("b", "b3"); !slices.Equal(d, []string{"a1", "b1"}) {
+			t.Fatalf("b3 dropped %v; want [a1 b1] (a1 not forgotten, 6 others)", d)
+		}
+		for _, th := range []string{"a1", "b1"} {
+			if err := l.Forget(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := finish("c", "c1"); !slices.Equal(d, []string{"b2"}) {
+			t.Fatalf("c1 dropped %v; want [b2]", d)
+		}
+	}
+	t.Run("memory", func(t *testing.T) { check(t, swarm.NewTaskLog()) })
+	t.Run("sqlite", func(t *testing.T) {
+		st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		check(t, st.Memory)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn, schema := postgresSchema(t)
+		st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DSN: dsn, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		check(t, st.Memory)
+	})
+}
+
+// faultySaver is a recordingSaver whose DeleteThread fails for the
+// threads fail names, and whose Prune first calls onPrune.
+type faultySaver struct {
+	*recordingSaver
+	mu      sync.Mutex
+	fail    func(thread string) bool
+	onPrune func()
+}
+
+func (f *faultySaver) DeleteThread(ctx context.Context, thread string) error {
+	f.mu.Lock()
+	fail := f.fail != nil && f.fail(thread)
+	f.mu.Unlock()
+	if fail {
+		return errors.New("injected: deleting " + thread)
+	}
+	return f.recordingSaver.DeleteThread(ctx, thread)
+}
+
+func (f *faultySaver) Prune(ctx context.Context, p checkpoint.Retention) (checkpoint.Pruned, error) {
+	f.mu.Lock()
+	on := f.onPrune
+	f.mu.Unlock()
+	if on != nil {
+		on()
+	}
+	return f.recordingSaver.Prune(ctx, p)
+}
+
+func (f *faultySaver) set(fail func(string) bool, onPrune func()) {
+	f.mu.Lock()
+	f.fail, f.onPrune = fail, onPrune
+	f.mu.Unlock()
+}
+
+// TestRetentionSurvivesFailures: the retention of a finished task runs to
+// its end when the request's context ends during it; a task whose
+// checkpoints could not be deleted stays recorded and is deleted by a
+// later finish; a thread whose subgraph threads could not be deleted is
+// not pruned (its checkpoints still name them).
+func TestRetentionSurvivesFailures(t *testing.T) {
+	saver := &faultySaver{recordingSaver: newRecordingSaver(checkpoint.NewMemory())}
+	s := newSwarm(t, swarm.Config{Checkpointer: saver, KeepTasks: 1})
+	const task = "What is 15% of 240?"
+	runCtx := func(ctx context.Context) string {
+		t.Helper()
+		var out *swarm.Outcome
+		for ev, err := range s.Run(ctx, task) {
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			out = ev.Outcome
+		}
+		if out == nil {
+			t.Fatal("Run ended without an Outcome")
+		}
+		return out.Thread
+	}
+	t1 := runCtx(t.Context())
+
+	ctx, cancel := context.WithCancel(t.Context())
+	saver.set(nil, cancel) // the client leaves during the retention
+	t2 := runCtx(ctx)
+	if n := checkpoints(t, saver, t1); n != 0 {
+		t.Errorf("task %s has %d checkpoints after a later finish whose request ended during its retention; want it deleted (KeepTasks 1)", t1, n)
+	}
+
+	saver.set(func(th string) bool { return th == t2 }, nil)
+	t3 := runCtx(t.Context())
+	if n := checkpoints(t, saver, t2); n != 1 {
+		t.Fatalf("task %s, whose deletion failed, has %d checkpoints; want 1", t2, n)
+	}
+	saver.set(nil, nil)
+	t4 := runCtx(t.Context())
+	for _, th := range []string{t2, t3} {
+		if n := checkpoints(t, saver, th); n != 0 {
+			t.Errorf("task %s has %d checkpoints after a later finish; want it deleted (a failed deletion is tried again)", th, n)
+		}
+	}
+	if n := checkpoints(t, saver, t4); n != 1 {
+		t.Errorf("the last task %s has %d checkpoints; want 1", t4, n)
+	}
+
+	saver.set(func(th string) bool { return strings.Contains(th, "|") }, nil)
+	t5 := runCtx(t.Context())
+	if n := checkpoints(t, saver, t5); n < 2 {
+		t.Errorf("task %s, whose subgraph threads could not be deleted, has %d checkpoints; want it not pruned", t5, n)
 	}
 }
