@@ -512,7 +512,7 @@ func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 			yield(Event{}, ErrTaskTooLong)
 			return
 		}
-		w.stream(ctx, checkpoint.NewID(), State{Request: task}, yield)
+		w.stream(ctx, checkpoint.NewID(), &State{Request: task}, yield)
 	}
 }
 
@@ -525,7 +525,30 @@ func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 // client resumes as another principal.
 func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		snap, err := w.Graph().Thread(thread).State(ctx)
+		w.stream(ctx, thread, nil, yield)
+	}
+}
+
+// stream runs the graph on thread and forwards its events. A nil input
+// resumes the thread from the state it reads (a finished run yields its
+// Outcome): the run continues from that very checkpoint, so that a thread
+// another run moved on since (a concurrent resume that finished it, or
+// the retention) fails with checkpoint.ErrConflict instead of running
+// again from START.
+func (w *Swarm) stream(ctx context.Context, thread string, input *State, yield func(Event, error) bool) {
+	gen, err := w.acquire()
+	if err != nil {
+		yield(Event{Thread: thread}, err)
+		return
+	}
+	defer w.release(gen)
+
+	opts := []graph.RunOption{graph.WithModes(graph.StreamCustom, graph.StreamValues)}
+	var in State
+	if input != nil {
+		in = *input
+	} else {
+		snap, err := gen.main.compiled.Thread(thread).State(ctx)
 		switch {
 		case errors.Is(err, checkpoint.ErrNotFound):
 			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome: %w", thread, err))
@@ -540,25 +563,15 @@ func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, erro
 			yield(done(thread, snap.Values), nil)
 			return
 		}
-		w.stream(ctx, thread, State{}, yield)
+		opts = append(opts, graph.ContinueFrom(snap))
 	}
-}
-
-// stream runs the graph on thread and forwards its events.
-func (w *Swarm) stream(ctx context.Context, thread string, input State, yield func(Event, error) bool) {
-	gen, err := w.acquire()
-	if err != nil {
-		yield(Event{Thread: thread}, err)
-		return
-	}
-	defer w.release(gen)
 
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: checkpoint.NewID(), Tags: []string{"swarm"}})
-	ctx, end := w.cfg.Tracing.startRun(ctx, thread, input.Request)
+	ctx, end := w.cfg.Tracing.startRun(ctx, thread, in.Request)
 	var final State
 	var runErr error
 	defer func() { end(final, runErr) }()
-	for ev, err := range gen.main.compiled.Thread(thread).Stream(ctx, input, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
+	for ev, err := range gen.main.compiled.Thread(thread).Stream(ctx, in, opts...) {
 		if err != nil {
 			runErr = err
 			yield(Event{Thread: thread}, err)
