@@ -185,7 +185,7 @@ func TestTaskLogBounds(t *testing.T) {
 		ctx := t.Context()
 		finish := func(owner, thread string) []string {
 			t.Helper()
-			drop, err := l.Finished(ctx, owner, thread, 3, 5)
+			drop, err := l.Record(ctx, owner, thread, 3, 5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,91 +243,105 @@ func TestTaskLogBounds(t *testing.T) {
 	})
 }
 
-// faultySaver is a recordingSaver whose DeleteThread fails for the
-// threads fail names, and whose Prune first calls onPrune.
+// faultySaver is a recordingSaver whose DeleteThread first calls
+// onDelete with the thread, then fails for the threads fail names.
 type faultySaver struct {
 	*recordingSaver
-	mu      sync.Mutex
-	fail    func(thread string) bool
-	onPrune func()
+	mu       sync.Mutex
+	fail     func(thread string) bool
+	onDelete func(thread string)
 }
 
 func (f *faultySaver) DeleteThread(ctx context.Context, thread string) error {
 	f.mu.Lock()
 	fail := f.fail != nil && f.fail(thread)
+	on := f.onDelete
 	f.mu.Unlock()
+	if on != nil {
+		on(thread)
+	}
 	if fail {
 		return errors.New("injected: deleting " + thread)
 	}
 	return f.recordingSaver.DeleteThread(ctx, thread)
 }
 
-func (f *faultySaver) Prune(ctx context.Context, p checkpoint.Retention) (checkpoint.Pruned, error) {
+func (f *faultySaver) set(fail func(string) bool, onDelete func(string)) {
 	f.mu.Lock()
-	on := f.onPrune
-	f.mu.Unlock()
-	if on != nil {
-		on()
-	}
-	return f.recordingSaver.Prune(ctx, p)
-}
-
-func (f *faultySaver) set(fail func(string) bool, onPrune func()) {
-	f.mu.Lock()
-	f.fail, f.onPrune = fail, onPrune
+	f.fail, f.onDelete = fail, onDelete
 	f.mu.Unlock()
 }
 
-// TestRetentionSurvivesFailures: the retention of a finished task runs to
-// its end when the request's context ends during it; a task whose
-// checkpoints could not be deleted stays recorded and is deleted by a
-// later finish; a thread whose subgraph threads could not be deleted is
-// not pruned (its checkpoints still name them).
+// TestRetentionSurvivesFailures: a task counts against KeepTasks from its
+// start, so a task that never finishes is deleted like a finished one; a
+// task whose checkpoints could not be deleted stays recorded and is
+// deleted by a later start; the retention runs to its end when the
+// request's context ends during it; a thread whose subgraph threads could
+// not be deleted is not pruned (its checkpoints still name them).
 func TestRetentionSurvivesFailures(t *testing.T) {
 	saver := &faultySaver{recordingSaver: newRecordingSaver(checkpoint.NewMemory())}
 	s := newSwarm(t, swarm.Config{Checkpointer: saver, KeepTasks: 1})
 	const task = "What is 15% of 240?"
-	runCtx := func(ctx context.Context) string {
+	// runCtx runs the task on ctx, calling first with its thread on its
+	// first event; a false from first stops the run there.
+	runCtx := func(ctx context.Context, first func(thread string) bool) string {
 		t.Helper()
-		var out *swarm.Outcome
+		var thread string
 		for ev, err := range s.Run(ctx, task) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			out = ev.Outcome
+			if thread == "" && first != nil && !first(ev.Thread) {
+				return ev.Thread
+			}
+			thread = ev.Thread
 		}
-		if out == nil {
-			t.Fatal("Run ended without an Outcome")
-		}
-		return out.Thread
+		return thread
 	}
-	t1 := runCtx(t.Context())
-
-	ctx, cancel := context.WithCancel(t.Context())
-	saver.set(nil, cancel) // the client leaves during the retention
-	t2 := runCtx(ctx)
+	t1 := runCtx(t.Context(), nil)
+	// t2 starts, and its client leaves: it never finishes.
+	t2 := runCtx(t.Context(), func(string) bool { return false })
 	if n := checkpoints(t, saver, t1); n != 0 {
-		t.Errorf("task %s has %d checkpoints after a later finish whose request ended during its retention; want it deleted (KeepTasks 1)", t1, n)
+		t.Errorf("task %s has %d checkpoints once a later one started; want it deleted (KeepTasks 1)", t1, n)
+	}
+	if n := checkpoints(t, saver, t2); n == 0 {
+		t.Fatalf("the unfinished task %s has no checkpoints", t2)
 	}
 
 	saver.set(func(th string) bool { return th == t2 }, nil)
-	t3 := runCtx(t.Context())
-	if n := checkpoints(t, saver, t2); n != 1 {
-		t.Fatalf("task %s, whose deletion failed, has %d checkpoints; want 1", t2, n)
+	t3 := runCtx(t.Context(), nil)
+	if n := checkpoints(t, saver, t2); n == 0 {
+		t.Fatalf("task %s, whose deletion failed, has no checkpoints", t2)
 	}
-	saver.set(nil, nil)
-	t4 := runCtx(t.Context())
+	// t4's request ends while the retention deletes its subgraph threads.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	t4 := runCtx(ctx, func(t4 string) bool {
+		saver.set(nil, func(thread string) {
+			if strings.HasPrefix(thread, t4+"|") {
+				cancel()
+			}
+		})
+		return true
+	})
 	for _, th := range []string{t2, t3} {
 		if n := checkpoints(t, saver, th); n != 0 {
-			t.Errorf("task %s has %d checkpoints after a later finish; want it deleted (a failed deletion is tried again)", th, n)
+			t.Errorf("task %s has %d checkpoints after a later start; want it deleted (an unfinished task counts, a failed deletion is tried again)", th, n)
 		}
 	}
 	if n := checkpoints(t, saver, t4); n != 1 {
-		t.Errorf("the last task %s has %d checkpoints; want 1", t4, n)
+		t.Errorf("task %s, whose request ended during its retention, has %d checkpoints; want 1", t4, n)
+	}
+	for _, th := range saver.threads() {
+		if strings.HasPrefix(th, t4+"|") {
+			if n := checkpoints(t, saver, th); n != 0 {
+				t.Errorf("subgraph thread %s of task %s, whose request ended during its retention, has %d checkpoints; want none", th, t4, n)
+			}
+		}
 	}
 
 	saver.set(func(th string) bool { return strings.Contains(th, "|") }, nil)
-	t5 := runCtx(t.Context())
+	t5 := runCtx(t.Context(), nil)
 	if n := checkpoints(t, saver, t5); n < 2 {
 		t.Errorf("task %s, whose subgraph threads could not be deleted, has %d checkpoints; want it not pruned", t5, n)
 	}

@@ -116,21 +116,24 @@ type Config struct {
 	// is not a checkpoint.Pruner keeps every checkpoint of the tasks it
 	// keeps.
 	Checkpointer checkpoint.Saver
-	// Tasks records each principal's finished tasks, for KeepTasks and
-	// KeepTotalTasks. Nil means in memory: the tasks finished before a
-	// restart are then never deleted, so with a persistent Checkpointer
-	// pass OpenStorage's Memory.
+	// Tasks records each principal's tasks, for KeepTasks and
+	// KeepTotalTasks. Nil means in memory: the tasks run before a restart
+	// are then never deleted, so with a persistent Checkpointer pass
+	// OpenStorage's Memory.
 	Tasks TaskLog
-	// KeepTasks bounds the finished tasks of one principal (the thread id's
-	// prefix, see Skill.Owner; runs without one count as one principal)
-	// whose checkpoints are kept: when a task finishes, the principal's
-	// oldest finished tasks beyond it are deleted, and Resume or the web
-	// API no longer find them. Zero means DefaultKeepTasks.
+	// KeepTasks bounds the tasks of one principal (the thread id's prefix,
+	// see Skill.Owner; runs without one count as one principal) whose
+	// checkpoints are kept, finished or not (a task that failed, timed out
+	// or lost its client counts until it is deleted): when a task starts,
+	// is resumed or finishes, the principal's tasks least recently started,
+	// resumed or finished beyond it are deleted, but for those running in
+	// this process, and Resume or the web API no longer find them. Zero
+	// means DefaultKeepTasks.
 	KeepTasks int
-	// KeepTotalTasks bounds the finished tasks of all principals together
-	// whose checkpoints are kept, the number of principals being
-	// unbounded: the oldest beyond it are deleted, whoever's. Zero means
-	// DefaultKeepTotalTasks.
+	// KeepTotalTasks bounds the tasks of all principals together whose
+	// checkpoints are kept, the number of principals being unbounded: the
+	// least recent beyond it are deleted, whoever's, as for KeepTasks.
+	// Zero means DefaultKeepTotalTasks.
 	KeepTotalTasks int
 	// MaxTurns bounds the supervisor's turns per run. Zero means
 	// DefaultMaxTurns.
@@ -163,6 +166,7 @@ type Swarm struct {
 	mu          sync.Mutex
 	closed      bool
 	runs        sync.WaitGroup
+	running     map[string]int // runs in flight by thread, spared by the retention
 	gen         *generation           // the agents new runs see
 	old         map[*generation]bool  // replaced generations with runs in flight
 	code        []mcp.Server          // Config.Servers (and the bundled ones)
@@ -196,7 +200,7 @@ type team struct {
 // them. It connects to no server; tools are listed on the first run.
 func New(cfg Config) (*Swarm, error) {
 	w := &Swarm{cfg: cfg, client: cfg.Client, skills: cfg.Skills, workflows: cfg.Workflows, log: cfg.Logger,
-		file: map[string]mcp.Server{}, teams: map[string]TeamSpec{}}
+		file: map[string]mcp.Server{}, teams: map[string]TeamSpec{}, running: map[string]int{}}
 	if w.log == nil {
 		w.log = zap.NewNop()
 	}
@@ -542,6 +546,7 @@ func (w *Swarm) stream(ctx context.Context, thread string, input *State, yield f
 		return
 	}
 	defer w.release(gen)
+	defer w.begin(thread)()
 
 	opts := []graph.RunOption{graph.WithModes(graph.StreamCustom, graph.StreamValues)}
 	var in State
@@ -560,11 +565,14 @@ func (w *Swarm) stream(ctx context.Context, thread string, input *State, yield f
 			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome", thread))
 			return
 		case len(snap.Next) == 0:
+			w.retain(ctx, thread) // recorded, had it finished before the log was kept
 			yield(done(thread, snap.Values), nil)
 			return
 		}
 		opts = append(opts, graph.ContinueFrom(snap))
 	}
+	// Counted from its start: a task that never finishes is bounded too.
+	w.retain(ctx, thread)
 
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: checkpoint.NewID(), Tags: []string{"swarm"}})
 	ctx, end := w.cfg.Tracing.startRun(ctx, thread, in.Request)
