@@ -166,7 +166,7 @@ type Swarm struct {
 	mu          sync.Mutex
 	closed      bool
 	runs        sync.WaitGroup
-	running     map[string]int // runs in flight by thread, spared by the retention
+	running     map[string]int        // runs in flight by thread, spared by the retention
 	gen         *generation           // the agents new runs see
 	old         map[*generation]bool  // replaced generations with runs in flight
 	code        []mcp.Server          // Config.Servers (and the bundled ones)
