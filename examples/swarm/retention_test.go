@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -344,5 +345,45 @@ func TestRetentionSurvivesFailures(t *testing.T) {
 	t5 := runCtx(t.Context(), nil)
 	if n := checkpoints(t, saver, t5); n < 2 {
 		t.Errorf("task %s, whose subgraph threads could not be deleted, has %d checkpoints; want it not pruned", t5, n)
+	}
+}
+
+// TestRetentionSparesRunning: a task beyond KeepTasks whose run is in
+// flight keeps its checkpoints: its run goes on.
+func TestRetentionSparesRunning(t *testing.T) {
+	called := make(chan struct{})
+	client, err := agent.New(agent.Config{Model: hangOnce(called)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver := checkpoint.NewMemory()
+	s := newSwarm(t, swarm.Config{Client: client, Checkpointer: saver, KeepTasks: 1})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	first := make(chan string, 1)
+	ended := make(chan error, 1)
+	go func() {
+		var runErr error
+		for ev, err := range s.Run(ctx, teamTask) {
+			select {
+			case first <- ev.Thread:
+			default:
+			}
+			if err != nil {
+				runErr = err
+				break
+			}
+		}
+		ended <- runErr
+	}()
+	<-called // the first run waits on its first agent's model call
+	running := <-first
+	_, out := run(t, s, "What is 15% of 240?")
+	if n := checkpoints(t, saver, running); n == 0 {
+		t.Errorf("task %s, running while a later one (%s) started, lost its checkpoints; want them kept while it runs", running, out.Thread)
+	}
+	cancel()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the first run ended with %v; want context.Canceled", err)
 	}
 }
