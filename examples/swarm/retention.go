@@ -14,13 +14,13 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
-// Defaults of the retention of finished tasks (Config.KeepTasks and
+// Defaults of the retention of tasks (Config.KeepTasks and
 // Config.KeepTotalTasks).
 const (
-	// DefaultKeepTasks is how many finished tasks of one principal keep
+	// DefaultKeepTasks is how many tasks of one principal keep
 	// their checkpoints when Config.KeepTasks is zero.
 	DefaultKeepTasks = 100
-	// DefaultKeepTotalTasks is how many finished tasks of all principals
+	// DefaultKeepTotalTasks is how many tasks of all principals
 	// together keep their checkpoints when Config.KeepTotalTasks is zero.
 	DefaultKeepTotalTasks = 100000
 )

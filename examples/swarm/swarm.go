@@ -111,7 +111,7 @@ type Config struct {
 	// Checkpointer makes runs durable: each run is a thread of its own.
 	// Nil means checkpoint.NewMemory(). When a run finishes, its thread is
 	// pruned to its latest checkpoint (which holds the Outcome) and its
-	// agents' subgraph threads are deleted; the threads of finished tasks
+	// agents' subgraph threads are deleted; the threads of tasks
 	// beyond KeepTasks and KeepTotalTasks are deleted whole. A saver that
 	// is not a checkpoint.Pruner keeps every checkpoint of the tasks it
 	// keeps.
