@@ -203,20 +203,25 @@
 //
 // What a checkpoint holds. Each exported top-level field of the state is a
 // channel with a version. A checkpoint records the thread, its parent
-// checkpoint, the step number, the version of every channel, the nodes
-// that ran, the tasks of the next step (with their inputs, for Sends), the
+// checkpoint, the step number, the version of every channel, the nodes that
+// ran, the tasks of the next step (with their inputs, for Sends), the
 // interrupts it waits on, and metadata ([MetaSource]: input, loop,
-// interrupt, update or fork). It stores a blob only for the fields whose
-// value changed in its step (a field written again with the value it held
-// is not stored again), and a slice field written through an [Append]
-// handle is stored as a delta, the items appended, with a full value now
-// and then (when the deltas outgrow the last full value). So is a slice
-// field written otherwise (a merge method such as model.Messages', as
-// [Declare] gives it, [Reduce] or [Replace]) when its earlier items are
-// unchanged, with the default serializer (the JSON encoding of each item
-// compared with the last checkpoint's); a write that edits or removes an
-// item stores the whole value. A thread's storage grows with what changed,
-// not with steps × state.
+// interrupt, update or fork). It stores a blob only for the fields written
+// in its step (within a run, after the run's first checkpoint, a field
+// written again with the value it held is not stored again; a run that
+// starts from a loaded checkpoint, as a resume, a fork, [FromCheckpoint],
+// [ContinueFrom] or [Thread.Update] does, stores its first write of each
+// field even when unchanged, and whole unless it is an [Append]), and a
+// slice field written through an [Append] handle is stored as a delta, the
+// items appended, with a full value now and then (when the deltas outgrow
+// the last full value). So is a slice field written otherwise (a merge
+// method such as model.Messages', as [Declare] gives it, [Reduce] or
+// [Replace]) when its earlier items are unchanged, with the default
+// serializer (the JSON encoding of each item compared with the last
+// checkpoint's, within a run); a write that edits or removes an item stores
+// the whole value. A slice type that decodes itself (json.Unmarshaler or
+// encoding.TextUnmarshaler) is always stored whole. A thread's storage
+// grows with what changed, not with steps × state.
 //
 // When it is written. A run writes one checkpoint when it starts (the input
 // merged, the first tasks scheduled) and one after every super-step, once

@@ -97,6 +97,9 @@ func (r *run[S]) freeDrun() {
 		d.prev, d.lastRan = zero, nil
 		clear(d.tasks[:cap(d.tasks)]) // drop the run's contexts
 		clear(d.blobs[:cap(d.blobs)]) // and its encoded data
+		for i := range d.chans {
+			d.chans[i].prev = nil // and the last checkpoint's encoded values
+		}
 		r.dfree = d
 	}
 	r.d = nil

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -192,4 +193,53 @@ func checkpointBytes[S any](b *testing.B, c *graph.Compiled[S], saver *checkpoin
 	}
 	b.ReportMetric(float64(u.BlobBytes)/float64(u.Checkpoints), "B/checkpoint")
 	return out
+}
+
+// numbered is a list whose items know their position: UnmarshalJSON sets
+// it, as a type that derives, caps or sorts its items on decoding does.
+type numbered []numberedItem
+
+type numberedItem struct {
+	Text string
+	At   int `json:"-"`
+}
+
+func (n *numbered) UnmarshalJSON(b []byte) error {
+	var items []numberedItem
+	if err := json.Unmarshal(b, &items); err != nil {
+		return err
+	}
+	for i := range items {
+		items[i].At = i
+	}
+	*n = items
+	return nil
+}
+
+type numberedState struct {
+	Items numbered
+}
+
+var numberedItems = graph.Replace(func(s *numberedState) *numbered { return &s.Items })
+
+// TestDeltaSkipsUnmarshaler: a slice field whose type decodes itself is
+// stored whole: decoded piece by piece its items would be decoded apart,
+// and the state loaded would not be the state saved. (An Append handle
+// takes a field of an unnamed slice type, which has no methods.)
+func TestDeltaSkipsUnmarshaler(t *testing.T) {
+	c := untilGraph(t, checkpoint.NewMemory(), 6, "add", func(_ context.Context, s numberedState) (graph.Update[numberedState], error) {
+		item := numberedItem{Text: fmt.Sprint("item ", len(s.Items)), At: len(s.Items)}
+		return graph.Updates(numberedItems.Set(append(slices.Clone(s.Items), item))), nil
+	}, func(s numberedState) bool { return len(s.Items) >= 5 })
+	got, err := c.Invoke(onThread("numbered"), numberedState{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Thread("numbered").State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(got, st.Values); d != "" {
+		t.Fatalf("reloaded state differs (-run +loaded):\n%s", d)
+	}
 }

@@ -29,7 +29,13 @@ type channel struct {
 	name   string
 	typ    reflect.Type
 	offset uintptr
-	slice  bool // a slice: eligible for delta blobs
+	slice  bool // a slice
+	// delta: a slice eligible for delta blobs, whose type decodes as
+	// encoding/json does (no Unmarshaler of its own), so that a value
+	// decoded piece by piece and appended is the value stored. A type
+	// that decodes itself (capping, deduplicating or sorting its items)
+	// is always stored whole.
+	delta bool
 	// array: a slice that checkpoint.JSON encodes as a JSON array of its
 	// items, each encoded alone (no Marshaler of its own), so that a value
 	// whose earlier items are unchanged encodes to the same bytes up to
@@ -71,8 +77,9 @@ func newDurable[S any](saver checkpoint.Saver, ser checkpoint.Serializer) (*dura
 		}
 		d.byKey[f.Name] = len(d.chans)
 		slice := f.Type.Kind() == reflect.Slice
-		d.chans = append(d.chans, channel{name: f.Name, typ: f.Type, offset: f.Offset, slice: slice,
-			array: slice && ser == checkpoint.JSON && !marshals(f.Type) && !marshals(reflect.PointerTo(f.Type))})
+		delta := slice && !unmarshals(f.Type) && !unmarshals(reflect.PointerTo(f.Type))
+		d.chans = append(d.chans, channel{name: f.Name, typ: f.Type, offset: f.Offset, slice: slice, delta: delta,
+			array: delta && ser == checkpoint.JSON && !marshals(f.Type) && !marshals(reflect.PointerTo(f.Type))})
 	}
 	return d, errors.Join(errs...)
 }
@@ -80,6 +87,11 @@ func newDurable[S any](saver checkpoint.Saver, ser checkpoint.Serializer) (*dura
 // marshals reports whether t encodes itself to JSON.
 func marshals(t reflect.Type) bool {
 	return t.Implements(reflect.TypeFor[json.Marshaler]()) || t.Implements(reflect.TypeFor[encoding.TextMarshaler]())
+}
+
+// unmarshals reports whether t decodes itself from JSON or text.
+func unmarshals(t reflect.Type) bool {
+	return t.Implements(reflect.TypeFor[json.Unmarshaler]()) || t.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
 }
 
 // chanOf returns the channel holding the byte at offset off of S, or -1.
@@ -201,7 +213,7 @@ func (d *drun[S]) encode(s *S) error {
 			x  any
 			sc reflect.Value
 		)
-		deltaOK := c.slice && cr.version > 0 && n >= cr.len && !cr.chain.NeedsFull()
+		deltaOK := c.delta && cr.version > 0 && n >= cr.len && !cr.chain.NeedsFull()
 		if deltaOK && !full {
 			if n == cr.len {
 				continue // appended nothing

@@ -84,9 +84,10 @@
 // SQLite files or PostgreSQL, and a Memory for skills, teams and finished
 // tasks that outlives the process); Event.Thread and Outcome.Thread name
 // it. A finished run keeps only its last checkpoint, which holds its
-// Outcome: its agents' checkpoints are deleted, and the oldest finished
-// tasks of a principal beyond Config.KeepTasks (of all principals beyond
-// Config.KeepTotalTasks) are deleted whole. A thread
+// Outcome: its agents' checkpoints are deleted, and a principal's tasks,
+// finished or not, least recently started or finished beyond
+// Config.KeepTasks (of all principals beyond Config.KeepTotalTasks) are
+// deleted whole. A thread
 // id "principal.id" (the web API's) makes the run that principal's: the
 // skills it learns and the teams its Architect designs are offered to that
 // principal's runs only. The thread id is then the principal's only

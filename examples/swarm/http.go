@@ -200,7 +200,7 @@ func (h *api) start(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	principal := guard.Principal(r.Context())
-	h.run(rw, r, principal+"."+checkpoint.NewID(), State{Request: task})
+	h.run(rw, r, principal+"."+checkpoint.NewID(), &State{Request: task})
 }
 
 // task returns the id and the state of the task the request's path names,
@@ -240,12 +240,12 @@ func (h *api) resume(rw http.ResponseWriter, r *http.Request) {
 		h.reply(rw, r, func(yield func(Event, error) bool) { yield(done(id, snap.Values), nil) })
 		return
 	}
-	h.run(rw, r, id, State{})
+	h.run(rw, r, id, nil) // reads the state again, and runs on from it only
 }
 
 // run runs the task within the run timeout (the guard bounds each
-// principal's tasks in flight).
-func (h *api) run(rw http.ResponseWriter, r *http.Request, thread string, input State) {
+// principal's tasks in flight); a nil input resumes it (see Swarm.stream).
+func (h *api) run(rw http.ResponseWriter, r *http.Request, thread string, input *State) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.RunTimeout)
 	defer cancel()
 	h.reply(rw, r.WithContext(ctx), func(yield func(Event, error) bool) { h.w.stream(ctx, thread, input, yield) })

@@ -7,66 +7,119 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
-// Defaults of the retention of finished tasks (Config.KeepTasks and
+// Defaults of the retention of tasks (Config.KeepTasks and
 // Config.KeepTotalTasks).
 const (
-	// DefaultKeepTasks is how many finished tasks of one principal keep
+	// DefaultKeepTasks is how many tasks of one principal keep
 	// their checkpoints when Config.KeepTasks is zero.
 	DefaultKeepTasks = 100
-	// DefaultKeepTotalTasks is how many finished tasks of all principals
+	// DefaultKeepTotalTasks is how many tasks of all principals
 	// together keep their checkpoints when Config.KeepTotalTasks is zero.
 	DefaultKeepTotalTasks = 100000
 )
 
-// TaskLog records the finished tasks of each principal, oldest first, so
-// that the swarm deletes the checkpoints of those beyond its bounds
-// (Config.KeepTasks, Config.KeepTotalTasks). Implementations must be safe
-// for concurrent use; OpenStorage's Memory keeps the log across processes.
+// TaskLog records the tasks of each principal, least recently started or
+// finished first, so that the swarm deletes the checkpoints of those beyond
+// its bounds (Config.KeepTasks, Config.KeepTotalTasks): a task counts from
+// its start, so that tasks that never finish (failed, timed out, abandoned
+// by their client) are bounded too. Implementations must be safe for
+// concurrent use; OpenStorage's Memory keeps the log across processes.
 type TaskLog interface {
-	// Finished records thread as owner's most recent finished task (again
-	// for a thread already recorded, which moves it last), then forgets and
-	// returns the threads of owner's tasks beyond the keep most recent and
-	// those of all owners beyond the keepTotal most recent. The caller
-	// deletes the returned threads' checkpoints.
-	Finished(ctx context.Context, owner, thread string, keep, keepTotal int) ([]string, error)
+	// Record records thread as owner's most recent task (again for a
+	// thread already recorded, which moves it last), then returns, oldest
+	// first, the threads of owner's tasks beyond the keep most recent and,
+	// of the others, those beyond the keepTotal most recent of all owners.
+	// They stay recorded: the caller deletes their checkpoints and then
+	// calls Forget, so that a deletion that failed is returned again by a
+	// later Record.
+	Record(ctx context.Context, owner, thread string, keep, keepTotal int) ([]string, error)
+	// Forget removes thread from the log; its checkpoints are deleted.
+	Forget(ctx context.Context, thread string) error
+}
+
+// retentionTimeout bounds the retention of a task, which runs on after
+// the request that ran the task has ended.
+const retentionTimeout = time.Minute
+
+// retain records thread, which starts or has just finished, as its
+// owner's most recent task and deletes the tasks beyond Config.KeepTasks
+// and Config.KeepTotalTasks, but for those in flight (which a later
+// Record returns again, unless they moved last). It runs to its end,
+// within retentionTimeout, when ctx (the request's) is cancelled. A
+// failure is logged, not returned: the task runs, or ran, regardless.
+func (w *Swarm) retain(ctx context.Context, thread string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retentionTimeout)
+	defer cancel()
+	owner := ""
+	if p, _, ok := strings.Cut(thread, "."); ok && principalRe.MatchString(p) {
+		owner = p
+	}
+	drop, err := w.tasks.Record(ctx, owner, thread, w.cfg.KeepTasks, w.cfg.KeepTotalTasks)
+	if err != nil {
+		w.retentionFailed(thread, "recording the task", err)
+	}
+	for _, old := range drop {
+		if w.inFlight(old) {
+			continue
+		}
+		if err := w.deleteTask(ctx, old); err != nil {
+			w.retentionFailed(thread, "deleting the checkpoints of task "+old+" (it stays recorded)", err)
+			continue
+		}
+		if err := w.tasks.Forget(ctx, old); err != nil {
+			w.retentionFailed(thread, "forgetting task "+old, err)
+		}
+	}
+}
+
+func (w *Swarm) retentionFailed(thread, what string, err error) {
+	w.log.Warn("swarm: retention of tasks: "+what, zap.String("thread", thread), zap.Error(err))
 }
 
 // finished applies the retention to thread, whose run has just ended:
 // its subgraph threads (the agents' and teams' steps, which a resume no
 // longer needs) are deleted, the thread is pruned to its latest checkpoint,
-// which holds the Outcome (Resume and the web API's GET read it), and the
-// owner's oldest finished tasks beyond Config.KeepTasks, and all owners'
-// beyond Config.KeepTotalTasks, are deleted. A failure is logged, not
-// returned: the run itself succeeded.
+// which holds the Outcome (Resume and the web API's GET read it), and it
+// is recorded again (see retain), which moves it last. It runs to its end,
+// within retentionTimeout, when ctx (the request's) is cancelled.
 func (w *Swarm) finished(ctx context.Context, thread string) {
-	fail := func(what string, err error) {
-		w.log.Warn("swarm: retention of finished tasks: "+what, zap.String("thread", thread), zap.Error(err))
-	}
+	w.retain(ctx, thread)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retentionTimeout)
+	defer cancel()
 	if err := w.dropSubgraphs(ctx, thread, 0); err != nil {
-		fail("deleting the subgraph threads", err)
+		// Pruning would delete the checkpoints that name the subgraph
+		// threads: they would be left for good.
+		w.retentionFailed(thread, "deleting the subgraph threads (the thread is not pruned)", err)
+	} else if _, err := checkpoint.Prune(ctx, w.saver, checkpoint.Retention{ThreadID: thread, KeepLatest: 1}); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		w.retentionFailed(thread, "pruning the thread to its latest checkpoint", err)
 	}
-	if _, err := checkpoint.Prune(ctx, w.saver, checkpoint.Retention{ThreadID: thread, KeepLatest: 1}); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		fail("pruning the thread to its latest checkpoint", err)
-	}
-	owner := ""
-	if p, _, ok := strings.Cut(thread, "."); ok && principalRe.MatchString(p) {
-		owner = p
-	}
-	drop, err := w.tasks.Finished(ctx, owner, thread, w.cfg.KeepTasks, w.cfg.KeepTotalTasks)
-	if err != nil {
-		fail("recording the finished task", err)
-		return
-	}
-	for _, old := range drop {
-		if err := w.deleteTask(ctx, old); err != nil {
-			fail("deleting the checkpoints of task "+old, err)
+}
+
+// inFlight reports whether a run of thread is in flight in this process.
+func (w *Swarm) inFlight(thread string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running[thread] > 0
+}
+
+// begin counts a run of thread in flight until the returned func.
+func (w *Swarm) begin(thread string) func() {
+	w.mu.Lock()
+	w.running[thread]++
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		if w.running[thread]--; w.running[thread] <= 0 {
+			delete(w.running, thread)
 		}
+		w.mu.Unlock()
 	}
 }
 
@@ -123,8 +176,8 @@ type taskLog struct {
 
 type loggedTask struct{ owner, thread string }
 
-// Finished implements TaskLog.
-func (l *taskLog) Finished(ctx context.Context, owner, thread string, keep, keepTotal int) ([]string, error) {
+// Record implements TaskLog.
+func (l *taskLog) Record(ctx context.Context, owner, thread string, keep, keepTotal int) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -139,20 +192,28 @@ func (l *taskLog) Finished(ctx context.Context, owner, thread string, keep, keep
 		}
 	}
 	var drop []string
-	over := n - keep
-	l.tasks = slices.DeleteFunc(l.tasks, func(t loggedTask) bool {
-		if over <= 0 || t.owner != owner {
-			return false
+	overOwn, overAll := n-keep, len(l.tasks)-max(n-keep, 0)-keepTotal
+	for _, t := range l.tasks {
+		switch {
+		case t.owner == owner && overOwn > 0:
+			overOwn--
+		case overAll > 0: // of the rest, oldest first
+			overAll--
+		default:
+			continue
 		}
-		over--
 		drop = append(drop, t.thread)
-		return true
-	})
-	if over := len(l.tasks) - keepTotal; over > 0 {
-		for _, t := range l.tasks[:over] {
-			drop = append(drop, t.thread)
-		}
-		l.tasks = slices.Delete(l.tasks, 0, over)
 	}
 	return drop, nil
+}
+
+// Forget implements TaskLog.
+func (l *taskLog) Forget(ctx context.Context, thread string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tasks = slices.DeleteFunc(l.tasks, func(t loggedTask) bool { return t.thread == thread })
+	return nil
 }

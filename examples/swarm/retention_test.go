@@ -2,10 +2,13 @@ package swarm_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -170,5 +173,217 @@ func TestKeepTasksNegative(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "Config."+field) {
 			t.Errorf("New with %s negative: %v; want an error naming Config.%s", field, err, field)
 		}
+	}
+}
+
+// TestTaskLogBounds: the task logs in memory, SQLite and PostgreSQL agree:
+// a principal's tasks beyond its bound go first, then everyone's beyond
+// the total bound, counted by tasks (not by finishes: a task finished
+// again leaves a gap), and a returned task stays recorded until
+// forgotten.
+func TestTaskLogBounds(t *testing.T) {
+	check := func(t *testing.T, l swarm.TaskLog) {
+		ctx := t.Context()
+		finish := func(owner, thread string) []string {
+			t.Helper()
+			drop, err := l.Record(ctx, owner, thread, 3, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return drop
+		}
+		for _, th := range []string{"a1", "b1", "a2", "b2"} {
+			if d := finish(th[:1], th); len(d) != 0 {
+				t.Fatalf("finishing %s of 4 tasks dropped %v", th, d)
+			}
+		}
+		// a busy principal finishing the same task again: no one's task
+		// is beyond a bound.
+		for range 10 {
+			if d := finish("a", "a2"); len(d) != 0 {
+				t.Fatalf("finishing a2 again dropped %v; want none (4 tasks kept)", d)
+			}
+		}
+		if d := finish("a", "a3"); len(d) != 0 {
+			t.Fatalf("a3, the 5th task: dropped %v", d)
+		}
+		// a4: a's 4th: a1 is beyond a's bound, and with it gone 5 remain.
+		if d := finish("a", "a4"); !slices.Equal(d, []string{"a1"}) {
+			t.Fatalf("a4 dropped %v; want [a1]", d)
+		}
+		// Not forgotten: returned again.
+		if d := finish("b", "b3"); !slices.Equal(d, []string{"a1", "b1"}) {
+			t.Fatalf("b3 dropped %v; want [a1 b1] (a1 not forgotten, 6 others)", d)
+		}
+		for _, th := range []string{"a1", "b1"} {
+			if err := l.Forget(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := finish("c", "c1"); !slices.Equal(d, []string{"b2"}) {
+			t.Fatalf("c1 dropped %v; want [b2]", d)
+		}
+	}
+	t.Run("memory", func(t *testing.T) { check(t, swarm.NewTaskLog()) })
+	t.Run("sqlite", func(t *testing.T) {
+		st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		check(t, st.Memory)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn, schema := postgresSchema(t)
+		st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DSN: dsn, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		check(t, st.Memory)
+	})
+}
+
+// faultySaver is a recordingSaver whose DeleteThread first calls
+// onDelete with the thread, then fails for the threads fail names.
+type faultySaver struct {
+	*recordingSaver
+	mu       sync.Mutex
+	fail     func(thread string) bool
+	onDelete func(thread string)
+}
+
+func (f *faultySaver) DeleteThread(ctx context.Context, thread string) error {
+	f.mu.Lock()
+	fail := f.fail != nil && f.fail(thread)
+	on := f.onDelete
+	f.mu.Unlock()
+	if on != nil {
+		on(thread)
+	}
+	if fail {
+		return errors.New("injected: deleting " + thread)
+	}
+	return f.recordingSaver.DeleteThread(ctx, thread)
+}
+
+func (f *faultySaver) set(fail func(string) bool, onDelete func(string)) {
+	f.mu.Lock()
+	f.fail, f.onDelete = fail, onDelete
+	f.mu.Unlock()
+}
+
+// TestRetentionSurvivesFailures: a task counts against KeepTasks from its
+// start, so a task that never finishes is deleted like a finished one; a
+// task whose checkpoints could not be deleted stays recorded and is
+// deleted by a later start; the retention runs to its end when the
+// request's context ends during it; a thread whose subgraph threads could
+// not be deleted is not pruned (its checkpoints still name them).
+func TestRetentionSurvivesFailures(t *testing.T) {
+	saver := &faultySaver{recordingSaver: newRecordingSaver(checkpoint.NewMemory())}
+	s := newSwarm(t, swarm.Config{Checkpointer: saver, KeepTasks: 1})
+	const task = "What is 15% of 240?"
+	// runCtx runs the task on ctx, calling first with its thread on its
+	// first event; a false from first stops the run there.
+	runCtx := func(ctx context.Context, first func(thread string) bool) string {
+		t.Helper()
+		var thread string
+		for ev, err := range s.Run(ctx, task) {
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if thread == "" && first != nil && !first(ev.Thread) {
+				return ev.Thread
+			}
+			thread = ev.Thread
+		}
+		return thread
+	}
+	t1 := runCtx(t.Context(), nil)
+	// t2 starts, and its client leaves: it never finishes.
+	t2 := runCtx(t.Context(), func(string) bool { return false })
+	if n := checkpoints(t, saver, t1); n != 0 {
+		t.Errorf("task %s has %d checkpoints once a later one started; want it deleted (KeepTasks 1)", t1, n)
+	}
+	if n := checkpoints(t, saver, t2); n == 0 {
+		t.Fatalf("the unfinished task %s has no checkpoints", t2)
+	}
+
+	saver.set(func(th string) bool { return th == t2 }, nil)
+	t3 := runCtx(t.Context(), nil)
+	if n := checkpoints(t, saver, t2); n == 0 {
+		t.Fatalf("task %s, whose deletion failed, has no checkpoints", t2)
+	}
+	// t4's request ends while the retention deletes its subgraph threads.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	t4 := runCtx(ctx, func(t4 string) bool {
+		saver.set(nil, func(thread string) {
+			if strings.HasPrefix(thread, t4+"|") {
+				cancel()
+			}
+		})
+		return true
+	})
+	for _, th := range []string{t2, t3} {
+		if n := checkpoints(t, saver, th); n != 0 {
+			t.Errorf("task %s has %d checkpoints after a later start; want it deleted (an unfinished task counts, a failed deletion is tried again)", th, n)
+		}
+	}
+	if n := checkpoints(t, saver, t4); n != 1 {
+		t.Errorf("task %s, whose request ended during its retention, has %d checkpoints; want 1", t4, n)
+	}
+	for _, th := range saver.threads() {
+		if strings.HasPrefix(th, t4+"|") {
+			if n := checkpoints(t, saver, th); n != 0 {
+				t.Errorf("subgraph thread %s of task %s, whose request ended during its retention, has %d checkpoints; want none", th, t4, n)
+			}
+		}
+	}
+
+	saver.set(func(th string) bool { return strings.Contains(th, "|") }, nil)
+	t5 := runCtx(t.Context(), nil)
+	if n := checkpoints(t, saver, t5); n < 2 {
+		t.Errorf("task %s, whose subgraph threads could not be deleted, has %d checkpoints; want it not pruned", t5, n)
+	}
+}
+
+// TestRetentionSparesRunning: a task beyond KeepTasks whose run is in
+// flight keeps its checkpoints: its run goes on.
+func TestRetentionSparesRunning(t *testing.T) {
+	called := make(chan struct{})
+	client, err := agent.New(agent.Config{Model: hangOnce(called)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver := checkpoint.NewMemory()
+	s := newSwarm(t, swarm.Config{Client: client, Checkpointer: saver, KeepTasks: 1})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	first := make(chan string, 1)
+	ended := make(chan error, 1)
+	go func() {
+		var runErr error
+		for ev, err := range s.Run(ctx, teamTask) {
+			select {
+			case first <- ev.Thread:
+			default:
+			}
+			if err != nil {
+				runErr = err
+				break
+			}
+		}
+		ended <- runErr
+	}()
+	<-called // the first run waits on its first agent's model call
+	running := <-first
+	_, out := run(t, s, "What is 15% of 240?")
+	if n := checkpoints(t, saver, running); n == 0 {
+		t.Errorf("task %s, running while a later one (%s) started, lost its checkpoints; want them kept while it runs", running, out.Thread)
+	}
+	cancel()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the first run ended with %v; want context.Canceled", err)
 	}
 }

@@ -110,7 +110,7 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 // Memory is a SkillStore, WorkflowStore and TaskLog in SQL (SQLite or
 // PostgreSQL): skills ranked like SkillLibrary's, among each agent's most
 // recent MaxSkillsScanned, the teams the Architect designed (the seed's
-// workflows table), and the finished tasks whose checkpoints are kept.
+// workflows table), and the tasks whose checkpoints are kept.
 type Memory struct {
 	db     *sql.DB
 	prefix string
@@ -197,7 +197,7 @@ func newMemory(ctx context.Context, db *sql.DB, prefix string, pg bool) (*Memory
 		// Save's MAX(seq) and its pruning of the oldest beyond
 		// MaxTotalSkills read this index.
 		`CREATE INDEX IF NOT EXISTS swarm_skills_seq ON `+prefix+`swarm_skills (seq)`,
-		// The finished tasks (TaskLog), for Config.KeepTasks and
+		// The tasks (TaskLog), for Config.KeepTasks and
 		// Config.KeepTotalTasks.
 		`CREATE TABLE IF NOT EXISTS `+prefix+`swarm_tasks (thread TEXT PRIMARY KEY, owner TEXT NOT NULL, seq BIGINT NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS swarm_tasks_owner ON `+prefix+`swarm_tasks (owner, seq)`,
@@ -408,9 +408,9 @@ func (m *Memory) Teams(ctx context.Context) ([]TeamSpec, error) {
 	return out, rows.Err()
 }
 
-// Finished implements TaskLog, in one transaction, which concurrent calls
+// Record implements TaskLog, in one transaction, which concurrent calls
 // wait for (see save).
-func (m *Memory) Finished(ctx context.Context, owner, thread string, keep, keepTotal int) ([]string, error) {
+func (m *Memory) Record(ctx context.Context, owner, thread string, keep, keepTotal int) ([]string, error) {
 	var drop []string
 	err := m.save(ctx, "swarm_tasks", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_tasks WHERE thread = $1`, thread); err != nil {
@@ -420,15 +420,19 @@ func (m *Memory) Finished(ctx context.Context, owner, thread string, keep, keepT
 			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_tasks`, thread, owner); err != nil {
 			return err
 		}
-		// The owner's beyond the keep newest, and everyone's finished
-		// more than keepTotal finishes ago (each task has its own seq,
-		// one more than the highest when it finished). The LIMIT only
-		// bounds the statement: the owner has at most keepTotal+1
-		// tasks unless the bounds were lowered, and then the next
-		// finish drops more.
+		// The owner's beyond the keep newest, then of the others the
+		// ones beyond the keepTotal newest, counted by rows: seq has
+		// gaps (a task recorded again moves last). The LIMITs only
+		// bound the statement: there are at most keepTotal+1 tasks
+		// unless the bounds were lowered or deletions failed, and then
+		// the next finish returns more.
 		rows, err := tx.QueryContext(ctx, `SELECT thread FROM `+m.prefix+`swarm_tasks WHERE seq IN (
 				SELECT seq FROM `+m.prefix+`swarm_tasks WHERE owner = $1 ORDER BY seq DESC LIMIT $4 OFFSET $2)
-			OR seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_tasks) - $3`, owner, keep, keepTotal, max(keep, keepTotal)+1)
+			OR seq IN (
+				SELECT seq FROM `+m.prefix+`swarm_tasks WHERE seq NOT IN (
+					SELECT seq FROM `+m.prefix+`swarm_tasks WHERE owner = $1 ORDER BY seq DESC LIMIT $4 OFFSET $2)
+				ORDER BY seq DESC LIMIT $4 OFFSET $3)
+			ORDER BY seq`, owner, keep, keepTotal, max(keep, keepTotal)+1)
 		if err != nil {
 			return err
 		}
@@ -440,19 +444,18 @@ func (m *Memory) Finished(ctx context.Context, owner, thread string, keep, keepT
 			}
 			drop = append(drop, t)
 		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		rows.Close()
-		for _, t := range drop {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_tasks WHERE thread = $1`, t); err != nil {
-				return err
-			}
-		}
-		return nil
+		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("swarm: recording the finished task %q: %w", thread, err)
+		return nil, fmt.Errorf("swarm: recording the task %q: %w", thread, err)
 	}
 	return drop, nil
+}
+
+// Forget implements TaskLog.
+func (m *Memory) Forget(ctx context.Context, thread string) error {
+	if _, err := m.db.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_tasks WHERE thread = $1`, thread); err != nil {
+		return fmt.Errorf("swarm: forgetting the task %q: %w", thread, err)
+	}
+	return nil
 }

@@ -111,26 +111,29 @@ type Config struct {
 	// Checkpointer makes runs durable: each run is a thread of its own.
 	// Nil means checkpoint.NewMemory(). When a run finishes, its thread is
 	// pruned to its latest checkpoint (which holds the Outcome) and its
-	// agents' subgraph threads are deleted; the threads of finished tasks
+	// agents' subgraph threads are deleted; the threads of tasks
 	// beyond KeepTasks and KeepTotalTasks are deleted whole. A saver that
 	// is not a checkpoint.Pruner keeps every checkpoint of the tasks it
 	// keeps.
 	Checkpointer checkpoint.Saver
-	// Tasks records each principal's finished tasks, for KeepTasks and
-	// KeepTotalTasks. Nil means in memory: the tasks finished before a
-	// restart are then never deleted, so with a persistent Checkpointer
-	// pass OpenStorage's Memory.
+	// Tasks records each principal's tasks, for KeepTasks and
+	// KeepTotalTasks. Nil means in memory: the tasks run before a restart
+	// are then never deleted, so with a persistent Checkpointer pass
+	// OpenStorage's Memory.
 	Tasks TaskLog
-	// KeepTasks bounds the finished tasks of one principal (the thread id's
-	// prefix, see Skill.Owner; runs without one count as one principal)
-	// whose checkpoints are kept: when a task finishes, the principal's
-	// oldest finished tasks beyond it are deleted, and Resume or the web
-	// API no longer find them. Zero means DefaultKeepTasks.
+	// KeepTasks bounds the tasks of one principal (the thread id's prefix,
+	// see Skill.Owner; runs without one count as one principal) whose
+	// checkpoints are kept, finished or not (a task that failed, timed out
+	// or lost its client counts until it is deleted): when a task starts,
+	// is resumed or finishes, the principal's tasks least recently started,
+	// resumed or finished beyond it are deleted, but for those running in
+	// this process, and Resume or the web API no longer find them. Zero
+	// means DefaultKeepTasks.
 	KeepTasks int
-	// KeepTotalTasks bounds the finished tasks of all principals together
-	// whose checkpoints are kept, the number of principals being
-	// unbounded: the oldest beyond it are deleted, whoever's. Zero means
-	// DefaultKeepTotalTasks.
+	// KeepTotalTasks bounds the tasks of all principals together whose
+	// checkpoints are kept, the number of principals being unbounded: the
+	// least recent beyond it are deleted, whoever's, as for KeepTasks.
+	// Zero means DefaultKeepTotalTasks.
 	KeepTotalTasks int
 	// MaxTurns bounds the supervisor's turns per run. Zero means
 	// DefaultMaxTurns.
@@ -163,6 +166,7 @@ type Swarm struct {
 	mu          sync.Mutex
 	closed      bool
 	runs        sync.WaitGroup
+	running     map[string]int        // runs in flight by thread, spared by the retention
 	gen         *generation           // the agents new runs see
 	old         map[*generation]bool  // replaced generations with runs in flight
 	code        []mcp.Server          // Config.Servers (and the bundled ones)
@@ -196,7 +200,7 @@ type team struct {
 // them. It connects to no server; tools are listed on the first run.
 func New(cfg Config) (*Swarm, error) {
 	w := &Swarm{cfg: cfg, client: cfg.Client, skills: cfg.Skills, workflows: cfg.Workflows, log: cfg.Logger,
-		file: map[string]mcp.Server{}, teams: map[string]TeamSpec{}}
+		file: map[string]mcp.Server{}, teams: map[string]TeamSpec{}, running: map[string]int{}}
 	if w.log == nil {
 		w.log = zap.NewNop()
 	}
@@ -512,7 +516,7 @@ func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 			yield(Event{}, ErrTaskTooLong)
 			return
 		}
-		w.stream(ctx, checkpoint.NewID(), State{Request: task}, yield)
+		w.stream(ctx, checkpoint.NewID(), &State{Request: task}, yield)
 	}
 }
 
@@ -525,7 +529,31 @@ func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 // client resumes as another principal.
 func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		snap, err := w.Graph().Thread(thread).State(ctx)
+		w.stream(ctx, thread, nil, yield)
+	}
+}
+
+// stream runs the graph on thread and forwards its events. A nil input
+// resumes the thread from the state it reads (a finished run yields its
+// Outcome): the run continues from that very checkpoint, so that a thread
+// another run moved on since (a concurrent resume that finished it, or
+// the retention) fails with checkpoint.ErrConflict instead of running
+// again from START.
+func (w *Swarm) stream(ctx context.Context, thread string, input *State, yield func(Event, error) bool) {
+	gen, err := w.acquire()
+	if err != nil {
+		yield(Event{Thread: thread}, err)
+		return
+	}
+	defer w.release(gen)
+	defer w.begin(thread)()
+
+	opts := []graph.RunOption{graph.WithModes(graph.StreamCustom, graph.StreamValues)}
+	var in State
+	if input != nil {
+		in = *input
+	} else {
+		snap, err := gen.main.compiled.Thread(thread).State(ctx)
 		switch {
 		case errors.Is(err, checkpoint.ErrNotFound):
 			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome: %w", thread, err))
@@ -537,28 +565,21 @@ func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, erro
 			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome", thread))
 			return
 		case len(snap.Next) == 0:
+			w.retain(ctx, thread) // recorded, had it finished before the log was kept
 			yield(done(thread, snap.Values), nil)
 			return
 		}
-		w.stream(ctx, thread, State{}, yield)
+		opts = append(opts, graph.ContinueFrom(snap))
 	}
-}
-
-// stream runs the graph on thread and forwards its events.
-func (w *Swarm) stream(ctx context.Context, thread string, input State, yield func(Event, error) bool) {
-	gen, err := w.acquire()
-	if err != nil {
-		yield(Event{Thread: thread}, err)
-		return
-	}
-	defer w.release(gen)
+	// Counted from its start: a task that never finishes is bounded too.
+	w.retain(ctx, thread)
 
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: checkpoint.NewID(), Tags: []string{"swarm"}})
-	ctx, end := w.cfg.Tracing.startRun(ctx, thread, input.Request)
+	ctx, end := w.cfg.Tracing.startRun(ctx, thread, in.Request)
 	var final State
 	var runErr error
 	defer func() { end(final, runErr) }()
-	for ev, err := range gen.main.compiled.Thread(thread).Stream(ctx, input, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
+	for ev, err := range gen.main.compiled.Thread(thread).Stream(ctx, in, opts...) {
 		if err != nil {
 			runErr = err
 			yield(Event{Thread: thread}, err)

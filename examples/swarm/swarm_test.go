@@ -22,6 +22,7 @@ import (
 	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/swarm"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/resilience"
 )
@@ -567,4 +568,97 @@ func TestReflectionFallback(t *testing.T) {
 func isCritique(prompt string) bool {
 	r, ok := supervisortest.Parse(prompt)
 	return ok && r.Step == supervisortest.Critique
+}
+
+// raceSaver calls onRead once, after the first read of a thread's latest
+// checkpoint once armed, before that read returns: another writer moves
+// the thread on between a reader's check and its run.
+type raceSaver struct {
+	checkpoint.Saver
+	mu     sync.Mutex
+	onRead func()
+}
+
+func (r *raceSaver) Get(ctx context.Context, thread, id string) (*checkpoint.Snapshot, error) {
+	snap, err := r.Saver.Get(ctx, thread, id)
+	r.mu.Lock()
+	on := r.onRead
+	if id == "" && !strings.Contains(thread, "|") {
+		r.onRead = nil
+	} else {
+		on = nil
+	}
+	r.mu.Unlock()
+	if on != nil {
+		on()
+	}
+	return snap, err
+}
+
+func (r *raceSaver) arm(f func()) {
+	r.mu.Lock()
+	r.onRead = f
+	r.mu.Unlock()
+}
+
+// TestResumeRace: of two resumes of a failed run that both read it
+// unfinished, the one that saves second fails with checkpoint.ErrConflict
+// rather than running the finished task again, and the thread keeps the
+// first one's Outcome.
+func TestResumeRace(t *testing.T) {
+	t.Parallel()
+	called := make(chan struct{})
+	client, err := agent.New(agent.Config{Model: hangOnce(called)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver := &raceSaver{Saver: checkpoint.NewMemory()}
+	s := newSwarm(t, swarm.Config{Client: client, Checkpointer: saver})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		select {
+		case <-called:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	var thread string
+	for ev, err := range s.Run(ctx, teamTask) {
+		thread = ev.Thread
+		if err != nil {
+			break
+		}
+	}
+	var first *swarm.Outcome
+	saver.arm(func() {
+		out, err := collectDone(s.Resume(t.Context(), thread))
+		if err != nil {
+			t.Errorf("the first resume: %v", err)
+		}
+		first = out
+	})
+	var dones int
+	var lateErr error
+	for ev, err := range s.Resume(t.Context(), thread) {
+		if err != nil {
+			lateErr = err
+			break
+		}
+		if ev.Kind == swarm.EventDone {
+			dones++
+		}
+	}
+	if first == nil || first.Status != "complete" {
+		t.Fatalf("the first resume's outcome: %+v; want complete", first)
+	}
+	if !errors.Is(lateErr, checkpoint.ErrConflict) || dones != 0 {
+		t.Errorf("the second resume, which read the thread before the first finished it: %d outcomes, error %v; want none and checkpoint.ErrConflict", dones, lateErr)
+	}
+	st, err := s.Graph().Thread(thread).State(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Next) != 0 || st.Values.Turns != first.Turns || st.Values.Answer != first.Answer {
+		t.Errorf("the thread after both resumes: next %v, %d turns; want the first resume's finished state (%d turns)", st.Next, st.Values.Turns, first.Turns)
+	}
 }
