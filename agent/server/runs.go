@@ -2815,10 +2815,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	// Each write gets Config.StreamWriteTimeout: a client that stops
 	// reading ends its stream (the write fails) instead of holding this
 	// handler and its stream slot until the run ends. The deadline is
-	// renewed before each write and cleared while the stream waits, as
-	// it may wait longer than the timeout between two writes (over
-	// HTTP/2 a deadline resets the stream when it passes, even with no
-	// write in progress); net/http clears it once the handler returns.
+	// renewed right before each write and cleared while the stream waits
+	// or reads the store, as it may take longer than the timeout between
+	// two writes (over HTTP/2 a deadline resets the stream when it
+	// passes, even with no write in progress); the server renews it for
+	// the response's end once the handler returns (see Server.ServeHTTP).
 	wd := responseDeadline(w, s.cfg.StreamWriteTimeout)
 	deadline := wd.renew
 	w.WriteHeader(http.StatusOK)
