@@ -2579,8 +2579,11 @@ func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
 	if body.Temporary && body.OnCompletion == "delete" {
 		defer func() {
 			// The stream's last event first: the thread's removal waits
-			// for the run's record to end.
+			// for the run's record to end, with no write deadline (over
+			// HTTP/2 one passing resets the stream); the server renews
+			// it for the response's end once this handler returns.
 			_ = http.NewResponseController(w).Flush()
+			responseDeadline(w, s.cfg.StreamWriteTimeout).idle()
 			// Cancelled only when its client left: a stream that stopped
 			// on a store error leaves a client that is still connected,
 			// and its run runs on.
@@ -2812,10 +2815,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	// Each write gets Config.StreamWriteTimeout: a client that stops
 	// reading ends its stream (the write fails) instead of holding this
 	// handler and its stream slot until the run ends. The deadline is
-	// renewed before each write and cleared while the stream waits, as
-	// it may wait longer than the timeout between two writes (over
-	// HTTP/2 a deadline resets the stream when it passes, even with no
-	// write in progress); net/http clears it once the handler returns.
+	// renewed right before each write and cleared while the stream waits
+	// or reads the store, as it may take longer than the timeout between
+	// two writes (over HTTP/2 a deadline resets the stream when it
+	// passes, even with no write in progress); the server renews it for
+	// the response's end once the handler returns (see Server.ServeHTTP).
 	wd := responseDeadline(w, s.cfg.StreamWriteTimeout)
 	deadline := wd.renew
 	w.WriteHeader(http.StatusOK)
@@ -2855,13 +2859,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			var first int64
 			var err error
 			if !fromHub {
+				// No write deadline while the store is read: over HTTP/2
+				// one passing resets the stream (see writeDeadline.idle).
+				wd.idle()
 				evs, first, err = s.store.Events(ctx, run.ID, after, 256)
 			}
 			if errors.Is(err, ErrNotFound) {
 				// Deleted (rolled back, or with its thread): said, as
 				// every end of a stream is.
-				deadline()
 				name, data := s.lastWord(ctx, run.ID, nil)
+				deadline()
 				writeSSE(w, name, data)
 				return false
 			}
@@ -2927,6 +2934,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				// an event appended since has already closed it. (A read
 				// here would cost a store round trip per event.)
 			} else {
+				wd.idle()
 				cur, err := s.store.Run(ctx, run.ID)
 				if err != nil && ctx.Err() != nil {
 					if cancel {
@@ -2939,7 +2947,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					if evs, _, _ := s.store.Events(ctx, run.ID, after, 1); len(evs) > 0 {
 						continue
 					}
-					deadline()
 					switch {
 					case err == nil || errors.Is(err, ErrNotFound):
 						// Its log holds nothing past the client's position
@@ -2950,10 +2957,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 							cur = nil
 						}
 						name, data := s.lastWord(ctx, run.ID, cur)
+						deadline()
 						writeSSE(w, name, data)
 					default:
 						// Said, as a failed read of the events is: the
 						// client is told why its stream ends.
+						deadline()
 						writeSSE(w, "error", map[string]string{"error": "Error", "message": s.internalMessage("reading a run for its stream", err, zapString("run", run.ID))})
 					}
 					return false

@@ -826,7 +826,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.give(s.reads, who)
 	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
-	s.mux.ServeHTTP(&logWriter{ResponseWriter: w, log: s.log, r: r, wd: writeDeadline{w: w, d: s.cfg.WriteTimeout}}, r)
+	lw := &logWriter{ResponseWriter: w, log: s.log, r: r, wd: writeDeadline{w: w, d: s.cfg.WriteTimeout}}
+	s.mux.ServeHTTP(lw, r)
+	// net/http writes the answer's end (a chunked answer's last chunk)
+	// once the handler returns: bounded as its other writes are, also
+	// after a handler that cleared the deadline to wait (a stream or a
+	// wait whose client left), which a full send buffer would otherwise
+	// hold forever.
+	lw.wd.renew()
 }
 
 // logWriter is the ResponseWriter of the API's routes: writeError logs

@@ -15,9 +15,12 @@ import (
 // environment variable named source (named in errors). It returns the
 // tokens mapped to their principals, or nil when there are none; a line or
 // pair without both parts, or a token given twice, is an error naming
-// where it stands. On systems other than Windows a file that its group
-// or others may read or write (mode&0o077 not zero) is refused: its
-// tokens let anyone act as their principals.
+// where it stands. On systems other than Windows a file that others may
+// read, or its group or others may write (mode&0o026 not zero), is
+// refused, as is one owned by a user other than this process's
+// (effective) user and root: its tokens let anyone act as their
+// principals. Group read is allowed, as a Kubernetes secret volume with
+// an fsGroup gives it (mode 0440).
 func LoadTokens(path, pairs, source string) (map[string]string, error) {
 	tokens := map[string]string{}
 	add := func(where, principal, token string) error {
@@ -31,7 +34,7 @@ func LoadTokens(path, pairs, source string) (map[string]string, error) {
 		return nil
 	}
 	if path != "" {
-		data, err := readPrivate(path)
+		data, err := readPrivate(path, source)
 		if err != nil {
 			return nil, err
 		}
@@ -65,9 +68,11 @@ func LoadTokens(path, pairs, source string) (map[string]string, error) {
 }
 
 // readPrivate reads the tokens file at path, refusing one whose mode
-// lets the group or others at it (but on Windows, which has no such
-// bits): its mode is checked on the file read, not on the path.
-func readPrivate(path string) ([]byte, error) {
+// lets others read it or its group or others write it, or that another
+// user owns (but on Windows, which has no such bits): its mode and owner
+// are checked on the file read, not on the path. source names the
+// environment variable that may hold the tokens instead.
+func readPrivate(path, source string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("-tokens: %w", err)
@@ -77,9 +82,14 @@ func readPrivate(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-tokens: %w", err)
 	}
-	if perm := st.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
-		return nil, fmt.Errorf("-tokens %s: its mode %v lets other users of this machine at its tokens, with which they would act as their principals; "+
-			"make it its owner's only (chmod 600 %s)", path, perm, path)
+	fix := fmt.Sprintf("make it readable by its owner (and group) only and writable by its owner only (chmod 600 %s; in Kubernetes a secret volume's defaultMode 0400), "+
+		"or give the tokens in %s instead", path, source)
+	if perm := st.Mode().Perm(); runtime.GOOS != "windows" && perm&0o026 != 0 {
+		return nil, fmt.Errorf("-tokens %s: its mode %v lets other users of this machine read or change its tokens, with which they would act as their principals; %s", path, perm, fix)
+	}
+	if uid, mine := ownedHere(st); !mine {
+		return nil, fmt.Errorf("-tokens %s: it is owned by user %d, neither this process's user (%d) nor root, who could change its tokens; "+
+			"give it to this user (chown %d %s), or give the tokens in %s instead", path, uid, os.Geteuid(), os.Geteuid(), path, source)
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {

@@ -46,9 +46,10 @@ func TestLoadTokens(t *testing.T) {
 	}
 }
 
-// TestLoadTokensRefusesASharedFile: a tokens file its group or others may
-// read is refused (but on Windows), naming it and the fix; one of mode
-// 0600 or 0400 is read.
+// TestLoadTokensRefusesASharedFile: a tokens file others may read, or
+// its group or others may write, is refused (but on Windows), naming it,
+// the fix and the environment variable; one of mode 0600, 0400, or with
+// group read (0640, 0440: a Kubernetes secret with an fsGroup) is read.
 func TestLoadTokensRefusesASharedFile(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no group or other permissions on Windows")
@@ -56,7 +57,7 @@ func TestLoadTokensRefusesASharedFile(t *testing.T) {
 	for _, c := range []struct {
 		mode os.FileMode
 		ok   bool
-	}{{0o644, false}, {0o640, false}, {0o602, false}, {0o600, true}, {0o400, true}} {
+	}{{0o644, false}, {0o604, false}, {0o660, false}, {0o602, false}, {0o600, true}, {0o400, true}, {0o640, true}, {0o440, true}} {
 		path := filepath.Join(t.TempDir(), "tokens")
 		if err := os.WriteFile(path, []byte("alice alice-token-0123456789\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -68,8 +69,32 @@ func TestLoadTokensRefusesASharedFile(t *testing.T) {
 		switch {
 		case c.ok && (err != nil || got["alice-token-0123456789"] != "alice"):
 			t.Errorf("a tokens file of mode %v: %v, %v; want its token", c.mode, got, err)
-		case !c.ok && (err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "chmod 600")):
-			t.Errorf("a tokens file of mode %v: %v; want an error naming it and chmod 600", c.mode, err)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "chmod 600") ||
+			!strings.Contains(err.Error(), "defaultMode 0400") || !strings.Contains(err.Error(), "APP_TOKENS")):
+			t.Errorf("a tokens file of mode %v: %v; want an error naming it, chmod 600, defaultMode 0400 and APP_TOKENS", c.mode, err)
 		}
+	}
+}
+
+// TestLoadTokensRefusesAnotherUsersFile checks that a tokens file owned
+// by a user other than this process's and root is refused, naming the
+// file and the fix. It needs root to give the file away.
+func TestLoadTokensRefusesAnotherUsersFile(t *testing.T) {
+	if runtime.GOOS == "windows" || os.Geteuid() != 0 {
+		t.Skip("giving a file to another user needs root on a Unix system")
+	}
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte("alice alice-token-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := guard.LoadTokens(path, "", "APP_TOKENS"); err != nil || got["alice-token-0123456789"] != "alice" {
+		t.Fatalf("a tokens file of root's: %v, %v; want its token", got, err)
+	}
+	if err := os.Chown(path, 12345, -1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := guard.LoadTokens(path, "", "APP_TOKENS")
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "chown") || !strings.Contains(err.Error(), "APP_TOKENS") {
+		t.Errorf("a tokens file of user 12345: %v; want an error naming it, chown and APP_TOKENS", err)
 	}
 }

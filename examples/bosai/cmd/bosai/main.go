@@ -103,7 +103,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxTurns := fs.Int("max-turns", 0, "run at most this many agents (0: no bound)")
 	system := fs.String("system", "", "the composer's system prompt")
 	serve := fs.String("serve", "", "serve the HTTP API (POST /v1/ask) on this address instead of asking")
-	tokensFile := fs.String("tokens", "", "with -serve: a file of \"principal token\" lines; callers send Authorization: Bearer TOKEN (also $BOSAI_TOKENS, principal=token,...)")
+	tokensFile := fs.String("tokens", "", "with -serve: a file of \"principal token\" lines, readable by its owner (and group) only; callers send Authorization: Bearer TOKEN (also $BOSAI_TOKENS, principal=token,...)")
 	hosts := fs.String("allow-host", "", "with -serve: comma-separated host names served besides the defaults")
 	origins := fs.String("allow-origin", "", "with -serve: comma-separated browser origins allowed to call the API")
 	kv := contextFlag{}

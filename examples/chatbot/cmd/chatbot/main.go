@@ -184,7 +184,7 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	c.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT; other than loopback it needs -tokens or CHATBOT_TOKENS")
 	drain := fs.Duration("drain", 30*time.Second, "how long to let requests in flight finish on shutdown")
-	tokensFile := fs.String("tokens", "", `file of bearer tokens, one "principal token" pair a line (or set CHATBOT_TOKENS="principal=token,...")`)
+	tokensFile := fs.String("tokens", "", `file of bearer tokens, one "principal token" pair a line, readable by its owner (and group) only (or set CHATBOT_TOKENS="principal=token,...")`)
 	hosts := fs.String("allow-host", "", "comma-separated host names served besides the loopback names; names beyond loopback (such as a reverse proxy's) need -tokens or CHATBOT_TOKENS")
 	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed to call the API besides the page's own")
 	trustProxy := fs.Bool("trust-local-proxy", false, "without tokens, serve requests through a development proxy on this machine "+
