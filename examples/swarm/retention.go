@@ -123,9 +123,14 @@ func (w *Swarm) begin(thread string) func() {
 	}
 }
 
-// deleteTask deletes thread and its subgraph threads.
+// deleteTask deletes thread's subgraph threads, then thread. thread is
+// kept when a subgraph thread's deletion failed: its checkpoints name the
+// subgraph threads, so that a retry finds and deletes them.
 func (w *Swarm) deleteTask(ctx context.Context, thread string) error {
-	return errors.Join(w.dropSubgraphs(ctx, thread, 0), w.saver.DeleteThread(ctx, thread))
+	if err := w.dropSubgraphs(ctx, thread, 0); err != nil {
+		return err
+	}
+	return w.saver.DeleteThread(ctx, thread)
 }
 
 // maxSubgraphDepth bounds how deep dropSubgraphs follows subgraph threads:
@@ -134,7 +139,9 @@ func (w *Swarm) deleteTask(ctx context.Context, thread string) error {
 const maxSubgraphDepth = 8
 
 // dropSubgraphs deletes the durable subgraph threads of thread's tasks
-// (graph.SubgraphThread: thread|<task id>), theirs first.
+// (graph.SubgraphThread: thread|<task id>), theirs first. A subgraph
+// thread is kept when the deletion of one of its own failed, so that a
+// retry finds it again.
 func (w *Swarm) dropSubgraphs(ctx context.Context, thread string, depth int) error {
 	if depth >= maxSubgraphDepth {
 		return fmt.Errorf("swarm: subgraph threads nested deeper than %d under %q", maxSubgraphDepth, thread)
@@ -162,7 +169,11 @@ func (w *Swarm) dropSubgraphs(ctx context.Context, thread string, depth int) err
 		if len(has) == 0 {
 			continue // the task ran no durable subgraph
 		}
-		errs = append(errs, w.dropSubgraphs(ctx, sub, depth+1), w.saver.DeleteThread(ctx, sub))
+		if err := w.dropSubgraphs(ctx, sub, depth+1); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, w.saver.DeleteThread(ctx, sub))
 	}
 	return errors.Join(errs...)
 }

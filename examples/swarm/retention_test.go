@@ -387,3 +387,28 @@ func TestRetentionSparesRunning(t *testing.T) {
 		t.Errorf("the first run ended with %v; want context.Canceled", err)
 	}
 }
+
+// TestRetentionRetriesSubgraphs: a task whose subgraph threads could not
+// be deleted keeps its own thread, which names them, so that a later
+// retention deletes them all; none is left behind.
+func TestRetentionRetriesSubgraphs(t *testing.T) {
+	saver := &faultySaver{recordingSaver: newRecordingSaver(checkpoint.NewMemory())}
+	s := newSwarm(t, swarm.Config{Checkpointer: saver, KeepTasks: 1})
+	const task = "What is 15% of 240?"
+	saver.set(func(th string) bool { return strings.Contains(th, "|") }, nil)
+	_, o1 := run(t, s, task) // its subgraph threads are kept
+	_, o2 := run(t, s, task) // deletes o1, but for its subgraph threads
+	if n := checkpoints(t, saver, o1.Thread); n == 0 {
+		t.Fatalf("task %s, whose subgraph threads could not be deleted, lost its own checkpoints; want them kept for a retry", o1.Thread)
+	}
+	saver.set(nil, nil)
+	_, o3 := run(t, s, task)
+	for _, th := range saver.threads() {
+		if th == o3.Thread || strings.HasPrefix(th, o3.Thread+"|") {
+			continue
+		}
+		if n := checkpoints(t, saver, th); n != 0 {
+			t.Errorf("thread %s has %d checkpoints after the retention of %s; want it deleted (tasks %s, %s are beyond KeepTasks 1)", th, n, o3.Thread, o1.Thread, o2.Thread)
+		}
+	}
+}
