@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -227,6 +228,19 @@ func TestTaskLogBounds(t *testing.T) {
 		}
 		if d := finish("c", "c1"); !slices.Equal(d, []string{"b2"}) {
 			t.Fatalf("c1 dropped %v; want [b2]", d)
+		}
+		// A backlog is returned MaxTaskDeletions at a time, oldest first.
+		for i := range swarm.MaxTaskDeletions + 4 {
+			if _, err := l.Record(ctx, "d", fmt.Sprint("d", i), 100, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, err := l.Record(ctx, "d", "last", 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d) != swarm.MaxTaskDeletions || d[0] != "d0" {
+			t.Fatalf("a backlog of %d tasks returned %d, starting %v; want MaxTaskDeletions (%d), oldest (d0) first", swarm.MaxTaskDeletions+5, len(d), d[:min(len(d), 1)], swarm.MaxTaskDeletions)
 		}
 	}
 	t.Run("memory", func(t *testing.T) { check(t, swarm.NewTaskLog()) })
