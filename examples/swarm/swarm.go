@@ -128,8 +128,9 @@ type Config struct {
 	// or lost its client counts until it is deleted): when a task starts,
 	// is resumed or finishes, the principal's tasks least recently started,
 	// resumed or finished beyond it are deleted, but for those running in
-	// this process, and Resume or the web API no longer find them. Zero
-	// means DefaultKeepTasks.
+	// this process, and Resume or the web API no longer find them. A
+	// start's deletions run in the background, one pass at a time, at
+	// most MaxTaskDeletions tasks a pass. Zero means DefaultKeepTasks.
 	KeepTasks int
 	// KeepTotalTasks bounds the tasks of all principals together whose
 	// checkpoints are kept, the number of principals being unbounded: the
