@@ -243,3 +243,30 @@ func TestDeltaSkipsUnmarshaler(t *testing.T) {
 		t.Fatalf("reloaded state differs (-run +loaded):\n%s", d)
 	}
 }
+
+// TestDeltaJoinedForUnmarshaler: a checkpoint written when a slice type
+// that decodes itself was stored as deltas loads as the whole slice,
+// decoded once.
+func TestDeltaJoinedForUnmarshaler(t *testing.T) {
+	ctx := context.Background()
+	saver := checkpoint.NewMemory()
+	cp1 := &checkpoint.Checkpoint{ThreadID: "old", Versions: map[string]uint64{"Items": 1}}
+	if err := saver.Put(ctx, "", cp1, []checkpoint.Blob{{Channel: "Items", Kind: checkpoint.Full, Data: []byte(`[{"Text":"a"}]`)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cp2 := &checkpoint.Checkpoint{ThreadID: "old", ParentID: cp1.ID, Step: 1, Versions: map[string]uint64{"Items": 2}}
+	if err := saver.Put(ctx, cp1.ID, cp2, []checkpoint.Blob{{Channel: "Items", Kind: checkpoint.Delta, Data: []byte(`[{"Text":"b"},{"Text":"c"}]`)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := untilGraph(t, saver, 1, "add", func(context.Context, numberedState) (graph.Update[numberedState], error) {
+		return graph.Updates[numberedState](), nil
+	}, func(numberedState) bool { return true })
+	st, err := c.Thread("old").State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := numbered{{"a", 0}, {"b", 1}, {"c", 2}}
+	if d := cmp.Diff(want, st.Values.Items); d != "" {
+		t.Fatalf("state loaded from base and deltas (-want +got):\n%s", d)
+	}
+}

@@ -118,6 +118,15 @@ func (d *durable[S]) decodeState(snap *checkpoint.Snapshot, s *S, r *drun[S]) er
 		}
 		data := snap.Channels[name]
 		v := d.value(s, ch)
+		if len(data.Deltas) > 0 && d.chans[ch].slice && !d.chans[ch].delta && d.ser == checkpoint.JSON {
+			// A checkpoint written before such a type was stored whole:
+			// decoded piece by piece, its items would be decoded apart.
+			whole, err := joinArrays(data)
+			if err != nil {
+				return fmt.Errorf("graph: decoding field %s of checkpoint %s: %w", name, snap.ID, err)
+			}
+			data = checkpoint.Channel{Base: whole}
+		}
 		if data.Base != nil {
 			if err := d.ser.Unmarshal(data.Base, v.Addr().Interface()); err != nil {
 				return fmt.Errorf("graph: decoding field %s of checkpoint %s: %w", name, snap.ID, err)
@@ -142,6 +151,22 @@ func (d *durable[S]) decodeState(snap *checkpoint.Snapshot, s *S, r *drun[S]) er
 		}
 	}
 	return nil
+}
+
+// joinArrays joins the JSON arrays of c's Base and Deltas into one.
+func joinArrays(c checkpoint.Channel) ([]byte, error) {
+	var all []json.RawMessage
+	for i, b := range append([][]byte{c.Base}, c.Deltas...) {
+		if b == nil {
+			continue
+		}
+		var part []json.RawMessage
+		if err := json.Unmarshal(b, &part); err != nil {
+			return nil, fmt.Errorf("piece %d of base and deltas is not a JSON array: %w", i, err)
+		}
+		all = append(all, part...)
+	}
+	return json.Marshal(all)
 }
 
 // mark records that handle f wrote its field.

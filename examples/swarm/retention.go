@@ -25,6 +25,12 @@ const (
 	DefaultKeepTotalTasks = 100000
 )
 
+// MaxTaskDeletions bounds how many tasks one TaskLog.Record returns, and
+// so how many tasks one retention pass deletes: a backlog (the bounds were
+// lowered, or deletions failed) is worked off by later passes, never all
+// at once.
+const MaxTaskDeletions = 16
+
 // TaskLog records the tasks of each principal, least recently started or
 // finished first, so that the swarm deletes the checkpoints of those beyond
 // its bounds (Config.KeepTasks, Config.KeepTotalTasks): a task counts from
@@ -35,7 +41,8 @@ type TaskLog interface {
 	// Record records thread as owner's most recent task (again for a
 	// thread already recorded, which moves it last), then returns, oldest
 	// first, the threads of owner's tasks beyond the keep most recent and,
-	// of the others, those beyond the keepTotal most recent of all owners.
+	// of the others, those beyond the keepTotal most recent of all owners,
+	// at most MaxTaskDeletions of them.
 	// They stay recorded: the caller deletes their checkpoints and then
 	// calls Forget, so that a deletion that failed is returned again by a
 	// later Record.
@@ -49,12 +56,17 @@ type TaskLog interface {
 const retentionTimeout = time.Minute
 
 // retain records thread, which starts or has just finished, as its
-// owner's most recent task and deletes the tasks beyond Config.KeepTasks
+// owner's most recent task, then deletes the tasks beyond Config.KeepTasks
 // and Config.KeepTotalTasks, but for those in flight (which a later
 // Record returns again, unless they moved last). It runs to its end,
 // within retentionTimeout, when ctx (the request's) is cancelled. A
 // failure is logged, not returned: the task runs, or ran, regardless.
-func (w *Swarm) retain(ctx context.Context, thread string) {
+//
+// One deletion pass runs at a time per Swarm: when one is running, retain
+// only records thread (the tasks stay recorded, and a later Record
+// returns them). With background, the pass runs off the caller's path,
+// on a goroutine that Close cancels and waits for.
+func (w *Swarm) retain(ctx context.Context, thread string, background bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retentionTimeout)
 	defer cancel()
 	owner := ""
@@ -65,6 +77,35 @@ func (w *Swarm) retain(ctx context.Context, thread string) {
 	if err != nil {
 		w.retentionFailed(thread, "recording the task", err)
 	}
+	drop = drop[:min(len(drop), MaxTaskDeletions)]
+	if len(drop) == 0 || !w.retaining.CompareAndSwap(false, true) {
+		return
+	}
+	if !background {
+		defer w.retaining.Store(false)
+		w.deleteTasks(ctx, thread, drop)
+		return
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		w.retaining.Store(false)
+		return
+	}
+	w.passes.Add(1)
+	w.mu.Unlock()
+	go func() {
+		defer w.passes.Done()
+		defer w.retaining.Store(false)
+		ctx, cancel := context.WithTimeout(w.stop, retentionTimeout)
+		defer cancel()
+		w.deleteTasks(ctx, thread, drop)
+	}()
+}
+
+// deleteTasks deletes the tasks drop, beyond the bounds once thread was
+// recorded, and forgets them; a task whose deletion failed stays recorded.
+func (w *Swarm) deleteTasks(ctx context.Context, thread string, drop []string) {
 	for _, old := range drop {
 		if w.inFlight(old) {
 			continue
@@ -90,7 +131,7 @@ func (w *Swarm) retentionFailed(thread, what string, err error) {
 // is recorded again (see retain), which moves it last. It runs to its end,
 // within retentionTimeout, when ctx (the request's) is cancelled.
 func (w *Swarm) finished(ctx context.Context, thread string) {
-	w.retain(ctx, thread)
+	w.retain(ctx, thread, false)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retentionTimeout)
 	defer cancel()
 	if err := w.dropSubgraphs(ctx, thread, 0); err != nil {
@@ -123,9 +164,14 @@ func (w *Swarm) begin(thread string) func() {
 	}
 }
 
-// deleteTask deletes thread and its subgraph threads.
+// deleteTask deletes thread's subgraph threads, then thread. thread is
+// kept when a subgraph thread's deletion failed: its checkpoints name the
+// subgraph threads, so that a retry finds and deletes them.
 func (w *Swarm) deleteTask(ctx context.Context, thread string) error {
-	return errors.Join(w.dropSubgraphs(ctx, thread, 0), w.saver.DeleteThread(ctx, thread))
+	if err := w.dropSubgraphs(ctx, thread, 0); err != nil {
+		return err
+	}
+	return w.saver.DeleteThread(ctx, thread)
 }
 
 // maxSubgraphDepth bounds how deep dropSubgraphs follows subgraph threads:
@@ -134,7 +180,9 @@ func (w *Swarm) deleteTask(ctx context.Context, thread string) error {
 const maxSubgraphDepth = 8
 
 // dropSubgraphs deletes the durable subgraph threads of thread's tasks
-// (graph.SubgraphThread: thread|<task id>), theirs first.
+// (graph.SubgraphThread: thread|<task id>), theirs first. A subgraph
+// thread is kept when the deletion of one of its own failed, so that a
+// retry finds it again.
 func (w *Swarm) dropSubgraphs(ctx context.Context, thread string, depth int) error {
 	if depth >= maxSubgraphDepth {
 		return fmt.Errorf("swarm: subgraph threads nested deeper than %d under %q", maxSubgraphDepth, thread)
@@ -162,7 +210,11 @@ func (w *Swarm) dropSubgraphs(ctx context.Context, thread string, depth int) err
 		if len(has) == 0 {
 			continue // the task ran no durable subgraph
 		}
-		errs = append(errs, w.dropSubgraphs(ctx, sub, depth+1), w.saver.DeleteThread(ctx, sub))
+		if err := w.dropSubgraphs(ctx, sub, depth+1); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, w.saver.DeleteThread(ctx, sub))
 	}
 	return errors.Join(errs...)
 }
@@ -202,7 +254,9 @@ func (l *taskLog) Record(ctx context.Context, owner, thread string, keep, keepTo
 		default:
 			continue
 		}
-		drop = append(drop, t.thread)
+		if drop = append(drop, t.thread); len(drop) == MaxTaskDeletions {
+			break
+		}
 	}
 	return drop, nil
 }

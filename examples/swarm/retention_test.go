@@ -3,10 +3,12 @@ package swarm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/swarm"
@@ -84,6 +86,7 @@ func TestFinishedTaskRetention(t *testing.T) {
 		const task = "What is 15% of 240?"
 		a1 := postTask(t, srv.URL, aliceToken, task).Thread
 		a2 := postTask(t, srv.URL, aliceToken, task).Thread
+		s.WaitRetention()
 		for _, th := range []string{a1, a2} {
 			if n := checkpoints(t, saver, th); n != 1 {
 				t.Errorf("finished task %s has %d checkpoints; want its last only", th, n)
@@ -95,6 +98,7 @@ func TestFinishedTaskRetention(t *testing.T) {
 				}
 				out = ev.Outcome
 			}
+			s.WaitRetention()
 			if out == nil || out.Answer == "" || out.Status != "complete" {
 				t.Errorf("Resume(%s) of a pruned finished task: %+v; want its Outcome", th, out)
 			}
@@ -113,10 +117,12 @@ func TestFinishedTaskRetention(t *testing.T) {
 		}
 
 		a3 := postTask(t, srv.URL, aliceToken, task).Thread
+		s.WaitRetention()
 		if n := checkpoints(t, saver, a1); n != 0 {
 			t.Errorf("alice's third finished task left her first with %d checkpoints; want it deleted (KeepTasks 2)", n)
 		}
 		b1 := postTask(t, srv.URL, bobToken, task).Thread
+		s.WaitRetention()
 		for _, th := range []string{a2, a3, b1} {
 			if n := checkpoints(t, saver, th); n != 1 {
 				t.Errorf("task %s has %d checkpoints after bob's first; want 1: bob's tasks do not count against alice's", th, n)
@@ -223,6 +229,19 @@ func TestTaskLogBounds(t *testing.T) {
 		if d := finish("c", "c1"); !slices.Equal(d, []string{"b2"}) {
 			t.Fatalf("c1 dropped %v; want [b2]", d)
 		}
+		// A backlog is returned MaxTaskDeletions at a time, oldest first.
+		for i := range swarm.MaxTaskDeletions + 4 {
+			if _, err := l.Record(ctx, "d", fmt.Sprint("d", i), 100, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, err := l.Record(ctx, "d", "last", 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d) != swarm.MaxTaskDeletions || d[0] != "d0" {
+			t.Fatalf("a backlog of %d tasks returned %d, starting %v; want MaxTaskDeletions (%d), oldest (d0) first", swarm.MaxTaskDeletions+5, len(d), d[:min(len(d), 1)], swarm.MaxTaskDeletions)
+		}
 	}
 	t.Run("memory", func(t *testing.T) { check(t, swarm.NewTaskLog()) })
 	t.Run("sqlite", func(t *testing.T) {
@@ -293,10 +312,12 @@ func TestRetentionSurvivesFailures(t *testing.T) {
 				t.Fatalf("Run: %v", err)
 			}
 			if thread == "" && first != nil && !first(ev.Thread) {
+				s.WaitRetention()
 				return ev.Thread
 			}
 			thread = ev.Thread
 		}
+		s.WaitRetention()
 		return thread
 	}
 	t1 := runCtx(t.Context(), nil)
@@ -385,5 +406,89 @@ func TestRetentionSparesRunning(t *testing.T) {
 	cancel()
 	if err := <-ended; !errors.Is(err, context.Canceled) {
 		t.Errorf("the first run ended with %v; want context.Canceled", err)
+	}
+}
+
+// TestRetentionRetriesSubgraphs: a task whose subgraph threads could not
+// be deleted keeps its own thread, which names them, so that a later
+// retention deletes them all; none is left behind.
+func TestRetentionRetriesSubgraphs(t *testing.T) {
+	saver := &faultySaver{recordingSaver: newRecordingSaver(checkpoint.NewMemory())}
+	s := newSwarm(t, swarm.Config{Checkpointer: saver, KeepTasks: 1})
+	const task = "What is 15% of 240?"
+	saver.set(func(th string) bool { return strings.Contains(th, "|") }, nil)
+	_, o1 := run(t, s, task) // its subgraph threads are kept
+	_, o2 := run(t, s, task) // deletes o1, but for its subgraph threads
+	if n := checkpoints(t, saver, o1.Thread); n == 0 {
+		t.Fatalf("task %s, whose subgraph threads could not be deleted, lost its own checkpoints; want them kept for a retry", o1.Thread)
+	}
+	saver.set(nil, nil)
+	_, o3 := run(t, s, task)
+	for _, th := range saver.threads() {
+		if th == o3.Thread || strings.HasPrefix(th, o3.Thread+"|") {
+			continue
+		}
+		if n := checkpoints(t, saver, th); n != 0 {
+			t.Errorf("thread %s has %d checkpoints after the retention of %s; want it deleted (tasks %s, %s are beyond KeepTasks 1)", th, n, o3.Thread, o1.Thread, o2.Thread)
+		}
+	}
+}
+
+// TestRetentionOffRequestPath: a start's retention deletes in the
+// background, so a slow deletion does not hold the run up, and one pass
+// runs at a time: a task started meanwhile does not delete again what
+// the pass deletes.
+func TestRetentionOffRequestPath(t *testing.T) {
+	saver := &faultySaver{recordingSaver: newRecordingSaver(checkpoint.NewMemory())}
+	s := newSwarm(t, swarm.Config{Checkpointer: saver, KeepTasks: 1})
+	const task = "What is 15% of 240?"
+	_, o1 := run(t, s, task)
+	entered, firstEvent := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	deletes := 0
+	saver.set(nil, func(th string) {
+		if !strings.HasPrefix(th, o1.Thread) {
+			return
+		}
+		mu.Lock()
+		if th == o1.Thread {
+			deletes++
+		}
+		mu.Unlock()
+		once.Do(func() {
+			close(entered)
+			select { // the run goes on while its start's deletion waits
+			case <-firstEvent:
+			case <-time.After(time.Minute):
+				t.Error("the run emitted no event while its start's retention was deleting: the retention holds the request up")
+			}
+		})
+	})
+	var t2 string
+	for ev, err := range s.Run(t.Context(), task) {
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if t2 == "" {
+			t2 = ev.Thread
+			<-entered
+			// A task started while the pass deletes starts no second pass.
+			for _, err := range s.Run(t.Context(), task) {
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+			}
+			close(firstEvent)
+		}
+	}
+	s.WaitRetention()
+	if n := checkpoints(t, saver, o1.Thread); n != 0 {
+		t.Errorf("task %s has %d checkpoints once the retention of %s ended; want it deleted (KeepTasks 1)", o1.Thread, n, t2)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if deletes != 1 {
+		t.Errorf("task %s was deleted %d times; want once: one retention pass at a time", o1.Thread, deletes)
 	}
 }

@@ -432,7 +432,7 @@ func (m *Memory) Record(ctx context.Context, owner, thread string, keep, keepTot
 				SELECT seq FROM `+m.prefix+`swarm_tasks WHERE seq NOT IN (
 					SELECT seq FROM `+m.prefix+`swarm_tasks WHERE owner = $1 ORDER BY seq DESC LIMIT $4 OFFSET $2)
 				ORDER BY seq DESC LIMIT $4 OFFSET $3)
-			ORDER BY seq`, owner, keep, keepTotal, max(keep, keepTotal)+1)
+			ORDER BY seq LIMIT $5`, owner, keep, keepTotal, max(keep, keepTotal)+1, MaxTaskDeletions)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -127,8 +128,9 @@ type Config struct {
 	// or lost its client counts until it is deleted): when a task starts,
 	// is resumed or finishes, the principal's tasks least recently started,
 	// resumed or finished beyond it are deleted, but for those running in
-	// this process, and Resume or the web API no longer find them. Zero
-	// means DefaultKeepTasks.
+	// this process, and Resume or the web API no longer find them. A
+	// start's deletions run in the background, one pass at a time, at
+	// most MaxTaskDeletions tasks a pass. Zero means DefaultKeepTasks.
 	KeepTasks int
 	// KeepTotalTasks bounds the tasks of all principals together whose
 	// checkpoints are kept, the number of principals being unbounded: the
@@ -166,7 +168,11 @@ type Swarm struct {
 	mu          sync.Mutex
 	closed      bool
 	runs        sync.WaitGroup
-	running     map[string]int        // runs in flight by thread, spared by the retention
+	running     map[string]int  // runs in flight by thread, spared by the retention
+	retaining   atomic.Bool     // a retention pass deletes tasks
+	passes      sync.WaitGroup  // retention passes in the background
+	stop        context.Context // cancelled by Close: ends the passes
+	cancelStop  context.CancelFunc
 	gen         *generation           // the agents new runs see
 	old         map[*generation]bool  // replaced generations with runs in flight
 	code        []mcp.Server          // Config.Servers (and the bundled ones)
@@ -201,6 +207,7 @@ type team struct {
 func New(cfg Config) (*Swarm, error) {
 	w := &Swarm{cfg: cfg, client: cfg.Client, skills: cfg.Skills, workflows: cfg.Workflows, log: cfg.Logger,
 		file: map[string]mcp.Server{}, teams: map[string]TeamSpec{}, running: map[string]int{}}
+	w.stop, w.cancelStop = context.WithCancel(context.Background())
 	if w.log == nil {
 		w.log = zap.NewNop()
 	}
@@ -450,8 +457,10 @@ func (w *Swarm) Agents() []string {
 // Skills returns the skill memory.
 func (w *Swarm) Skills() SkillStore { return w.skills }
 
-// Close waits for the runs in flight until ctx ends, then shuts the MCP
-// servers down. Runs started after Close fail with ErrClosed.
+// Close waits for the runs in flight until ctx ends, then cancels the
+// retention pass in the background (its tasks stay recorded) and waits
+// for it until ctx ends, then shuts the MCP servers down. Runs started
+// after Close fail with ErrClosed.
 func (w *Swarm) Close(ctx context.Context) error {
 	w.mu.Lock()
 	if w.closed {
@@ -464,6 +473,13 @@ func (w *Swarm) Close(ctx context.Context) error {
 	go func() { w.runs.Wait(); close(done) }()
 	select {
 	case <-done:
+	case <-ctx.Done():
+	}
+	w.cancelStop()
+	passed := make(chan struct{})
+	go func() { w.passes.Wait(); close(passed) }()
+	select {
+	case <-passed:
 	case <-ctx.Done():
 	}
 	return w.manager.Shutdown(ctx)
@@ -565,14 +581,14 @@ func (w *Swarm) stream(ctx context.Context, thread string, input *State, yield f
 			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome", thread))
 			return
 		case len(snap.Next) == 0:
-			w.retain(ctx, thread) // recorded, had it finished before the log was kept
+			w.retain(ctx, thread, true) // recorded, had it finished before the log was kept
 			yield(done(thread, snap.Values), nil)
 			return
 		}
 		opts = append(opts, graph.ContinueFrom(snap))
 	}
 	// Counted from its start: a task that never finishes is bounded too.
-	w.retain(ctx, thread)
+	w.retain(ctx, thread, true)
 
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: checkpoint.NewID(), Tags: []string{"swarm"}})
 	ctx, end := w.cfg.Tracing.startRun(ctx, thread, in.Request)

@@ -58,6 +58,7 @@ func run(t *testing.T, s *swarm.Swarm, task string) ([]swarm.Event, *swarm.Outco
 		}
 		events = append(events, ev)
 	}
+	s.WaitRetention() // the start's, in the background
 	if len(events) == 0 || events[len(events)-1].Kind != swarm.EventDone {
 		t.Fatalf("Run(%q) did not end with EventDone: %v", task, events)
 	}
