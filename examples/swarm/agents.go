@@ -156,7 +156,12 @@ func (a *mcpAgent) offered(ctx context.Context) bool {
 // principal.id, and a team's sub-run extends that id), or "" for a thread
 // without one, such as a library or CLI run's.
 func principalOf(ctx context.Context) string {
-	p, _, ok := strings.Cut(graph.ConfigFrom(ctx).ThreadID, ".")
+	return ownerOf(graph.ConfigFrom(ctx).ThreadID)
+}
+
+// ownerOf returns the principal a task's thread id names, "" if none.
+func ownerOf(thread string) string {
+	p, _, ok := strings.Cut(thread, ".")
 	if !ok || !principalRe.MatchString(p) {
 		return ""
 	}

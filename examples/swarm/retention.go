@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -69,11 +68,7 @@ const retentionTimeout = time.Minute
 func (w *Swarm) retain(ctx context.Context, thread string, background bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retentionTimeout)
 	defer cancel()
-	owner := ""
-	if p, _, ok := strings.Cut(thread, "."); ok && principalRe.MatchString(p) {
-		owner = p
-	}
-	drop, err := w.tasks.Record(ctx, owner, thread, w.cfg.KeepTasks, w.cfg.KeepTotalTasks)
+	drop, err := w.tasks.Record(ctx, ownerOf(thread), thread, w.cfg.KeepTasks, w.cfg.KeepTotalTasks)
 	if err != nil {
 		w.retentionFailed(thread, "recording the task", err)
 	}
