@@ -353,3 +353,33 @@ func TestNodeInPlaceSameAsReturned(t *testing.T) {
 		})
 	}
 }
+
+// inplace.Route gives the routing of the update itself: Sends and targets
+// added through it are the update's, and those it had stay.
+func TestRouteInPlace(t *testing.T) {
+	g := graph.New[inplaceState]()
+	tasks := graph.AddTask(g, "task", func(_ context.Context, x int) (graph.Update[inplaceState], error) {
+		var u graph.Update[inplaceState]
+		inplaceSent.Put(&u, []int{x})
+		return u, nil
+	})
+	var u graph.Update[inplaceState]
+	inplaceN.Put(&u, 7)
+	u = u.Send(tasks.Send(1))
+	r := inplace.Route(&u).(*graph.Route)
+	*r = r.Send(tasks.Send(2), tasks.Send(3))
+	*r = r.To("task")
+	if n, ok := inplaceN.Get(u); !ok || n != 7 {
+		t.Fatalf("the write is lost: %d, %v", n, ok)
+	}
+	if got := u.Route().String(); got != "-> task; send task×3" {
+		t.Fatalf("route %q, want %q", got, "-> task; send task×3")
+	}
+	var args []any
+	for _, s := range u.Route().Sends() {
+		args = append(args, s.Arg())
+	}
+	if !slices.Equal(args, []any{1, 2, 3}) {
+		t.Fatalf("sends %v, want [1 2 3]", args)
+	}
+}

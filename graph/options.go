@@ -515,7 +515,15 @@ type nodeOptions struct {
 
 func init() {
 	inplace.Node = func(fn any) any { return NodeOption(func(o *nodeOptions) { o.into = fn }) }
+	inplace.Route = func(u any) any { return u.(routed).routing() }
 }
+
+// routed is a *Update[S] of any S, as inplace.Route takes it.
+type routed interface{ routing() *Route }
+
+// routing returns the routing of u, to be changed in place (see
+// inplace.Route).
+func (u *Update[S]) routing() *Route { return &u.route }
 
 // Retry makes a failed node run again according to p.
 func Retry(p RetryPolicy) NodeOption {

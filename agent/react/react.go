@@ -471,7 +471,9 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 		}
 		sends = append(sends, a.tasks.Send(c))
 	}
-	*u = u.Send(sends...)
+	// As *u = u.Send(sends...), without copying the update twice.
+	r := inplace.Route(u).(*graph.Route)
+	*r = r.Send(sends...)
 	return nil
 }
 

@@ -23,3 +23,16 @@ package inplace
 //
 // Package graph sets Node when it is initialised.
 var Node func(fn any) any
+
+// Route returns the routing of u, a *graph.Update[S] of any S, as a
+// *graph.Route (boxed in any, which a pointer needs no allocation for),
+// so that a function writing its update in place adds to the update's
+// routing without copying the update twice, as *u = u.Send(...) does:
+//
+//	r := inplace.Route(u).(*graph.Route)
+//	*r = r.Send(sends...)
+//
+// u must not be nil.
+//
+// Package graph sets Route when it is initialised.
+var Route func(u any) any
