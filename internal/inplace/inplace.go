@@ -32,7 +32,10 @@ var Node func(fn any) any
 //	r := inplace.Route(u).(*graph.Route)
 //	*r = r.Send(sends...)
 //
-// u must not be nil.
+// u must not be nil. The route points into the update the engine
+// gave the function: use it only during that call and on its
+// goroutine, never keep it (the engine reuses updates for later steps
+// and runs).
 //
 // Package graph sets Route when it is initialised.
 var Route func(u any) any
