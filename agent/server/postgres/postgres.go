@@ -1110,10 +1110,13 @@ func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID 
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
 	_, lockErr := br.Exec()
-	var inserted bool
 	var newMD []byte
-	var n *int64
-	err = br.QueryRow().Scan(&inserted, &newMD, &n)
+	var n int64
+	err = br.QueryRow().Scan(&newMD, &n)
+	inserted := err == nil
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil
+	}
 	_, commitErr := br.Exec()
 	if err := errors.Join(beginErr, lockErr, err, commitErr, br.Close()); err != nil {
 		rollback(conn)
@@ -1125,8 +1128,8 @@ func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID 
 		return false, false, nil
 	}
 	x.graphID, x.md = graphID, newMD
-	if owner != nil && n != nil {
-		x.counter, x.n = *owner, int(*n)
+	if owner != nil {
+		x.counter, x.n = *owner, int(n)
 	}
 	s.guesses.put(threadID, x)
 	return true, true, nil
