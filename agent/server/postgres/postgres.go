@@ -1023,6 +1023,10 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 	br = conn.SendBatch(ctx, b)
 	var newMD []byte
 	err = br.QueryRow().Scan(&newMD)
+	updated := err == nil
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil // the run inserted, its thread's row not updated: nothing to remember
+	}
 	_, commitErr := br.Exec()
 	if err := errors.Join(err, commitErr, br.Close()); err != nil {
 		rollback(conn)
@@ -1032,7 +1036,7 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 	// The thread as this creation left it, for the next one's guess
 	// (createGuessed): the columns a plan reads, the metadata as the
 	// insert's update wrote it, and graph_id its $18.
-	if t != nil {
+	if t != nil && updated {
 		x := threadGuess{owner: t.Owner, graphID: graphID, head: t.Head, rolled: t.Rolled, md: newMD}
 		if owner != nil {
 			x.counter, x.n = *owner, counted
