@@ -383,7 +383,14 @@ type LockingRecorder interface {
 	// is held. plan reads of the thread only its ID, Owner, Metadata,
 	// GraphID, Head and Rolled, and of each active run only its ID,
 	// ThreadID and Status: a store may leave the other fields zero (the
-	// PostgreSQL store reads no others).
+	// PostgreSQL store reads no others). A store may call plan twice: a
+	// first time, before it takes the lock, on what it remembers of the
+	// thread (with no active run), creating the run that call returns
+	// only if it finds, under the lock, the thread and its active runs
+	// as plan was passed them, and otherwise calling plan again on what
+	// it read; plan is therefore a function of its arguments, and one
+	// that creates no run, or fails, on the first call may be called
+	// again.
 	CreateRunLocked(ctx context.Context, threadID string, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 	// ClaimThreadLocked is ClaimThread under the thread's lock. The
 	// thread is returned only with a claimed run.
@@ -521,7 +528,7 @@ type RunClaimer interface {
 	// store's clock plus lease, the clock Claim and Renew read (the
 	// run's LeaseUntil is not stored). A run plan returns pending is
 	// created pending, as CreateRunLocked creates it. plan is called at
-	// most once per call.
+	// most twice per call, as CreateRunLocked's.
 	CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 }
 
@@ -541,7 +548,11 @@ type CountingClaimer interface {
 	// passed, beside the thread and its active runs, activeRuns: the
 	// count of owner's pending and running runs on every thread (and,
 	// for a store several instances share, on every instance), read
-	// with them.
+	// with them. On plan's first call (see CreateRunLocked) activeRuns
+	// may be more than the count: the run it returns is created only if
+	// the count read under the lock is at most activeRuns, so a plan
+	// that creates a run for a count creates it for any smaller count
+	// (as a bound on the active runs does).
 	CreateRunClaimedCountActive(ctx context.Context, threadID, owner string, lease time.Duration, plan func(t *Thread, active []*Run, activeRuns int) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 }
 

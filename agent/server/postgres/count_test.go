@@ -43,19 +43,21 @@ func isCountBytes(sql string) bool {
 // transaction-level advisory lock: no round trip or transaction of its
 // own, and no row written. A transaction of one round trip is a batch
 // without BEGIN or COMMIT (PostgreSQL runs a batch as one implicit
-// transaction). The store's 9 statements: the run's creation, which
-// claims it too (server.RunClaimer: a transaction of two round trips:
-// BEGIN, the lock's take, one read of the thread and its active runs
-// that also counts the principal's pending and running runs
-// (Config.MaxActiveRuns, server.CountingClaimer); then the run's insert,
-// running under this instance's lease, that marks its thread busy, and
-// COMMIT), its start (one statement that marks the run started and
+// transaction). The store's 8 statements: the run's creation, which
+// claims it too (server.RunClaimer: a transaction of one round trip, as
+// the Store created the thread's last run: BEGIN, the lock's take, the
+// run's insert, running under this instance's lease, that marks its
+// thread busy, made only if the thread's record, its active runs (none)
+// and the principal's pending and running runs (Config.MaxActiveRuns,
+// server.CountingClaimer) are as the Store remembers them from that
+// creation, and COMMIT), its start (one statement that marks the run started and
 // appends its metadata event, server.RunStarter, committed without a
 // WAL flush wait), its values event, and its end (one batch: the lock's
 // take, the statement that refreshes the thread, appends the end event
-// and ends the run): 5 round trips, 4 transactions (the count had a
+// and ends the run): 4 round trips, 4 transactions (the count had a
 // statement, a round trip and an implicit transaction of its own before
-// the creation's read made it). The
+// the creation's read made it; the creation read the thread in a round
+// trip of its own before it remembered it). The
 // saver's 3: one read of
 // the thread's latest checkpoint (the server's, for the run's start,
 // which the graph's run starts from with graph.ContinueFrom instead of
@@ -69,8 +71,8 @@ func isCountBytes(sql string) bool {
 // (Store.CountBytes) is made at most once a second per principal, not
 // per run: it is counted apart (isCountBytes).
 const (
-	maxStatementsPerRun = 9
-	maxTripsPerRun      = 5
+	maxStatementsPerRun = 8
+	maxTripsPerRun      = 4
 	maxTxsPerRun        = 4
 	maxSaverPerRun      = 4
 	maxNotifiesPerRun   = 1

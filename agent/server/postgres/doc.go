@@ -76,10 +76,19 @@
 // too: a run's creation, claim and end each take the thread's lock (a
 // transaction-level advisory lock, which LockThread's lease rows of
 // agentserver_locks respect) in their own transaction's first statement
-// and release it with the commit, in one round trip each (two for the
-// creation, whose strategy the server applies between the read and the
-// write); the lock's own take and release statements are left to the
-// contended case. A transaction of one round trip is one batch, without
+// and release it with the commit, in one round trip each; the lock's own
+// take and release statements are left to the contended case. A run's
+// creation applies the server's strategy (a Go function) between its
+// read of the thread and its write: two round trips, except on a thread
+// whose last run this Store created, which it remembers (up to 4096
+// threads): the strategy is applied to the thread as remembered, idle,
+// and the run inserted in one round trip by a statement that checks,
+// under the lock, that the thread's record is still as remembered, that
+// it has no active run and that the principal has no more active runs
+// than the strategy was told (the count of Config.MaxActiveRuns, as
+// remembered plus 16); when it is not, nothing is inserted, and the
+// creation reads the thread and applies the strategy again, in two more
+// round trips. A transaction of one round trip is one batch, without
 // BEGIN or COMMIT. And it is a [server.RunStarter]: a run's start and
 // its metadata event are one statement. And a [server.RunClaimer]: a
 // run that its creating instance executes at once is inserted claimed

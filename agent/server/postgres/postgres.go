@@ -94,6 +94,9 @@ type Store struct {
 	notes   *pgnotify.Sender
 	grace   time.Duration // Config.PendingGrace, resolved
 	shared  bool          // Config.SharedCheckpoints
+	// guesses remembers the threads whose runs were last created here,
+	// for the next creation's one round trip (createGuessed).
+	guesses guesses
 }
 
 var (
@@ -963,6 +966,9 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 		return false, wrap("create run", err)
 	}
 	defer conn.Release()
+	if done, created, err := s.createGuessed(ctx, conn, threadID, owner, lease, plan); done {
+		return created, err
+	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue(s.q.xactLock, threadID)
@@ -1006,22 +1012,131 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 		rollback(conn)
 		return false, wrap("create run", err)
 	}
-	query := s.q.createRunBusy
+	query := s.q.createRunBusyMD
 	if lease >= 0 && r.Status == server.RunRunning {
-		query = s.q.createRunClaimed
+		query = s.q.createRunClaimedMD
 		args[11] = lease.Microseconds() // replaces the run's LeaseUntil
 	}
 	b = &pgx.Batch{}
 	b.Queue(query, append(args, graphID, m)...)
 	b.Queue("COMMIT")
 	br = conn.SendBatch(ctx, b)
-	_, err = br.Exec()
+	var newMD []byte
+	err = br.QueryRow().Scan(&newMD)
+	updated := err == nil
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil // the run inserted, its thread's row not updated: nothing to remember
+	}
 	_, commitErr := br.Exec()
 	if err := errors.Join(err, commitErr, br.Close()); err != nil {
 		rollback(conn)
+		s.guesses.forget(threadID)
 		return false, createErr(r, err)
 	}
+	// The thread as this creation left it, for the next one's guess
+	// (createGuessed): the columns a plan reads, the metadata as the
+	// insert's update wrote it, and graph_id its $18.
+	if t != nil && updated {
+		x := threadGuess{owner: t.Owner, graphID: graphID, head: t.Head, rolled: t.Rolled, md: newMD}
+		if owner != nil {
+			x.counter, x.n = *owner, counted
+		}
+		s.guesses.put(threadID, x)
+	}
 	return true, nil
+}
+
+// createGuessed is createRun in one round trip, for a thread whose
+// record the Store remembers from its last run's creation here
+// (guesses): plan is called on the thread as remembered, with no active
+// run and, counting (owner non-nil), with the principal's active runs
+// as that creation counted them plus guessSlack; the run it returns is
+// then inserted, in one batch (BEGIN, the lock's take, createRunGuess,
+// COMMIT), only if the thread's record still holds what plan read, it
+// has no active run, no lease of LockThread's is live on it, and the
+// principal has at most that many active runs: the plan on the record
+// read under the lock would have given that run (a principal's bound is
+// checked against more runs than it has). done is false when nothing
+// was sent (the thread is not remembered, or plan on the guess created
+// nothing or failed) or the batch inserted nothing (the record did not
+// match, the guess is forgotten): the caller then creates the run as
+// without a guess, reading the thread, and calls plan again, as it may
+// (a plan is idempotent). An error sending the batch is returned with
+// done true, as the batch may have committed.
+func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID string, owner *string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (done, created bool, err error) {
+	x, ok := s.guesses.get(threadID)
+	if !ok {
+		return false, false, nil
+	}
+	t, err := x.thread(threadID)
+	if err != nil {
+		s.guesses.forget(threadID)
+		return false, false, nil
+	}
+	limit := int64(-1)
+	if owner != nil {
+		n := 0
+		if x.counter == *owner {
+			n = x.n
+		}
+		limit = int64(n + guessSlack)
+	}
+	r, graphID, md, err := plan(t, nil, max(int(limit), 0))
+	if err != nil || r == nil {
+		return false, false, nil
+	}
+	args, err := runArgs(r)
+	if err != nil {
+		return false, false, nil
+	}
+	m, err := json.Marshal(md)
+	if err != nil {
+		return false, false, nil
+	}
+	query := s.q.createRunGuess
+	if lease >= 0 && r.Status == server.RunRunning {
+		query = s.q.createRunGuessClaimed
+		args[11] = lease.Microseconds() // replaces the run's LeaseUntil
+	}
+	var mdGuess any // NULL for a thread without metadata
+	if x.md != nil {
+		mdGuess = x.md
+	}
+	counter := ""
+	if owner != nil {
+		counter = *owner
+	}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+	b.Queue(s.q.xactLock, threadID)
+	b.Queue(query, append(args, graphID, m, x.owner, mdGuess, x.graphID, x.head, x.rolled, counter, limit)...)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	_, beginErr := br.Exec()
+	_, lockErr := br.Exec()
+	var newMD []byte
+	var n int64
+	err = br.QueryRow().Scan(&newMD, &n)
+	inserted := err == nil
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil
+	}
+	_, commitErr := br.Exec()
+	if err := errors.Join(beginErr, lockErr, err, commitErr, br.Close()); err != nil {
+		rollback(conn)
+		s.guesses.forget(threadID)
+		return true, false, createErr(r, err)
+	}
+	if !inserted {
+		s.guesses.forget(threadID)
+		return false, false, nil
+	}
+	x.graphID, x.md = graphID, newMD
+	if owner != nil {
+		x.counter, x.n = *owner, int(n)
+	}
+	s.guesses.put(threadID, x)
+	return true, true, nil
 }
 
 // scanThreadActive reads the rows of threadFreeActive (of

@@ -1,0 +1,81 @@
+package postgres
+
+import (
+	"sync"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+)
+
+// maxGuesses bounds the threads whose record a Store remembers for the
+// one-round-trip creation of their runs (see guesses).
+const maxGuesses = 4096
+
+// guessSlack is what a creation's guess adds to the count of the
+// principal's active runs that the thread's last creation read: the run
+// is planned as if the principal had that many, and inserted only if
+// it has at most that many (see Store.createGuessed).
+const guessSlack = 16
+
+// threadGuess is what a Store remembers of a thread from its last run's
+// creation here: the columns of the thread's record that a creation's
+// plan reads, as stored (md is the metadata column's JSON, nil for NULL),
+// and the count of the principal owner's active runs that creation read
+// (n; the count's principal in counter, "" when it did not count).
+type threadGuess struct {
+	owner, graphID, head string
+	rolled               bool
+	md                   []byte
+	counter              string
+	n                    int
+}
+
+// thread returns the thread g describes, with the fields a creation's
+// plan reads (those threadFreeActive reads): a new value each time, as
+// the plan may keep it.
+func (g threadGuess) thread(id string) (*server.Thread, error) {
+	t := &server.Thread{ID: id, Owner: g.owner, GraphID: g.graphID, Head: g.head, Rolled: g.rolled}
+	if g.md != nil {
+		if err := unmarshalNumbers(g.md, &t.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// guesses remembers the record of the threads whose runs a Store last
+// created, up to maxGuesses threads (when full, an arbitrary one is
+// forgotten to make room). What it holds is only a guess: the creation
+// made from it inserts its run only if the thread's record is still as
+// remembered, and reads it afresh otherwise.
+type guesses struct {
+	mu sync.Mutex
+	m  map[string]threadGuess
+}
+
+func (g *guesses) get(thread string) (threadGuess, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	x, ok := g.m[thread]
+	return x, ok
+}
+
+func (g *guesses) put(thread string, x threadGuess) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = make(map[string]threadGuess)
+	}
+	if _, ok := g.m[thread]; !ok && len(g.m) >= maxGuesses {
+		for k := range g.m {
+			delete(g.m, k)
+			break
+		}
+	}
+	g.m[thread] = x
+}
+
+func (g *guesses) forget(thread string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m, thread)
+}

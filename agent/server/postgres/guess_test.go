@@ -1,0 +1,343 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+)
+
+// planCall is what a creation's plan was called with.
+type planCall struct {
+	thread *server.Thread
+	active []string
+	n      int
+}
+
+// guessPlan is a plan as the server's: a run of the thread's owner when
+// the thread exists and has no active run (multitask_strategy reject:
+// an error naming the active run otherwise), created running under
+// worker w when it would run at once (running), and under the bound max
+// of the owner's active runs counted (n + 1 ≤ max). It records its
+// calls.
+type guessPlan struct {
+	mu      sync.Mutex
+	calls   []planCall
+	running bool
+	max     int
+	last    *server.Run
+}
+
+var errBusy = errors.New("thread busy (reject)")
+
+func (p *guessPlan) plan(t *server.Thread, active []*server.Run, n int) (*server.Run, string, map[string]any, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := planCall{thread: t, n: n}
+	for _, a := range active {
+		c.active = append(c.active, a.ID+":"+a.Status)
+	}
+	p.calls = append(p.calls, c)
+	if t == nil {
+		return nil, "", nil, server.ErrNotFound
+	}
+	if len(active) > 0 {
+		return nil, "", nil, fmt.Errorf("%w: %s", errBusy, active[0].ID)
+	}
+	if p.max > 0 && n+1 > p.max {
+		return nil, "", nil, fmt.Errorf("%d active runs: %w", n, server.ErrLimit)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	r := &server.Run{ID: fmt.Sprintf("run-%d-%d", now.UnixNano(), len(p.calls)), ThreadID: t.ID, AssistantID: "g", CreatedAt: now, UpdatedAt: now,
+		Status: server.RunPending, Kwargs: json.RawMessage(`{"assistant_id":"g"}`), Owner: t.Owner, Metadata: map[string]any{}}
+	if p.running {
+		r.Status, r.Worker, r.Attempt, r.LeaseUntil = server.RunRunning, "w", 1, now.Add(time.Minute)
+	}
+	p.last = r
+	return r, "g", map[string]any{"graph_id": "g", "assistant_id": "g"}, nil
+}
+
+// plan2 is plan for a creation that does not count.
+func (p *guessPlan) plan2(t *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error) {
+	return p.plan(t, active, 0)
+}
+
+// lastCall returns the plan's last call.
+func (p *guessPlan) lastCall() planCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls[len(p.calls)-1]
+}
+
+// guessStores returns n Stores on one schema, the first traced by
+// count, and a thread "t" of alice's on them.
+func guessStores(t *testing.T, count *postgrestest.Counter, n int) []*postgres.Store {
+	t.Helper()
+	base, schema := postgrestest.Schema(t, "agentserver_guess_")
+	var out []*postgres.Store
+	for i := range n {
+		pool := base
+		if i == 0 {
+			pool = postgrestest.TracedPool(t, count, nil)
+		}
+		st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		out = append(out, st)
+	}
+	now := time.Now().UTC()
+	if err := out[0].CreateThread(t.Context(), &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{"k": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// endRun ends run r of thread "t" and refreshes the thread idle, as the
+// server ends a run.
+func endRun(t *testing.T, st *postgres.Store, r *server.Run) {
+	t.Helper()
+	if _, err := st.EndRun(t.Context(), r.ID, server.RunSuccess, "", time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RefreshThread(t.Context(), "t", server.ThreadRefresh{At: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCreateRunOneTrip checks that a run's creation on a thread whose
+// last run this Store created, idle since, is one round trip (one
+// transaction), counting the principal's active runs or not, claimed
+// or not, and that the run and its thread are stored as by the
+// creation in two round trips.
+func TestCreateRunOneTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		running bool
+		counted bool
+	}{{"locked", false, false}, {"claimed", true, false}, {"claimed-counted", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			count := &postgrestest.Counter{Apart: isNotify}
+			st := guessStores(t, count, 1)[0]
+			p := &guessPlan{running: tc.running, max: 100}
+			create := func() {
+				t.Helper()
+				var ok bool
+				var err error
+				switch {
+				case tc.counted:
+					ok, err = st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan)
+				case tc.running:
+					ok, err = st.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2)
+				default:
+					ok, err = st.CreateRunLocked(t.Context(), "t", p.plan2)
+				}
+				if !ok || err != nil {
+					t.Fatalf("create: %v, %v; want created", ok, err)
+				}
+			}
+			create() // the thread's first creation here reads it
+			endRun(t, st, p.last)
+			for i := range 3 {
+				before := count.Snapshot()
+				create()
+				after := count.Snapshot()
+				if trips, txs := after.Trips-before.Trips, after.Txs-before.Txs; trips != 1 || txs != 1 {
+					t.Fatalf("creation %d: %d round trips, %d transactions; want 1 and 1", i+2, trips, txs)
+				}
+				r, err := st.Run(t.Context(), p.last.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Status != p.last.Status || r.Worker != p.last.Worker || r.Owner != "alice" {
+					t.Fatalf("run stored %+v; want status %s, worker %q", r, p.last.Status, p.last.Worker)
+				}
+				if tc.running && (r.LeaseUntil.Before(time.Now().Add(30*time.Second)) || r.LeaseUntil.After(time.Now().Add(2*time.Minute))) {
+					t.Fatalf("run's lease until %v; want about a minute from now", r.LeaseUntil)
+				}
+				th, err := st.Thread(t.Context(), "t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if th.Status != server.ThreadBusy || th.GraphID != "g" || fmt.Sprint(th.Metadata) != "map[assistant_id:g graph_id:g k:1]" {
+					t.Fatalf("thread %+v; want busy, graph g, metadata k, graph_id and assistant_id", th)
+				}
+				if c := p.lastCall(); fmt.Sprint(c.thread.Metadata) != "map[assistant_id:g graph_id:g k:1]" || c.thread.Owner != "alice" {
+					t.Fatalf("plan read thread %+v", c.thread)
+				}
+				endRun(t, st, p.last)
+			}
+		})
+	}
+}
+
+// TestCreateRunGuessStale checks that a creation from what the Store
+// remembers of a thread inserts nothing when the thread changed since
+// (another instance's run active on it, its owner or metadata changed,
+// its lock held, the principal's active runs past what the guess
+// allowed): the plan is then called on the thread as stored, and its
+// answer decides.
+func TestCreateRunGuessStale(t *testing.T) {
+	count := &postgrestest.Counter{Apart: isNotify}
+	sts := guessStores(t, count, 2)
+	a, b := sts[0], sts[1]
+	p := &guessPlan{running: true, max: 100}
+	create := func(st *postgres.Store) (bool, error) {
+		return st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan)
+	}
+	warm := func() {
+		t.Helper()
+		if ok, err := create(a); !ok || err != nil {
+			t.Fatalf("create: %v, %v", ok, err)
+		}
+		endRun(t, a, p.last)
+	}
+	warm()
+
+	// Another instance's run is active on the thread: refused as busy,
+	// the plan seeing that run.
+	if ok, err := create(b); !ok || err != nil {
+		t.Fatalf("create on b: %v, %v", ok, err)
+	}
+	other := p.last
+	ok, err := create(a)
+	if ok || !errors.Is(err, errBusy) {
+		t.Fatalf("create on a busy thread: %v, %v; want refused as busy", ok, err)
+	}
+	if c := p.lastCall(); len(c.active) != 1 || c.active[0] != other.ID+":running" {
+		t.Fatalf("plan's last call saw active runs %v; want [%s:running]", c.active, other.ID)
+	}
+	if runs, err := a.ActiveRuns(t.Context(), "t"); err != nil || len(runs) != 1 {
+		t.Fatalf("active runs %d, %v; want 1", len(runs), err)
+	}
+	endRun(t, b, other)
+	warm()
+
+	// The thread's metadata changed: the run is created, planned from
+	// the thread as stored.
+	if _, err := b.UpdateThread(t.Context(), "t", func(th *server.Thread) error { th.Metadata["k"] = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := create(a); !ok || err != nil {
+		t.Fatalf("create: %v, %v", ok, err)
+	}
+	if c := p.lastCall(); c.thread.Metadata["k"] != json.Number("2") {
+		t.Fatalf("plan's last call read metadata %v; want k 2", c.thread.Metadata)
+	}
+	endRun(t, a, p.last)
+	warm()
+
+	// Its owner changed: planned from the new owner.
+	if _, err := b.UpdateThread(t.Context(), "t", func(th *server.Thread) error { th.Owner = "bob"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := create(a); !ok || err != nil {
+		t.Fatalf("create: %v, %v", ok, err)
+	}
+	if c := p.lastCall(); c.thread.Owner != "bob" || p.last.Owner != "bob" {
+		t.Fatalf("plan's last call read owner %q; want bob", c.thread.Owner)
+	}
+	endRun(t, a, p.last)
+	if _, err := b.UpdateThread(t.Context(), "t", func(th *server.Thread) error { th.Owner = "alice"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	warm()
+
+	// Its lock held elsewhere: ErrThreadLocked, nothing created.
+	unlock, err := b.LockThread(t.Context(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := len(p.calls)
+	if ok, err := create(a); ok || !errors.Is(err, server.ErrThreadLocked) {
+		t.Fatalf("create under another's lock: %v, %v; want ErrThreadLocked", ok, err)
+	}
+	if runs, err := a.ActiveRuns(t.Context(), "t"); err != nil || len(runs) != 0 {
+		t.Fatalf("active runs %d, %v; want none", len(runs), err)
+	}
+	unlock()
+	if len(p.calls) == calls {
+		t.Fatal("the plan was not called")
+	}
+	warm()
+
+	// The principal's active runs past the guess: 40 pending runs of
+	// alice's on other threads. The plan gets the count as stored.
+	now := time.Now().UTC()
+	for i := range 40 {
+		tid := fmt.Sprintf("o%d", i)
+		if err := b.CreateThread(t.Context(), &server.Thread{ID: tid, Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.CreateRun(t.Context(), &server.Run{ID: "r" + tid, ThreadID: tid, AssistantID: "g", CreatedAt: now, UpdatedAt: now,
+			Status: server.RunPending, Kwargs: json.RawMessage(`{}`), Owner: "alice", Metadata: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.max = 30
+	if ok, err := create(a); ok || !errors.Is(err, server.ErrLimit) {
+		t.Fatalf("create past the bound: %v, %v; want ErrLimit", ok, err)
+	}
+	if c := p.lastCall(); c.n != 40 {
+		t.Fatalf("plan's last call counted %d active runs; want 40", c.n)
+	}
+	if runs, err := a.ActiveRuns(t.Context(), "t"); err != nil || len(runs) != 0 {
+		t.Fatalf("active runs %d, %v; want none", len(runs), err)
+	}
+	p.max = 100
+	if ok, err := create(a); !ok || err != nil {
+		t.Fatalf("create: %v, %v", ok, err)
+	}
+	if c := p.lastCall(); c.n != 40 {
+		t.Fatalf("plan's last call counted %d active runs; want 40", c.n)
+	}
+}
+
+// TestCreateRunGuessSerialized creates runs concurrently on one thread
+// from two Stores whose last creations were on it (each remembers it),
+// with multitask_strategy reject's plan, many times: exactly one of each
+// round's creations makes a run.
+func TestCreateRunGuessSerialized(t *testing.T) {
+	count := &postgrestest.Counter{Apart: isNotify}
+	sts := guessStores(t, count, 2)
+	p := &guessPlan{running: true}
+	for _, st := range sts {
+		if ok, err := st.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2); !ok || err != nil {
+			t.Fatalf("create: %v, %v", ok, err)
+		}
+		endRun(t, st, p.last)
+	}
+	for round := range 20 {
+		var created atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 4 {
+			st := sts[i%2]
+			wg.Go(func() {
+				ok, err := st.CreateRunClaimedLocked(context.Background(), "t", time.Minute, p.plan2)
+				if ok {
+					created.Add(1)
+				} else if !errors.Is(err, errBusy) {
+					t.Errorf("round %d: create: %v; want created or refused as busy", round, err)
+				}
+			})
+		}
+		wg.Wait()
+		runs, err := sts[0].ActiveRuns(t.Context(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created.Load() != 1 || len(runs) != 1 {
+			t.Fatalf("round %d: %d creations made a run, %d active; want 1 and 1", round, created.Load(), len(runs))
+		}
+		endRun(t, sts[0], runs[0])
+	}
+}
