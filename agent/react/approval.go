@@ -194,7 +194,7 @@ func decide(ctx context.Context, pending []Proposal) ([]Decision, error) {
 	for {
 		decisions, err := graph.Interrupt[[]Decision](ctx, Review{Calls: pending})
 		if err != nil {
-			if graph.IsInterrupt(err) {
+			if graph.IsInterrupt(err) || errors.Is(err, graph.ErrNoCheckpointer) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("react: the resume value of an approval is a []react.Decision, one per call of the react.Review: pass graph.Resume([]react.Decision{react.Approve(review.Calls[0])}): %w", err)

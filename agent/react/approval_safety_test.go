@@ -170,3 +170,22 @@ func TestApprovalWrongDecisions(t *testing.T) {
 		t.Fatalf("send ran %q, want once", ran)
 	}
 }
+
+// An agent with Config.Approve whose run cannot pause fails before it calls
+// the model, naming Config.Checkpointer as the fix.
+func TestApprovalWithoutCheckpointerFailsBeforeModel(t *testing.T) {
+	m := &scripted{reply: func(int, *model.Request) (*model.Response, error) {
+		return calls(call("s1", "send", `{"to":"bob"}`)), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{newRecordTool()}, Approve: []string{"send"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ag.Invoke(context.Background(), react.Input("mail bob"))
+	if err == nil || !strings.Contains(err.Error(), "react.Config.Checkpointer") {
+		t.Fatalf("err %v, want one naming react.Config.Checkpointer", err)
+	}
+	if n := len(m.requests()); n != 0 {
+		t.Fatalf("the model was called %d times", n)
+	}
+}

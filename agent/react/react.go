@@ -248,6 +248,7 @@ type agent struct {
 	defs    []model.ToolDef
 	approve map[string]bool
 	all     bool
+	pauses  bool // some calls need approval: a run must be able to pause
 	tasks   *graph.TaskNode[State, *call]
 	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes,
 	// MaxResultBytes and MaxResultBinaryBytes with their defaults applied.
@@ -326,9 +327,10 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		a.approve[name] = true
 	}
 
+	a.pauses = a.all || len(a.approve) > 0
 	g := graph.New[State]()
 	targets := []string{NodeTools, NodeModel, graph.END}
-	if a.all || len(a.approve) > 0 {
+	if a.pauses {
 		targets = append(targets, NodeApprove)
 		g.AddNode(NodeApprove, a.review, graph.Targets(NodeTools))
 	}
@@ -345,6 +347,10 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 	}
 	return g.Compile(opts...)
 }
+
+// errCannotPause fails a run of an agent with Config.Approve that could not
+// pause for approval, before its first model call.
+var errCannotPause = errors.New("react: Config.Approve needs a run that can pause for approval: set react.Config.Checkpointer and run the agent on a thread (Compiled.Thread), or run it as a subgraph of a graph compiled with graph.WithCheckpointer, run on a thread")
 
 // instructions returns the system message of a run.
 func (a *agent) instructions(s *State) string {
@@ -383,6 +389,9 @@ func (a *agent) modelInto() func(context.Context, *State, *graph.Update[State]) 
 // tool, the iteration limit) is in helpers that are not inlined, and the
 // update is written in place.
 func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State]) error {
+	if a.pauses && !graph.CanInterrupt(ctx) {
+		return errCannotPause
+	}
 	req := new(model.Request)
 	a.request(req, s)
 	resp, err := graph.Generate(ctx, a.cfg.Model, req)
