@@ -189,3 +189,45 @@ func TestApprovalWithoutCheckpointerFailsBeforeModel(t *testing.T) {
 		t.Fatalf("the model was called %d times", n)
 	}
 }
+
+// A conversation whose last assistant message has calls without results (a
+// thread paused for approval that took a new message) reaches the model
+// with an error result for each, after the results it has and before the
+// new message, and keeps them.
+func TestDanglingCallsAnswered(t *testing.T) {
+	m := &scripted{reply: func(int, *model.Request) (*model.Response, error) { return answer("ok"), nil }}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{newRecordTool()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := model.Assistant("")
+	asked.Parts = []model.Part{{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: "c1", Name: "send", Arguments: json.RawMessage(`{}`)}},
+		{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: "c2", Name: "send", Arguments: json.RawMessage(`{}`)}}}
+	in := model.Messages{model.User("mail bob"), asked,
+		model.ToolResults(model.ToolResult{CallID: "c1", Name: "send", Content: []model.Part{model.TextPart("sent")}}),
+		model.User("never mind, what time is it?")}
+	s, err := ag.Invoke(context.Background(), react.State{Messages: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, msgs model.Messages) {
+		t.Helper()
+		var roles []string
+		for _, msg := range msgs {
+			roles = append(roles, string(msg.Role))
+		}
+		if len(msgs) < 5 || msgs[3].Role != model.RoleTool || msgs[4].Role != model.RoleUser {
+			t.Fatalf("%s: roles %v, want the added result before the new message", what, roles)
+		}
+		r := msgs[3].Parts[0].ToolResult
+		if r == nil || r.CallID != "c2" || !r.IsError || !strings.Contains(r.Content[0].Text, "not run") {
+			t.Fatalf("%s: added result %+v", what, r)
+		}
+	}
+	reqs := m.requests()
+	check("request", reqs[0].Messages)
+	check("state", s.Messages)
+	if s.Reply() != "ok" || len(s.Messages) != 6 {
+		t.Fatalf("reply %q, %d messages", s.Reply(), len(s.Messages))
+	}
+}

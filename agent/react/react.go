@@ -392,6 +392,10 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	if a.pauses && !graph.CanInterrupt(ctx) {
 		return errCannotPause
 	}
+	var fixed model.Messages
+	if hasDangling(s.Messages) {
+		s, fixed = answerDangling(s)
+	}
 	req := new(model.Request)
 	a.request(req, s)
 	resp, err := graph.Generate(ctx, a.cfg.Model, req)
@@ -440,8 +444,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	}
 	ids := t.newIDs(n)
 	msg.ID = ids[:idLen]
-	var fixed model.Messages
-	if !allIDs(s.Messages) {
+	if fixed == nil && !allIDs(s.Messages) {
 		fixed = withIDs(s.Messages)
 	}
 	// The fields every turn writes, each through this package's handle
@@ -500,6 +503,78 @@ func (a *agent) request(req *model.Request, s *State) {
 	if a.cfg.Request != nil {
 		a.cfg.Request(req)
 	}
+}
+
+// hasDangling reports whether the conversation's last assistant message
+// has tool calls that no tool message after it answers, as when a new
+// message was added to a thread paused for approval.
+func hasDangling(msgs model.Messages) bool {
+	i := len(msgs) - 1
+	for i >= 0 && msgs[i].Role != model.RoleAssistant {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	for _, p := range msgs[i].Parts {
+		if p.Kind == model.PartToolCall && p.ToolCall != nil && !answered(msgs[i+1:], p.ToolCall.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// answered reports whether the tool messages at the start of msgs answer
+// the call with the given id.
+func answered(msgs model.Messages, id string) bool {
+	for i := range msgs {
+		if msgs[i].Role != model.RoleTool {
+			return false
+		}
+		for _, p := range msgs[i].Parts {
+			if p.Kind == model.PartToolResult && p.ToolResult != nil && p.ToolResult.CallID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// danglingText is the error result of a call that was never run.
+const danglingText = "not run: the conversation went on before this call ran (the run that made it paused for approval or stopped); make it again if it is still needed"
+
+// answerDangling returns a copy of s whose conversation answers each call
+// of its last assistant message that has no result (see hasDangling) with
+// an error result, in a tool message after the results it has, and the
+// update of the messages that makes the thread's conversation that one:
+// a provider rejects a conversation with calls left unanswered.
+//
+//go:noinline
+func answerDangling(s *State) (*State, model.Messages) {
+	msgs := s.Messages
+	i := len(msgs) - 1
+	for msgs[i].Role != model.RoleAssistant {
+		i--
+	}
+	j := i + 1
+	for j < len(msgs) && msgs[j].Role == model.RoleTool {
+		j++
+	}
+	var results []model.ToolResult
+	for _, c := range msgs[i].ToolCalls() {
+		if !answered(msgs[i+1:], c.ID) {
+			results = append(results, errorResult(c, danglingText))
+		}
+	}
+	out := make(model.Messages, 0, len(msgs)+1)
+	out = append(out, msgs[:j]...)
+	m := model.ToolResults(results...)
+	m.ID = model.NewID()
+	out = append(out, m)
+	out = append(out, msgs[j:]...)
+	cp := *s
+	cp.Messages = out
+	return &cp, withIDs(out)
 }
 
 // allIDs reports whether every message of msgs has an id. It reads the
