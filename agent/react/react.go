@@ -123,6 +123,10 @@ const (
 	// OutcomeIterationLimit: the model still called tools after
 	// Config.MaxIterations model calls; those calls were not run.
 	OutcomeIterationLimit Outcome = "iteration_limit"
+	// OutcomeNoAnswer: Config.Answer is set and the model still replied
+	// in text, without calling the answer tool, after Config.MaxIterations
+	// model calls. State.Answer is empty.
+	OutcomeNoAnswer Outcome = "no_answer"
 )
 
 // State is the agent graph's state: the conversation and what the last run
@@ -249,7 +253,9 @@ type agent struct {
 	approve map[string]bool
 	all     bool
 	pauses  bool // some calls need approval: a run must be able to pause
-	tasks   *graph.TaskNode[State, *call]
+	// answerCheck checks the arguments of a call of Config.Answer.
+	answerCheck operator.Tool
+	tasks       *graph.TaskNode[State, *call]
 	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes,
 	// MaxResultBytes and MaxResultBinaryBytes with their defaults applied.
 	maxCalls, maxArgs, maxResult, maxBinary int
@@ -315,6 +321,19 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 			return nil, fmt.Errorf("react: Config.Answer is named %q like a tool of Config.Tools; rename one", cfg.Answer.Name)
 		}
 		a.defs = append(a.defs, *cfg.Answer)
+		// The answer's arguments are checked as a FuncTool checks its
+		// arguments: against the schema, then decoded strictly.
+		desc := cfg.Answer.Description
+		if strings.TrimSpace(desc) == "" {
+			desc = "The final answer."
+		}
+		check, err := operator.FuncTool(cfg.Answer.Name, desc, func(context.Context, map[string]any) (string, error) {
+			return "answer received", nil
+		}, operator.WithSchema(cfg.Answer.Parameters))
+		if err != nil {
+			return nil, fmt.Errorf("react: Config.Answer: %w", err)
+		}
+		a.answerCheck = check
 	}
 	for _, name := range cfg.Approve {
 		if name == "*" {
@@ -408,7 +427,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	// The last message's role is read in place: Messages.Last would
 	// copy the message.
 	runUsage, iter := resp.Usage, 1
-	if n := len(s.Messages); n > 0 && s.Messages[n-1].Role == model.RoleTool {
+	if n := len(s.Messages); n > 0 && (s.Messages[n-1].Role == model.RoleTool || isReminder(&s.Messages[n-1])) {
 		runUsage, iter = s.RunUsage.Merge(resp.Usage), s.Iterations+1
 	}
 	t.msgs[0] = resp.Message
@@ -454,13 +473,15 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	RunUsageField.Put(u, runUsage)
 	IterationsField.Put(u, iter)
 	switch {
+	case len(calls) == 0 && a.cfg.Answer != nil:
+		a.textTurn(u, fixed, *msg, iter)
+		return nil
 	case len(calls) == 0:
 		MessagesField.Put(u, withPrefix(fixed, t.msgs[:]))
 		OutcomeField.Put(u, OutcomeAnswered)
 		return nil
 	case answer >= 0:
-		a.answerTurn(u, fixed, *msg, calls, answer)
-		return nil
+		return a.answerTurn(ctx, u, fixed, *msg, calls, answer, iter)
 	case iter >= a.max:
 		a.limitTurn(u, fixed, *msg, calls)
 		return nil
@@ -608,19 +629,57 @@ func withIDs(msgs model.Messages) model.Messages {
 
 // answerTurn writes to u the messages, outcome and answer of a turn that
 // called the answer tool (calls[answer]), and routes back to the model
-// when the answer was not valid JSON.
+// when the answer does not fit the tool's schema, unless the turn is the
+// run's last (iter is Config.MaxIterations): the run then ends with
+// OutcomeIterationLimit.
 //
 //go:noinline
-func (a *agent) answerTurn(u *graph.Update[State], fixed model.Messages, msg model.Message, calls []call, answer int) {
-	msgs, outcome, value := a.answered(msg, calls, answer)
+func (a *agent) answerTurn(ctx context.Context, u *graph.Update[State], fixed model.Messages, msg model.Message, calls []call, answer, iter int) error {
+	msgs, outcome, value, err := a.answered(ctx, msg, calls, answer)
+	if err != nil {
+		return err
+	}
 	MessagesField.Put(u, withPrefix(fixed, msgs))
-	OutcomeField.Put(u, outcome)
-	if outcome != OutcomeAnswered {
-		// The answer was not valid JSON: the model reads why.
+	switch {
+	case outcome == OutcomeAnswered:
+		OutcomeField.Put(u, outcome)
+		AnswerField.Put(u, value)
+	case iter >= a.max:
+		OutcomeField.Put(u, OutcomeIterationLimit)
+	default:
+		// The answer does not fit its schema: the model reads why.
+		OutcomeField.Put(u, outcome)
 		*u = u.Goto(NodeModel)
+	}
+	return nil
+}
+
+// reminderPrefix starts the id of the message that reminds the model to
+// call the answer tool (see textTurn): the run goes on past it.
+const reminderPrefix = "react-reminder-"
+
+// isReminder reports whether m is a reminder to call the answer tool.
+func isReminder(m *model.Message) bool {
+	return m.Role == model.RoleUser && strings.HasPrefix(m.ID, reminderPrefix)
+}
+
+// textTurn writes to u the messages and outcome of a turn of an agent with
+// Config.Answer whose reply calls no tool: the reply and a reminder to
+// call the answer tool, routing back to the model, or, on the run's last
+// turn, the reply and OutcomeNoAnswer.
+//
+//go:noinline
+func (a *agent) textTurn(u *graph.Update[State], fixed model.Messages, msg model.Message, iter int) {
+	if iter >= a.max {
+		MessagesField.Put(u, withPrefix(fixed, model.Messages{msg}))
+		OutcomeField.Put(u, OutcomeNoAnswer)
 		return
 	}
-	AnswerField.Put(u, value)
+	reminder := model.User("Your reply must be a call of the " + a.cfg.Answer.Name + " tool, whose arguments are your final answer; a reply in text is not read. Call " + a.cfg.Answer.Name + " now.")
+	reminder.ID = reminderPrefix + model.NewID()
+	MessagesField.Put(u, withPrefix(fixed, model.Messages{msg, reminder}))
+	OutcomeField.Put(u, OutcomeNone)
+	*u = u.Goto(NodeModel)
 }
 
 // limitTurn writes to u the messages and outcome of a turn that called
@@ -710,9 +769,10 @@ func withPrefix(prefix, msgs model.Messages) model.Messages {
 // answered handles a call of the answer tool: its arguments are the answer,
 // and every call of the turn gets a result so that the conversation can go
 // on. It returns the turn's messages, the outcome, and the answer;
-// OutcomeNone when the arguments are not valid JSON, which the model then
-// reads in the call's result.
-func (a *agent) answered(msg model.Message, tasks []call, i int) (model.Messages, Outcome, json.RawMessage) {
+// OutcomeNone when the arguments do not fit the answer's schema (checked
+// and decoded strictly, as an operator.FuncTool's), which the model then
+// reads in the call's result. Its error is the run's cancellation.
+func (a *agent) answered(ctx context.Context, msg model.Message, tasks []call, i int) (model.Messages, Outcome, json.RawMessage, error) {
 	calls := make([]model.ToolCall, len(tasks))
 	for k := range tasks {
 		calls[k] = tasks[k].Call
@@ -726,11 +786,16 @@ func (a *agent) answered(msg model.Message, tasks []call, i int) (model.Messages
 		results[k] = errorResult(c, "not run: the final answer was given in the same turn")
 	}
 	answer := calls[i].Arguments
-	if !json.Valid(answer) {
-		results[i] = errorResult(calls[i], "the answer's arguments are not valid JSON; call "+calls[i].Name+" again with a JSON object")
-		return model.Messages{msg, model.ToolResults(results...)}, OutcomeNone, nil
+	res, err := a.answerCheck.Call(ctx, answer)
+	if err != nil {
+		return nil, OutcomeNone, nil, err
 	}
-	return model.Messages{msg, model.ToolResults(results...)}, OutcomeAnswered, slices.Clone(answer)
+	if res.IsError {
+		res.CallID, res.Name = calls[i].ID, calls[i].Name
+		results[i] = *res
+		return model.Messages{msg, model.ToolResults(results...)}, OutcomeNone, nil, nil
+	}
+	return model.Messages{msg, model.ToolResults(results...)}, OutcomeAnswered, slices.Clone(answer), nil
 }
 
 // needsApproval reports whether a call of the turn that is to run (not
