@@ -66,12 +66,18 @@ type Config struct {
 	// the run with [OutcomeIterationLimit].
 	MaxIterations int
 	// Approve names the tools whose calls pause the run for approval (see
-	// [Review] and [Decision]). "*" names every tool.
+	// [Review] and [Decision]). "*" names every tool. A run must be able
+	// to pause: set Checkpointer, or run the agent as a subgraph of a
+	// checkpointed graph (see "Approval and structured answers" in the
+	// package doc); a run that cannot fails before its first model call.
 	Approve []string
 	// Answer, when set, is the tool the model calls to give its final
 	// answer, whose arguments are the answer (see [AnswerTool]). The model
 	// is then required to call a tool on every turn, and the run ends when
-	// it calls this one; [State.Answer] holds the arguments.
+	// it calls this one with arguments that fit its schema; [State.Answer]
+	// holds the arguments. A reply in text goes back to the model with a
+	// reminder; a run whose last model call still replies in text ends
+	// with [OutcomeNoAnswer]. New reports a schema that does not compile.
 	Answer *model.ToolDef
 	// Request, when set, is called with each request before it is sent, to
 	// set call options such as Temperature or MaxTokens. It must not keep
@@ -79,7 +85,10 @@ type Config struct {
 	Request func(*model.Request)
 	// Checkpointer, when set, makes every run of the agent durable on a
 	// thread (run it through the compiled graph's Thread(id) handle): the
-	// thread is a conversation, and approval can pause it.
+	// thread is a conversation, and approval can pause it. As a subgraph,
+	// an agent with a checkpointer (the parent's saver will do) resumes a
+	// pause where it stopped; without one it runs again from its input
+	// (see "Approval and structured answers" in the package doc).
 	Checkpointer checkpoint.Saver
 	// MaxParallelTools bounds how many tool calls of one turn run at the
 	// same time; the others wait for a running one to end. Zero means
@@ -117,8 +126,9 @@ const (
 	// OutcomeNone: the run has not ended, such as a run paused for
 	// approval.
 	OutcomeNone Outcome = ""
-	// OutcomeAnswered: the model answered (without tool calls, or with the
-	// answer tool of Config.Answer).
+	// OutcomeAnswered: the model answered (without tool calls, or, with
+	// Config.Answer, with the answer tool and arguments that fit its
+	// schema).
 	OutcomeAnswered Outcome = "answered"
 	// OutcomeIterationLimit: the model still called tools after
 	// Config.MaxIterations model calls; those calls were not run.
@@ -262,8 +272,9 @@ type agent struct {
 }
 
 // New returns the agent as a compiled graph over [State], to run alone or
-// as a subgraph. It reports a missing model, a tool without a name and two
-// tools of one name.
+// as a subgraph. It reports a missing model, a tool without a name, two
+// tools of one name, and a Config.Answer whose name or schema is not a
+// tool's.
 func New(cfg Config) (*graph.Compiled[State], error) {
 	if cfg.Model == nil {
 		return nil, errors.New("react: Config.Model is nil; set it to a model.Model, such as a provider adapter")
