@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -200,7 +201,7 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 	if asNode != "" && !finish {
 		i, ok := c.index[asNode]
 		if !ok {
-			return "", fmt.Errorf("graph: Thread.Update as unknown node %q", asNode)
+			return "", fmt.Errorf("graph: Thread.Update as unknown node %q; give graph.AsNode one of the graph's nodes (%s) or graph.END", asNode, strings.Join(c.Nodes(), ", "))
 		}
 		nd = c.nodes[i]
 	}

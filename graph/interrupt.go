@@ -100,6 +100,16 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	return interruptAs[T](it, id, payload)
 }
 
+// CanInterrupt reports whether [Interrupt] can pause the run ctx belongs
+// to: whether the node runs in a graph compiled with [WithCheckpointer],
+// or as a subgraph of one, run on a thread. A node that will pause can
+// check it before work that is costly to redo, and fail with an error
+// naming the fix.
+func CanInterrupt(ctx context.Context) bool {
+	it, _ := ctx.Value(itaskKey{}).(*itask)
+	return it != nil
+}
+
 // interruptAs is Interrupt with the interrupt's id given; it.mu is held.
 func interruptAs[T any](it *itask, id string, payload any) (T, error) {
 	var zero T

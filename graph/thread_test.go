@@ -69,8 +69,8 @@ func TestThreadHandle(t *testing.T) {
 	if st.CheckpointID != id || st.Values.Draft != "edited" || len(st.Next) != 0 || st.Metadata[graph.MetaSource] != "update" {
 		t.Fatalf("State after Update = %+v", st)
 	}
-	if _, err := th.Update(ctx, chatDraft.Set("plan"), graph.AsNode("nope")); err == nil {
-		t.Fatal("Update as an unknown node succeeded")
+	if _, err := th.Update(ctx, chatDraft.Set("plan"), graph.AsNode("nope")); err == nil || !strings.Contains(err.Error(), `unknown node "nope"`) || !strings.Contains(err.Error(), "("+strings.Join(c.Nodes(), ", ")+")") {
+		t.Fatalf("Update as an unknown node: %v, want an error listing the nodes", err)
 	}
 	// With AsNode the update counts as that node's: the next task is the
 	// one its edge leads to.

@@ -1,6 +1,7 @@
 package react
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,16 +31,23 @@ func AnswerTool[T any](name, description string) (*model.ToolDef, error) {
 }
 
 // DecodeAnswer decodes the structured answer of a run of an agent with
-// [Config.Answer] into a T.
+// [Config.Answer] into a T, refusing fields T does not have. A run that
+// ended without an answer ([OutcomeNoAnswer], [OutcomeIterationLimit])
+// is an error saying so.
 func DecodeAnswer[T any](s State) (T, error) {
 	var v T
 	if len(s.Answer) == 0 {
-		if s.Outcome != OutcomeAnswered {
-			return v, fmt.Errorf("react: no answer: the run's outcome is %q", s.Outcome)
+		switch s.Outcome {
+		case OutcomeAnswered:
+			return v, errors.New("react: no structured answer: the run ended with a reply in text and no answer; an agent gives one only with Config.Answer set")
+		case OutcomeNoAnswer:
+			return v, errors.New("react: no answer: the model replied in text without calling the answer tool (Config.Answer), up to its limit of model calls (Config.MaxIterations); the run's outcome is \"no_answer\"")
 		}
-		return v, errors.New("react: no structured answer: the agent has no Config.Answer")
+		return v, fmt.Errorf("react: no answer: the run's outcome is %q", s.Outcome)
 	}
-	if err := json.Unmarshal(s.Answer, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(s.Answer))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
 		return v, fmt.Errorf("react: decoding the answer into %T: %w", v, err)
 	}
 	return v, nil

@@ -1,12 +1,18 @@
 package react
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 )
 
 // Review is the payload of the interrupt that pauses a run for approval:
@@ -15,7 +21,20 @@ import (
 // [graph.InterruptError]).
 type Review struct {
 	// Calls are the proposed calls that need a decision, in call order.
-	Calls []model.ToolCall `json:"calls"`
+	Calls []Proposal `json:"calls"`
+}
+
+// Proposal is a call that waits for a [Decision], as the reviewer sees it:
+// the call, and the fingerprint of its id, tool name and arguments. A
+// decision made with [Approve], [Edit] or [Reject] carries the
+// fingerprint, and applies only to the call that has it: a call proposed
+// anew with other arguments or another tool under the same id is not run
+// on a decision about the old one (see [Decision]).
+type Proposal struct {
+	model.ToolCall
+	// Fingerprint identifies the call as proposed; copy it into the
+	// Decision about the call.
+	Fingerprint string `json:"fingerprint"`
 }
 
 // Action is what a reviewer decides about one call.
@@ -38,9 +57,26 @@ const (
 // Decision is a reviewer's answer about one proposed call. Resume a paused
 // run with graph.Resume([]react.Decision{...}), one per call of the
 // [Review]; a call without a decision is rejected.
+//
+// A decision applies to the call it was made on, the [Proposal] whose
+// CallID and Fingerprint it carries, and to no other. On resume:
+//
+//   - a decision whose Fingerprint matches no call proposed now (the turn
+//     was proposed anew, as when the agent runs as a subgraph without a
+//     checkpointer of its own and the model is called again on resume)
+//     runs nothing: the run pauses again with a [Review] of the calls
+//     proposed now;
+//   - a decision that names a call the review does not propose, that has
+//     no Fingerprint, or that carries the fingerprint of another call,
+//     and two decisions about one call, fail the resumed run with an error
+//     naming the calls at fault and the proposed ones; the thread stays
+//     paused, and a resume with right decisions goes on.
 type Decision struct {
 	// CallID is the ToolCall.ID the decision is about.
 	CallID string `json:"call_id"`
+	// Fingerprint is the [Proposal.Fingerprint] of the call as the
+	// reviewer saw it. Required.
+	Fingerprint string `json:"fingerprint"`
 	// Action is the decision.
 	Action Action `json:"action"`
 	// Arguments are the edited arguments, for ActionEdit.
@@ -49,19 +85,128 @@ type Decision struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Approve returns the decision to run the call with the given id.
-func Approve(callID string) Decision { return Decision{CallID: callID, Action: ActionApprove} }
-
-// Edit returns the decision to run the call with the given id with other
-// arguments, a JSON object.
-func Edit(callID string, arguments json.RawMessage) Decision {
-	return Decision{CallID: callID, Action: ActionEdit, Arguments: arguments}
+// Approve returns the decision to run the proposed call p.
+func Approve(p Proposal) Decision {
+	return Decision{CallID: p.ID, Fingerprint: p.Fingerprint, Action: ActionApprove}
 }
 
-// Reject returns the decision not to run the call with the given id; the
-// model reads message as the call's error result.
-func Reject(callID, message string) Decision {
-	return Decision{CallID: callID, Action: ActionReject, Message: message}
+// Edit returns the decision to run the proposed call p with other
+// arguments, a JSON object.
+func Edit(p Proposal, arguments json.RawMessage) Decision {
+	return Decision{CallID: p.ID, Fingerprint: p.Fingerprint, Action: ActionEdit, Arguments: arguments}
+}
+
+// Reject returns the decision not to run the proposed call p; the model
+// reads message as the call's error result.
+func Reject(p Proposal, message string) Decision {
+	return Decision{CallID: p.ID, Fingerprint: p.Fingerprint, Action: ActionReject, Message: message}
+}
+
+// fingerprint returns the fingerprint of the call c: a hash of its id,
+// name and arguments (compacted, as a JSON checkpoint may store them).
+func fingerprint(c model.ToolCall) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s%d:%s", len(c.ID), c.ID, len(c.Name), c.Name)
+	var buf bytes.Buffer
+	if json.Compact(&buf, c.Arguments) == nil {
+		h.Write(buf.Bytes())
+	} else {
+		h.Write(c.Arguments)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// maxListed is the number of call ids an error lists.
+const maxListed = 10
+
+// idList returns the ids, quoted, at most maxListed of them.
+func idList(ids []string) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i == maxListed {
+			fmt.Fprintf(&b, " and %d more", len(ids)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", utf8clip.Clip(id, maxEchoedName))
+	}
+	return b.String()
+}
+
+// checkDecisions checks the decisions of a resume against the proposed
+// calls pending: it reports stale when a decision was made on a call not
+// proposed now (its fingerprint matches none), and an error when the
+// decisions do not fit the review (see Decision).
+func checkDecisions(decisions []Decision, pending []Proposal) (stale bool, err error) {
+	byFP := make(map[string]int, len(pending))
+	byID := make(map[string]int, len(pending))
+	ids := make([]string, len(pending))
+	for i, p := range pending {
+		byFP[p.Fingerprint] = i
+		byID[p.ID] = i
+		ids[i] = p.ID
+	}
+	for _, d := range decisions {
+		if _, ok := byFP[d.Fingerprint]; d.Fingerprint != "" && !ok {
+			return true, nil
+		}
+	}
+	var unknown, unsigned, mismatched, twice []string
+	seen := make(map[string]bool, len(decisions))
+	for _, d := range decisions {
+		i, ok := byID[d.CallID]
+		switch {
+		case !ok:
+			unknown = append(unknown, d.CallID)
+			continue
+		case seen[d.CallID]:
+			twice = append(twice, d.CallID)
+		case d.Fingerprint == "":
+			unsigned = append(unsigned, d.CallID)
+		case d.Fingerprint != pending[i].Fingerprint:
+			mismatched = append(mismatched, d.CallID)
+		}
+		seen[d.CallID] = true
+	}
+	var errs []error
+	if len(unknown) > 0 {
+		errs = append(errs, fmt.Errorf("react: the decisions name the calls %s, which the review does not propose; the proposed calls are %s: give one react.Decision per call of the react.Review", idList(unknown), idList(ids)))
+	}
+	if len(twice) > 0 {
+		errs = append(errs, fmt.Errorf("react: the decisions name the calls %s more than once; give one react.Decision per call of the react.Review", idList(twice)))
+	}
+	if len(unsigned) > 0 {
+		errs = append(errs, fmt.Errorf("react: the decisions about the calls %s have no Fingerprint; make them with react.Approve, react.Edit or react.Reject from the react.Review's Calls, or copy the Proposal's Fingerprint into Decision.Fingerprint", idList(unsigned)))
+	}
+	if len(mismatched) > 0 {
+		errs = append(errs, fmt.Errorf("react: the decisions about the calls %s carry the Fingerprint of another proposed call; copy each call's own Proposal.Fingerprint", idList(mismatched)))
+	}
+	return false, errors.Join(errs...)
+}
+
+// decide pauses for the decisions about the pending calls and returns
+// them once they fit the proposal. Decisions made on an earlier proposal
+// (stale: the turn was proposed anew since, see Decision) are passed
+// over, and the run pauses again with a review of the calls proposed now.
+func decide(ctx context.Context, pending []Proposal) ([]Decision, error) {
+	for {
+		decisions, err := graph.Interrupt[[]Decision](ctx, Review{Calls: pending})
+		if err != nil {
+			if graph.IsInterrupt(err) || errors.Is(err, graph.ErrNoCheckpointer) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("react: the resume value of an approval is a []react.Decision, one per call of the react.Review: pass graph.Resume([]react.Decision{react.Approve(review.Calls[0])}): %w", err)
+		}
+		stale, err := checkDecisions(decisions, pending)
+		if err != nil {
+			return nil, err
+		}
+		if !stale {
+			return decisions, nil
+		}
+	}
 }
 
 // review pauses for the decisions on the calls that need approval, then
@@ -73,13 +218,13 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 		return graph.Update[State]{}, fmt.Errorf("react: the approve node found no assistant message with tool calls at the end of the conversation")
 	}
 	calls := msg.ToolCalls()
-	var pending []model.ToolCall
+	var pending []Proposal
 	for i, c := range calls {
 		if (a.all || a.approve[c.Name]) && !a.refused(i, &c) {
-			pending = append(pending, c)
+			pending = append(pending, Proposal{ToolCall: c, Fingerprint: fingerprint(c)})
 		}
 	}
-	decisions, err := graph.Interrupt[[]Decision](ctx, Review{Calls: pending})
+	decisions, err := decide(ctx, pending)
 	if err != nil {
 		return graph.Update[State]{}, err
 	}

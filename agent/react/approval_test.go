@@ -67,14 +67,14 @@ func approvalAgent(t testing.TB, saver checkpoint.Saver, log string) *graph.Comp
 	return ag
 }
 
-func decisions(action string) []react.Decision {
+func decisions(action string, rv react.Review) []react.Decision {
 	switch action {
 	case "approve":
-		return []react.Decision{react.Approve("s1")}
+		return []react.Decision{react.Approve(rv.Calls[0])}
 	case "edit":
-		return []react.Decision{react.Edit("s1", json.RawMessage(`{"to":"alice"}`))}
+		return []react.Decision{react.Edit(rv.Calls[0], json.RawMessage(`{"to":"alice"}`))}
 	default:
-		return []react.Decision{react.Reject("s1", "do not send mail to bob")}
+		return []react.Decision{react.Reject(rv.Calls[0], "do not send mail to bob")}
 	}
 }
 
@@ -137,7 +137,7 @@ func TestApproval(t *testing.T) {
 			if _, err := os.Stat(log); err == nil {
 				t.Fatal("send ran before approval")
 			}
-			s, err := ag.Invoke(ctx, react.State{}, graph.Resume(decisions(action)))
+			s, err := ag.Invoke(ctx, react.State{}, graph.Resume(decisions(action, rv)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +218,7 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 		if err := snap.Interrupts[0].Decode(&rv); err != nil || len(rv.Calls) != 1 || rv.Calls[0].Name != "send" {
 			t.Fatalf("review %+v: %v", rv, err)
 		}
-		s, err := ag.Invoke(ctx, react.State{}, graph.Resume(decisions(mode)))
+		s, err := ag.Invoke(ctx, react.State{}, graph.Resume(decisions(mode, rv)))
 		if err != nil {
 			t.Fatal(err)
 		}

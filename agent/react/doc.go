@@ -22,7 +22,8 @@
 // and appends its reply. If the reply calls tools, every call of that turn
 // runs as a task of one super-step, in parallel, and their results are
 // appended in the order of the calls; then the model is called again. A
-// reply without tool calls ends the run with [OutcomeAnswered].
+// reply without tool calls ends the run with [OutcomeAnswered] (unless
+// [Config.Answer] is set: see below).
 //
 // A tool that fails, a call to an unknown tool and arguments a tool
 // rejects become a tool result with IsError set, which the model reads and
@@ -57,7 +58,7 @@
 // ones, and the model sees them all. [State.Usage] counts every token of the
 // thread; [State.RunUsage] and [State.Iterations] count those of the last
 // run only (a run starts when the conversation does not end with tool
-// results).
+// results or with the agent's reminder to call the answer tool).
 //
 // The model is called through [graph.Generate]: in a run streamed with
 // [graph.StreamMessages] its reply streams, chunk by chunk, with the node
@@ -81,13 +82,51 @@
 //
 // [Config.Approve] names tools whose calls a person approves first: the
 // run pauses with a [graph.Interrupt] whose payload is a [Review] of the
-// proposed calls, and resumes with [graph.Resume] and one [Decision] per
-// call: approve, edit the arguments, or reject with a message the model
-// reads. Pausing needs a checkpointer (the agent's own, or its parent's when
-// it runs as a subgraph).
+// proposed calls, each a [Proposal] with its fingerprint (a hash of the
+// call's id, tool name and arguments), and resumes with [graph.Resume]
+// and a []Decision, one per call, made with [Approve], [Edit] or [Reject]
+// from the Proposal: approve, edit the arguments, or reject with a message
+// the model reads. A decision applies only to the call whose fingerprint
+// it carries. Decisions that do not fit the review (a call id the review
+// does not propose, no fingerprint, two decisions about one call, a resume
+// value that is not a []Decision) fail the resumed run with an error
+// naming them and the proposed calls, before any tool runs; the thread
+// stays paused, and a resume with right decisions goes on.
+//
+// Pausing needs a checkpointer: the agent's own ([Config.Checkpointer]),
+// or its parent's when it runs as a subgraph of a graph compiled with
+// [graph.WithCheckpointer]. A run of an agent with Config.Approve that
+// cannot pause fails before its first model call with an error naming
+// Config.Checkpointer (see [graph.CanInterrupt]).
+//
+// As a subgraph, give the agent a checkpointer of its own (the parent's
+// saver will do): the graph then keeps the agent's steps on a thread of
+// their own (see "Durable subgraphs" in package graph), and a resume goes
+// on from the approve node, with the calls the reviewer saw. Without one,
+// the agent is one task of its parent, and the graph resumes a paused task
+// by running it again from its start: the agent runs again from its input,
+// calls the model again (a paid call) and may be proposed other calls,
+// under the same ids or others. Those are not run on the decisions about
+// the calls the reviewer saw: their fingerprints differ, so the run pauses
+// again with a Review of the calls proposed now. A turn proposed anew
+// identically (same ids, tools and arguments) takes the decisions.
+//
+// A conversation whose last assistant message has calls without results,
+// as a thread paused for approval that was given a new message, reaches
+// the model with an error result for each such call ("not run: ...")
+// after the results the calls have, so that the conversation is one a
+// provider takes; the thread keeps those results.
 //
 // [Config.Answer] makes the final answer typed: the model must end by
 // calling a tool with the answer's schema (see [AnswerTool]), and the run
 // keeps the call's arguments in [State.Answer], decoded with
-// [DecodeAnswer].
+// [DecodeAnswer]. The arguments are checked as an [operator.FuncTool]
+// checks its arguments: against the schema (required fields, types,
+// fields it does not allow), then decoded strictly; arguments that do not
+// fit go back to the model as the call's error result, listing the
+// problems. A reply in text, from a server that does not enforce the
+// required tool choice, goes back to the model too, with a user message
+// reminding it to call the answer tool. Both count as model calls of the
+// run: at [Config.MaxIterations], an answer that does not fit ends the run
+// with [OutcomeIterationLimit], a reply in text with [OutcomeNoAnswer].
 package react

@@ -131,7 +131,7 @@ func Example_approval() {
 	fmt.Printf("proposed: %s %s\n", c.Name, c.Arguments)
 
 	s, err := thread.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{
-		react.Reject(c.ID, "weather lookups are disabled today"),
+		react.Reject(c, "weather lookups are disabled today"),
 	}))
 	if err != nil {
 		panic(err)

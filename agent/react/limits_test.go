@@ -294,7 +294,7 @@ func TestApprovalSkipsRefusedCalls(t *testing.T) {
 	if len(rv.Calls) != 1 || rv.Calls[0].ID != "a" {
 		t.Fatalf("review %+v, want only call a", rv)
 	}
-	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Approve("a"), react.Approve("b"), react.Approve("c")}))
+	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Approve(rv.Calls[0])}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,15 +335,19 @@ func TestApprovalEditOverMaxArgumentBytes(t *testing.T) {
 	if !errors.As(err, &ie) {
 		t.Fatalf("err %v, want an interrupt", err)
 	}
+	var rv react.Review
+	if err := ie.Interrupts[0].Decode(&rv); err != nil {
+		t.Fatal(err)
+	}
 	big := json.RawMessage(`{"big":"` + strings.Repeat("x", 100) + `"}`)
-	_, err = ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Edit("a", big)}))
+	_, err = ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Edit(rv.Calls[0], big)}))
 	if err == nil || !strings.Contains(err.Error(), "Config.MaxArgumentBytes") || !strings.Contains(err.Error(), "110 bytes") {
 		t.Fatalf("resume with a big edit: %v, want an error naming the limit", err)
 	}
 	if runs.Load() != 0 {
 		t.Fatalf("echo ran %d times with the refused edit", runs.Load())
 	}
-	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Edit("a", json.RawMessage(`{"n":2}`))}))
+	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Edit(rv.Calls[0], json.RawMessage(`{"n":2}`))}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,12 +66,18 @@ type Config struct {
 	// the run with [OutcomeIterationLimit].
 	MaxIterations int
 	// Approve names the tools whose calls pause the run for approval (see
-	// [Review] and [Decision]). "*" names every tool.
+	// [Review] and [Decision]). "*" names every tool. A run must be able
+	// to pause: set Checkpointer, or run the agent as a subgraph of a
+	// checkpointed graph (see "Approval and structured answers" in the
+	// package doc); a run that cannot fails before its first model call.
 	Approve []string
 	// Answer, when set, is the tool the model calls to give its final
 	// answer, whose arguments are the answer (see [AnswerTool]). The model
 	// is then required to call a tool on every turn, and the run ends when
-	// it calls this one; [State.Answer] holds the arguments.
+	// it calls this one with arguments that fit its schema; [State.Answer]
+	// holds the arguments. A reply in text goes back to the model with a
+	// reminder; a run whose last model call still replies in text ends
+	// with [OutcomeNoAnswer]. New reports a schema that does not compile.
 	Answer *model.ToolDef
 	// Request, when set, is called with each request before it is sent, to
 	// set call options such as Temperature or MaxTokens. It must not keep
@@ -79,7 +85,10 @@ type Config struct {
 	Request func(*model.Request)
 	// Checkpointer, when set, makes every run of the agent durable on a
 	// thread (run it through the compiled graph's Thread(id) handle): the
-	// thread is a conversation, and approval can pause it.
+	// thread is a conversation, and approval can pause it. As a subgraph,
+	// an agent with a checkpointer (the parent's saver will do) resumes a
+	// pause where it stopped; without one it runs again from its input
+	// (see "Approval and structured answers" in the package doc).
 	Checkpointer checkpoint.Saver
 	// MaxParallelTools bounds how many tool calls of one turn run at the
 	// same time; the others wait for a running one to end. Zero means
@@ -117,12 +126,17 @@ const (
 	// OutcomeNone: the run has not ended, such as a run paused for
 	// approval.
 	OutcomeNone Outcome = ""
-	// OutcomeAnswered: the model answered (without tool calls, or with the
-	// answer tool of Config.Answer).
+	// OutcomeAnswered: the model answered (without tool calls, or, with
+	// Config.Answer, with the answer tool and arguments that fit its
+	// schema).
 	OutcomeAnswered Outcome = "answered"
 	// OutcomeIterationLimit: the model still called tools after
 	// Config.MaxIterations model calls; those calls were not run.
 	OutcomeIterationLimit Outcome = "iteration_limit"
+	// OutcomeNoAnswer: Config.Answer is set and the model still replied
+	// in text, without calling the answer tool, after Config.MaxIterations
+	// model calls. State.Answer is empty.
+	OutcomeNoAnswer Outcome = "no_answer"
 )
 
 // State is the agent graph's state: the conversation and what the last run
@@ -248,15 +262,19 @@ type agent struct {
 	defs    []model.ToolDef
 	approve map[string]bool
 	all     bool
-	tasks   *graph.TaskNode[State, *call]
+	pauses  bool // some calls need approval: a run must be able to pause
+	// answerCheck checks the arguments of a call of Config.Answer.
+	answerCheck operator.Tool
+	tasks       *graph.TaskNode[State, *call]
 	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes,
 	// MaxResultBytes and MaxResultBinaryBytes with their defaults applied.
 	maxCalls, maxArgs, maxResult, maxBinary int
 }
 
 // New returns the agent as a compiled graph over [State], to run alone or
-// as a subgraph. It reports a missing model, a tool without a name and two
-// tools of one name.
+// as a subgraph. It reports a missing model, a tool without a name, two
+// tools of one name, and a Config.Answer whose name or schema is not a
+// tool's.
 func New(cfg Config) (*graph.Compiled[State], error) {
 	if cfg.Model == nil {
 		return nil, errors.New("react: Config.Model is nil; set it to a model.Model, such as a provider adapter")
@@ -314,6 +332,19 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 			return nil, fmt.Errorf("react: Config.Answer is named %q like a tool of Config.Tools; rename one", cfg.Answer.Name)
 		}
 		a.defs = append(a.defs, *cfg.Answer)
+		// The answer's arguments are checked as a FuncTool checks its
+		// arguments: against the schema, then decoded strictly.
+		desc := cfg.Answer.Description
+		if strings.TrimSpace(desc) == "" {
+			desc = "The final answer."
+		}
+		check, err := operator.FuncTool(cfg.Answer.Name, desc, func(context.Context, map[string]any) (string, error) {
+			return "answer received", nil
+		}, operator.WithSchema(cfg.Answer.Parameters))
+		if err != nil {
+			return nil, fmt.Errorf("react: Config.Answer: %w", err)
+		}
+		a.answerCheck = check
 	}
 	for _, name := range cfg.Approve {
 		if name == "*" {
@@ -326,9 +357,10 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		a.approve[name] = true
 	}
 
+	a.pauses = a.all || len(a.approve) > 0
 	g := graph.New[State]()
 	targets := []string{NodeTools, NodeModel, graph.END}
-	if a.all || len(a.approve) > 0 {
+	if a.pauses {
 		targets = append(targets, NodeApprove)
 		g.AddNode(NodeApprove, a.review, graph.Targets(NodeTools))
 	}
@@ -345,6 +377,10 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 	}
 	return g.Compile(opts...)
 }
+
+// errCannotPause fails a run of an agent with Config.Approve that could not
+// pause for approval, before its first model call.
+var errCannotPause = errors.New("react: Config.Approve needs a run that can pause for approval: set react.Config.Checkpointer and run the agent on a thread (Compiled.Thread), or run it as a subgraph of a graph compiled with graph.WithCheckpointer, run on a thread")
 
 // instructions returns the system message of a run.
 func (a *agent) instructions(s *State) string {
@@ -383,6 +419,13 @@ func (a *agent) modelInto() func(context.Context, *State, *graph.Update[State]) 
 // tool, the iteration limit) is in helpers that are not inlined, and the
 // update is written in place.
 func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State]) error {
+	if a.pauses && !graph.CanInterrupt(ctx) {
+		return errCannotPause
+	}
+	var fixed model.Messages
+	if hasDangling(s.Messages) {
+		s, fixed = answerDangling(s)
+	}
 	req := new(model.Request)
 	a.request(req, s)
 	resp, err := graph.Generate(ctx, a.cfg.Model, req)
@@ -395,7 +438,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	// The last message's role is read in place: Messages.Last would
 	// copy the message.
 	runUsage, iter := resp.Usage, 1
-	if n := len(s.Messages); n > 0 && s.Messages[n-1].Role == model.RoleTool {
+	if n := len(s.Messages); n > 0 && (s.Messages[n-1].Role == model.RoleTool || isReminder(&s.Messages[n-1])) {
 		runUsage, iter = s.RunUsage.Merge(resp.Usage), s.Iterations+1
 	}
 	t.msgs[0] = resp.Message
@@ -431,8 +474,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	}
 	ids := t.newIDs(n)
 	msg.ID = ids[:idLen]
-	var fixed model.Messages
-	if !allIDs(s.Messages) {
+	if fixed == nil && !allIDs(s.Messages) {
 		fixed = withIDs(s.Messages)
 	}
 	// The fields every turn writes, each through this package's handle
@@ -442,13 +484,15 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	RunUsageField.Put(u, runUsage)
 	IterationsField.Put(u, iter)
 	switch {
+	case len(calls) == 0 && a.cfg.Answer != nil:
+		a.textTurn(u, fixed, *msg, iter)
+		return nil
 	case len(calls) == 0:
 		MessagesField.Put(u, withPrefix(fixed, t.msgs[:]))
 		OutcomeField.Put(u, OutcomeAnswered)
 		return nil
 	case answer >= 0:
-		a.answerTurn(u, fixed, *msg, calls, answer)
-		return nil
+		return a.answerTurn(ctx, u, fixed, *msg, calls, answer, iter)
 	case iter >= a.max:
 		a.limitTurn(u, fixed, *msg, calls)
 		return nil
@@ -495,6 +539,78 @@ func (a *agent) request(req *model.Request, s *State) {
 	}
 }
 
+// hasDangling reports whether the conversation's last assistant message
+// has tool calls that no tool message after it answers, as when a new
+// message was added to a thread paused for approval.
+func hasDangling(msgs model.Messages) bool {
+	i := len(msgs) - 1
+	for i >= 0 && msgs[i].Role != model.RoleAssistant {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	for _, p := range msgs[i].Parts {
+		if p.Kind == model.PartToolCall && p.ToolCall != nil && !answered(msgs[i+1:], p.ToolCall.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// answered reports whether the tool messages at the start of msgs answer
+// the call with the given id.
+func answered(msgs model.Messages, id string) bool {
+	for i := range msgs {
+		if msgs[i].Role != model.RoleTool {
+			return false
+		}
+		for _, p := range msgs[i].Parts {
+			if p.Kind == model.PartToolResult && p.ToolResult != nil && p.ToolResult.CallID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// danglingText is the error result of a call that was never run.
+const danglingText = "not run: the conversation went on before this call ran (the run that made it paused for approval or stopped); make it again if it is still needed"
+
+// answerDangling returns a copy of s whose conversation answers each call
+// of its last assistant message that has no result (see hasDangling) with
+// an error result, in a tool message after the results it has, and the
+// update of the messages that makes the thread's conversation that one:
+// a provider rejects a conversation with calls left unanswered.
+//
+//go:noinline
+func answerDangling(s *State) (*State, model.Messages) {
+	msgs := s.Messages
+	i := len(msgs) - 1
+	for msgs[i].Role != model.RoleAssistant {
+		i--
+	}
+	j := i + 1
+	for j < len(msgs) && msgs[j].Role == model.RoleTool {
+		j++
+	}
+	var results []model.ToolResult
+	for _, c := range msgs[i].ToolCalls() {
+		if !answered(msgs[i+1:], c.ID) {
+			results = append(results, errorResult(c, danglingText))
+		}
+	}
+	out := make(model.Messages, 0, len(msgs)+1)
+	out = append(out, msgs[:j]...)
+	m := model.ToolResults(results...)
+	m.ID = model.NewID()
+	out = append(out, m)
+	out = append(out, msgs[j:]...)
+	cp := *s
+	cp.Messages = out
+	return &cp, withIDs(out)
+}
+
 // allIDs reports whether every message of msgs has an id. It reads the
 // ids in place, where slices.ContainsFunc would copy each message.
 func allIDs(msgs model.Messages) bool {
@@ -526,19 +642,57 @@ func withIDs(msgs model.Messages) model.Messages {
 
 // answerTurn writes to u the messages, outcome and answer of a turn that
 // called the answer tool (calls[answer]), and routes back to the model
-// when the answer was not valid JSON.
+// when the answer does not fit the tool's schema, unless the turn is the
+// run's last (iter is Config.MaxIterations): the run then ends with
+// OutcomeIterationLimit.
 //
 //go:noinline
-func (a *agent) answerTurn(u *graph.Update[State], fixed model.Messages, msg model.Message, calls []call, answer int) {
-	msgs, outcome, value := a.answered(msg, calls, answer)
+func (a *agent) answerTurn(ctx context.Context, u *graph.Update[State], fixed model.Messages, msg model.Message, calls []call, answer, iter int) error {
+	msgs, outcome, value, err := a.answered(ctx, msg, calls, answer)
+	if err != nil {
+		return err
+	}
 	MessagesField.Put(u, withPrefix(fixed, msgs))
-	OutcomeField.Put(u, outcome)
-	if outcome != OutcomeAnswered {
-		// The answer was not valid JSON: the model reads why.
+	switch {
+	case outcome == OutcomeAnswered:
+		OutcomeField.Put(u, outcome)
+		AnswerField.Put(u, value)
+	case iter >= a.max:
+		OutcomeField.Put(u, OutcomeIterationLimit)
+	default:
+		// The answer does not fit its schema: the model reads why.
+		OutcomeField.Put(u, outcome)
 		*u = u.Goto(NodeModel)
+	}
+	return nil
+}
+
+// reminderPrefix starts the id of the message that reminds the model to
+// call the answer tool (see textTurn): the run goes on past it.
+const reminderPrefix = "react-reminder-"
+
+// isReminder reports whether m is a reminder to call the answer tool.
+func isReminder(m *model.Message) bool {
+	return m.Role == model.RoleUser && strings.HasPrefix(m.ID, reminderPrefix)
+}
+
+// textTurn writes to u the messages and outcome of a turn of an agent with
+// Config.Answer whose reply calls no tool: the reply and a reminder to
+// call the answer tool, routing back to the model, or, on the run's last
+// turn, the reply and OutcomeNoAnswer.
+//
+//go:noinline
+func (a *agent) textTurn(u *graph.Update[State], fixed model.Messages, msg model.Message, iter int) {
+	if iter >= a.max {
+		MessagesField.Put(u, withPrefix(fixed, model.Messages{msg}))
+		OutcomeField.Put(u, OutcomeNoAnswer)
 		return
 	}
-	AnswerField.Put(u, value)
+	reminder := model.User("Your reply must be a call of the " + a.cfg.Answer.Name + " tool, whose arguments are your final answer; a reply in text is not read. Call " + a.cfg.Answer.Name + " now.")
+	reminder.ID = reminderPrefix + model.NewID()
+	MessagesField.Put(u, withPrefix(fixed, model.Messages{msg, reminder}))
+	OutcomeField.Put(u, OutcomeNone)
+	*u = u.Goto(NodeModel)
 }
 
 // limitTurn writes to u the messages and outcome of a turn that called
@@ -628,9 +782,10 @@ func withPrefix(prefix, msgs model.Messages) model.Messages {
 // answered handles a call of the answer tool: its arguments are the answer,
 // and every call of the turn gets a result so that the conversation can go
 // on. It returns the turn's messages, the outcome, and the answer;
-// OutcomeNone when the arguments are not valid JSON, which the model then
-// reads in the call's result.
-func (a *agent) answered(msg model.Message, tasks []call, i int) (model.Messages, Outcome, json.RawMessage) {
+// OutcomeNone when the arguments do not fit the answer's schema (checked
+// and decoded strictly, as an operator.FuncTool's), which the model then
+// reads in the call's result. Its error is the run's cancellation.
+func (a *agent) answered(ctx context.Context, msg model.Message, tasks []call, i int) (model.Messages, Outcome, json.RawMessage, error) {
 	calls := make([]model.ToolCall, len(tasks))
 	for k := range tasks {
 		calls[k] = tasks[k].Call
@@ -644,11 +799,16 @@ func (a *agent) answered(msg model.Message, tasks []call, i int) (model.Messages
 		results[k] = errorResult(c, "not run: the final answer was given in the same turn")
 	}
 	answer := calls[i].Arguments
-	if !json.Valid(answer) {
-		results[i] = errorResult(calls[i], "the answer's arguments are not valid JSON; call "+calls[i].Name+" again with a JSON object")
-		return model.Messages{msg, model.ToolResults(results...)}, OutcomeNone, nil
+	res, err := a.answerCheck.Call(ctx, answer)
+	if err != nil {
+		return nil, OutcomeNone, nil, err
 	}
-	return model.Messages{msg, model.ToolResults(results...)}, OutcomeAnswered, slices.Clone(answer)
+	if res.IsError {
+		res.CallID, res.Name = calls[i].ID, calls[i].Name
+		results[i] = *res
+		return model.Messages{msg, model.ToolResults(results...)}, OutcomeNone, nil, nil
+	}
+	return model.Messages{msg, model.ToolResults(results...)}, OutcomeAnswered, slices.Clone(answer), nil
 }
 
 // needsApproval reports whether a call of the turn that is to run (not
