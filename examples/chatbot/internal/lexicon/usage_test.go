@@ -118,3 +118,30 @@ func TestUsageBeside(t *testing.T) {
 		t.Errorf("Phrase(bank, cards) = %q, want credit card", got)
 	}
 }
+
+// TestUsageEverydayWords checks groups of everyday words a question
+// about a software service says for its documents' words: "snapshots"
+// for "backups", "graphs" for "charts", "erased" for "deleted", "shut
+// down" for "close", and "calls" for "requests" only beside a word of
+// an API's limits.
+func TestUsageEverydayWords(t *testing.T) {
+	for _, c := range []struct{ word, want string }{
+		{"snapshots", "backup"},
+		{"graphs", "chart"},
+		{"erased", "deleted"},
+		{"wiped", "deleted"},
+		{"shut down", "close"},
+		{"lessons", "course"},
+		{"cap", "limit"},
+	} {
+		if got := lexicon.Usage(c.word); !slices.Contains(got, c.want) {
+			t.Errorf("Usage(%q) = %q, want it to hold %q", c.word, got, c.want)
+		}
+	}
+	if got := lexicon.UsageBeside("calls", []string{"calls", "minute", "api"}); !slices.Contains(got, "request") {
+		t.Errorf("UsageBeside(calls, minute) = %q, want request", got)
+	}
+	if got := lexicon.UsageBeside("calls", []string{"calls", "onboarding"}); slices.Contains(got, "request") {
+		t.Errorf("UsageBeside(calls, onboarding) = %q, want no request", got)
+	}
+}
