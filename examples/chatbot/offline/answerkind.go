@@ -170,13 +170,22 @@ var sizeDeterminers = map[string]bool{"is": true, "are": true, "was": true, "the
 // "how big is the Business plan's query limit?" asks no count.
 func sizeOf(words []string, verb bool) bool {
 	i := 0
-	for i < len(words) && sizeDeterminers[words[i]] {
+	// Another owner's possessive before the noun ("how big is Globex's
+	// staff?") is a determiner too: the count is asked of what it owns,
+	// and the passages must count that (see answersAsked), not ours.
+	for i < len(words) && (sizeDeterminers[words[i]] || possessive(words[i]) && i+1 < len(words) && hasPrefix(words[i+1:i+2], sizeNouns...)) {
 		i++
 	}
 	if i == len(words) || verb && i == 0 || !hasPrefix(words[i:i+1], sizeNouns...) || strings.HasSuffix(words[i], "'s") {
 		return false
 	}
 	return i+1 == len(words) || topicPrepositions[words[i+1]] || hasPrefix(words[i+1:i+2], sizeNouns...)
+}
+
+// possessive reports whether w, a question's token, is a possessive
+// ("globex's", "initech’s").
+func possessive(w string) bool {
+	return strings.HasSuffix(w, "'s") || strings.HasSuffix(w, "’s")
 }
 
 // yearRE matches a year of the calendar written alone: not a version

@@ -31,6 +31,7 @@ const (
 	valuePercent            // "what percentage of ..."
 	valueDuration           // "how long ...", "how fast ..."
 	valuePlace              // "where ...", "which city ..."
+	valueAgent              // "who founded X?", "who is the CEO?": a person or body that did or holds it
 )
 
 // moneyWords are the stems of the words of an amount of money that any
@@ -122,10 +123,22 @@ func whatMoney(rest []string) bool {
 }
 
 // asksPercent reports whether a question (its tokens) asks a
-// percentage: "what percentage", "which share of", "what proportion".
+// percentage: "what percentage", "which share of", "what proportion",
+// "what is Acme's market share?".
 func asksPercent(toks []string) bool {
 	for i := 1; i < len(toks); i++ {
-		if hasAny(toks[i-1:i], "what", "which") && hasAny(toks[i:i+1], "percentage", "percent", "proportion", "share", "fraction") {
+		if hasAny(toks[i-1:i], "what", "which") && hasAny(toks[i:i+1], percentNouns...) {
+			return true
+		}
+	}
+	// "What is Acme's market share?": a noun of a percentage ends the
+	// noun phrase after "what is".
+	i := slices.Index(toks, "what")
+	if i < 0 || i+2 >= len(toks) || !hasAny(toks[i+1:i+2], "is", "are", "was", "s", "'s") {
+		return false
+	}
+	for j := i + 2; j < len(toks) && !npStops[toks[j]]; j++ {
+		if slices.Contains(percentNouns, toks[j]) && (j+1 == len(toks) || npStops[toks[j+1]]) {
 			return true
 		}
 	}
@@ -145,6 +158,9 @@ func pastWhen(toks []string) bool {
 // valueNone.
 func valueAsked(q string) valueKind {
 	toks := tokens(q)
+	if asksAgent(toks) {
+		return valueAgent
+	}
 	switch askedKind(toks) {
 	case kindYear, kindBegin:
 		return valueYear
@@ -344,6 +360,101 @@ func holdsOwnMoney(qtoks []string, s sentence) bool {
 	return true
 }
 
+// percentNouns are the nouns of a percentage a question may ask as the
+// head of its noun phrase: "what is Acme's market share?".
+var percentNouns = []string{"percentage", "percent", "share", "proportion", "fraction"}
+
+// plainModifiers are the adjectives before a word of money or of a
+// percentage that say which amount of the thing is asked, not what
+// thing: "the monthly price of Team", "the total cost". General English.
+var plainModifiers = map[string]bool{"monthly": true, "annual": true, "yearly": true, "weekly": true, "daily": true,
+	"hourly": true, "total": true, "list": true, "full": true, "exact": true, "current": true, "base": true, "starting": true,
+	"lowest": true, "highest": true, "cheapest": true, "minimum": true, "maximum": true, "average": true, "typical": true,
+	"usual": true, "real": true, "actual": true, "extra": true, "additional": true, "overall": true, "standard": true,
+	"regular": true, "normal": true, "new": true, "old": true, "latest": true, "entry": true}
+
+// pricedWords returns the words of what a question that asks an amount
+// of money or a percentage (k; its tokens) asks it of, other than
+// names: mods, the modifier of its noun of money or of a percentage
+// ("stock" of "what is Acme's stock price?", "market" of "what is
+// Acme's market share?"), which the sentence that gives the value must
+// hold; subject, that of its verb of paying ("hardware appliance" of
+// "how much does Acme's hardware appliance cost?"), which the results
+// must hold. Function words, possessives, the documents' names
+// (nameWords, competitors, the company's own), plain adjectives
+// (plainModifiers) and other words of money are none, nor, in the
+// subject, a plan noun ("the Team plan").
+func pricedWords(k valueKind, toks []string) (mods, subject []string) {
+	skip := func(w string, out []string) bool {
+		return stopwords[w] || possessive(w) || ownNames[w] || slices.Contains(nameWords, w) || slices.Contains(competitorNames, w) ||
+			plainModifiers[w] || anyMoney(w) || slices.Contains(moneyVerbs, w) || strings.ContainsAny(w, "0123456789$%") || slices.Contains(out, w)
+	}
+	for i, w := range toks {
+		switch {
+		case i > 0 && (k == valueMoney && isMoneyWord(w, moneyWords) && !slices.Contains(moneyVerbs, w) ||
+			k == valuePercent && slices.Contains(percentNouns, w)):
+			// A noun of money or of a share after its modifier: "stock
+			// price", "market share".
+			if m := toks[i-1]; !skip(m, mods) {
+				mods = append(mods, m)
+			}
+		case k == valueMoney && slices.Contains(moneyVerbs, w) && i > 1:
+			// The subject between "does" and the verb: "how much does
+			// the hardware appliance cost?".
+			j := i - 1
+			for j > 0 && !hasAny(toks[j:j+1], "do", "does", "did", "will", "would") {
+				j--
+			}
+			if j == 0 {
+				continue
+			}
+			for _, x := range toks[j+1 : i] {
+				if x == "i" || x == "we" || x == "you" {
+					break // "how much do I pay": no thing
+				}
+				if !skip(x, subject) && !slices.Contains(planNouns, x) {
+					subject = append(subject, x)
+				}
+			}
+		}
+	}
+	return mods, subject
+}
+
+// holdsPriced reports whether the results hold each word of what a
+// question asks the amount of (the subject of pricedWords), as written
+// or by a synonym: the cost of a hardware appliance is not answered by
+// that of a seat.
+func holdsPriced(q string, qtoks []string, rs []result) bool {
+	_, subject := pricedWords(valueMoney, qtoks)
+	if len(subject) == 0 {
+		return true
+	}
+	names := namedThings(q) // held or not as the names' gate judges (answersAsked)
+	all := resultWords(rs)
+	syn := expandWords(q, contentWords(q), all)
+	for _, w := range subject {
+		if !inNames(w, names) && !matches(w, all) && !syn.match(w, all) {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsModifiers reports whether a sentence or its heading holds each
+// modifier of the noun of money or of a percentage a question asks (mods,
+// see pricedWords), as written or by a synonym in syn: "What is
+// Northwind's share price?" is not answered by its plan's price, nor
+// "what is Acme's market share?" by a discount.
+func holdsModifiers(mods []string, syn expanded, s sentence) bool {
+	for _, w := range mods {
+		if !matches(w, s.toks) && !matches(w, s.heading) && !syn.sure(w, s.toks) && !syn.sure(w, s.heading) {
+			return false
+		}
+	}
+	return true
+}
+
 // answersAsked reports whether the results answer what the question asks
 // of what it names: when it asks a kind of value (see valueAsked), a
 // sentence of the results names one of the things it names (namedThings;
@@ -356,10 +467,10 @@ func answersAsked(q string, rs []result) bool {
 	names := namedThings(q)
 	k := valueAsked(q)
 	var (
-		focus, qtoks []string
-		noun         string
-		things       map[string]bool
-		syn          expanded
+		focus, qtoks, mods []string
+		noun               string
+		things             map[string]bool
+		syn                expanded
 	)
 	if k != valueNone {
 		words := contentWords(q)
@@ -368,6 +479,12 @@ func answersAsked(q string, rs []result) bool {
 			things = thingNames(rs)
 			for _, m := range months {
 				things[m] = true // "from October" names a time
+			}
+		}
+		if k == valueMoney || k == valuePercent {
+			mods, _ = pricedWords(k, qtoks)
+			if len(mods) > 0 {
+				syn = expandWords(q, words, resultWords(rs))
 			}
 		}
 		if k == valueCount {
@@ -381,7 +498,7 @@ func answersAsked(q string, rs []result) bool {
 	answered := func(name []string) bool {
 		for _, r := range rs {
 			for _, s := range sentencesOf(r.text) {
-				if k == valueNone && namesAny(s, name, true) || k != valueNone && answersIn(s, k, name, focus, noun, qtoks, things, syn) {
+				if k == valueNone && namesAny(s, name, true) || k != valueNone && answersIn(s, k, name, focus, noun, qtoks, things, syn) && holdsModifiers(mods, syn, s) {
 					return true
 				}
 			}
@@ -389,6 +506,9 @@ func answersAsked(q string, rs []result) bool {
 		return false
 	}
 	if k != valueNone && !answered(names) {
+		return false
+	}
+	if k == valueMoney && !holdsPriced(q, qtoks, rs) {
 		return false
 	}
 	// A thing that is no name of the documents' own (a competitor, a
@@ -488,6 +608,7 @@ func namedWith(rs []result, n string, asked []string, counted string, syn expand
 func answersIn(s sentence, k valueKind, names, focus []string, noun string, qtoks []string, things map[string]bool, syn expanded) bool {
 	return namesAny(s, names, k != valueMoney) && givesValue(k, s, focus, noun, things) &&
 		(k != valueMoney || holdsOwnMoney(qtoks, s)) &&
+		(k != valueAgent || givesAgent(qtoks, s)) &&
 		(k != valueCount || coversFocus(focus, syn, s.toks, s.heading))
 }
 
@@ -495,7 +616,7 @@ func answersIn(s sentence, k valueKind, names, focus []string, noun string, qtok
 // of the thing it is asked of (see narrowQuery).
 var valueTerms = map[valueKind]string{
 	valueYear: "founded year", valueCount: "number", valueMoney: "price costs", valuePercent: "percent",
-	valueDuration: "time", valuePlace: "located",
+	valueDuration: "time", valuePlace: "located", valueAgent: "founder",
 }
 
 // deepTopK is how many passages a deeper search for a count asks for:

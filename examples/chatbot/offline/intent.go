@@ -1085,8 +1085,40 @@ func missingFocus(focus, qtoks, toks []string, syn expanded) int {
 // kind of value the question asks of what it names (see answersAsked).
 func relevant(q string, rs []result) bool {
 	c, n := passageCover(q, rs)
-	need := min(2, len(relevanceWords(q)))
+	words := relevanceWords(q)
+	need := min(2, len(words)-phrasesHeld(q, words, rs))
 	return c >= coverage && n >= float64(need) && holdsFocus(q, rs) && answersAsked(q, rs) && holdsInitialisms(q, rs)
+}
+
+// phrasesHeld returns how many pairs of consecutive question words
+// (words, those relevance counts) make a phrase whose one-word synonym
+// or usage synonym the results hold (see expanded.phrase: "bank cards"
+// is "credit cards", "price cut" "discount"): each pair says one thing,
+// so a question of two words that make one asks one word of a passage,
+// as "Do you take Visa?" does.
+func phrasesHeld(q string, words []string, rs []result) int {
+	qt := tokens(q)
+	var syn expanded
+	n := 0
+	for i := 0; i+1 < len(qt); i++ {
+		a, b := qt[i], qt[i+1]
+		if !slices.Contains(words, a) || !slices.Contains(words, b) {
+			continue
+		}
+		if syn.phrase == nil {
+			all := resultWords(rs)
+			if syn = expandWords(q, words, all); syn.phrase == nil {
+				return 0
+			}
+		}
+		if len(syn.phrase[a]) > 0 && len(syn.phrase[b]) > 0 && slices.ContainsFunc(syn.phrase[a], func(p []string) bool {
+			return slices.ContainsFunc(syn.phrase[b], func(x []string) bool { return slices.Equal(p, x) })
+		}) {
+			n++
+			i++
+		}
+	}
+	return n
 }
 
 // holdsInitialisms reports whether the results hold every initialism of

@@ -25,7 +25,10 @@
 // its stem ("found" is no "founded"), so a search counts it even where
 // no other word of the question is; a word WordNet relates to nothing
 // of its own takes the group of what its synset is related to
-// ("workforce": "personnel", so "employees").
+// ("workforce": "personnel", so "employees"). A group may hold its
+// sense only beside a word of its context ([UsageBeside]: "refund" is a
+// service credit beside "downtime", not beside "cancel"), and a phrase
+// of the table stands for its group ("bank card" is "credit card").
 //
 // The stemmer is the Snowball English (Porter2) algorithm of
 // github.com/kljensen/snowball. The tables are wordnet.txt, related.txt

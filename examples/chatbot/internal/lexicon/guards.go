@@ -132,15 +132,17 @@ func (g *Guards) Related(w string, asked []string, held func(stems []string) boo
 }
 
 // Usage returns the synonyms in everyday use of w, a lower-case question
-// word (see [Usage]), that it may stand for, each as its terms, at most
-// MaxExpanded, by the rules and with the arguments of [Guards.Synonyms]:
+// word (see [Usage], and [UsageBeside] for the groups that hold their
+// sense only beside a word of asked), that it may stand for, each as its
+// terms, at most MaxExpanded, by the rules and with the arguments of
+// [Guards.Synonyms]:
 // but for the last, as they hold one sense, they may count where no other
 // word of the question is.
 func (g *Guards) Usage(w string, asked []string, held func(stems []string) bool) [][]string {
 	if !g.Expandable(w) {
 		return nil
 	}
-	return g.pass(w, Usage(w), asked, held)
+	return g.pass(w, UsageBeside(w, asked), asked, held)
 }
 
 // Phrase returns the one-word synonyms of the phrase of the question's
@@ -156,7 +158,9 @@ func (g *Guards) Usage(w string, asked []string, held func(stems []string) bool)
 // synonym of its own that is no name ("cost reduction" is "price
 // reduction", so "discount"). And a phrase stands for the other phrases
 // that share a one-word synonym with it (see [SisterPhrases]: "charge
-// cards" for "credit card"), whose words may share a stem with its own.
+// cards" for "credit card"), whose words may share a stem with its own,
+// and a phrase of the usage table for the words of its group (see
+// [Usage]: "bank card" is "credit card").
 func (g *Guards) Phrase(a, b string, asked []string, held func(stems []string) bool) [][]string {
 	if !g.Expandable(a) || !g.Expandable(b) {
 		return nil
@@ -185,6 +189,13 @@ func (g *Guards) Phrase(a, b string, asked []string, held func(stems []string) b
 	})
 	if own != nil {
 		candidates = append(candidates, SisterPhrases(pa, pb)...)
+	}
+	// A phrase of the usage table stands for its group ("bank card" for
+	// "credit card", "price cut" for "discount").
+	for _, x := range Usage(a + " " + b) {
+		if !slices.Contains(candidates, x) {
+			candidates = append(candidates, x)
+		}
 	}
 	others := slices.DeleteFunc(slices.Clone(asked), func(q string) bool { return q == b })
 	return g.pass(a, candidates, others, held)

@@ -17,9 +17,73 @@ var usageText string
 // inflections (inflections), to the other words of its groups, a
 // phrase's words separated by a space. It is built on first use.
 var usageGroups = sync.OnceValue(func() map[string][]string {
+	return readUsage()
+})
+
+// contextGroup is a group of the usage table that holds its sense only
+// beside a word of its context: "refund" is a service credit in a
+// question about downtime, not in one about cancelling.
+type contextGroup struct {
+	words   []string // the group's other words, a phrase's separated by a space
+	context []string // the words beside which it holds
+}
+
+// contextGroups maps each word of a group with a context (a line whose
+// words are followed by "|" and its context words), and each of its
+// inflections, to its groups. It is built on first use.
+var contextGroups = sync.OnceValue(func() map[string][]contextGroup {
+	m := map[string][]contextGroup{}
+	for line := range strings.Lines(usageText) {
+		group, context, ok := strings.Cut(line, "|")
+		if strings.HasPrefix(line, "#") || !ok {
+			continue
+		}
+		words := strings.Fields(group)
+		for i := range words {
+			words[i] = strings.ReplaceAll(words[i], "_", " ")
+		}
+		ctx := strings.Fields(context)
+		for _, w := range words {
+			others := slices.DeleteFunc(slices.Clone(words), func(x string) bool { return x == w })
+			for _, form := range inflections(w) {
+				m[form] = append(m[form], contextGroup{words: others, context: ctx})
+			}
+		}
+	}
+	return m
+})
+
+// UsageBeside returns the synonyms in everyday use of w (see [Usage])
+// and those of the table's groups that hold their sense only beside a
+// word of a context, when one of asked, the question's other words, is
+// one of its context's or an inflection of one: "refund" is "credit"
+// beside "downtime" ("do I get a refund for downtime?"), not beside
+// "cancel". The caller must not modify the slice.
+func UsageBeside(w string, asked []string) []string {
+	out := Usage(w)
+	for _, g := range contextGroups()[w] {
+		if !slices.ContainsFunc(asked, func(q string) bool {
+			return q != w && slices.ContainsFunc(g.context, func(c string) bool { return slices.Contains(inflections(c), q) })
+		}) {
+			continue
+		}
+		out = slices.Clone(out)
+		for _, x := range g.words {
+			if !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// readUsage reads the usage table's groups, those with a context (see
+// contextGroups) left out: each word and its inflections to the other
+// words of its groups.
+func readUsage() map[string][]string {
 	m := map[string][]string{}
 	for line := range strings.Lines(usageText) {
-		if strings.HasPrefix(line, "#") {
+		if strings.HasPrefix(line, "#") || strings.Contains(line, "|") {
 			continue
 		}
 		var group []string
@@ -27,9 +91,8 @@ var usageGroups = sync.OnceValue(func() map[string][]string {
 			group = append(group, strings.ReplaceAll(w, "_", " "))
 		}
 		for _, w := range group {
-			if strings.Contains(w, " ") {
-				continue // a phrase is a synonym, not a key
-			}
+			// A phrase is a key too, by its own form and its last
+			// word's plural ("bank cards"), for [Guards.Phrase].
 			for _, form := range inflections(w) {
 				for _, x := range group {
 					if x != w && !slices.Contains(m[form], x) {
@@ -40,10 +103,11 @@ var usageGroups = sync.OnceValue(func() map[string][]string {
 		}
 	}
 	return m
-})
+}
 
 // inflections returns w and its plural or third-person forms: "charity"
-// and "charities", "employee" and "employees". A past or a participle is
+// and "charities", "employee" and "employees"; of a phrase, its last
+// word's ("bank cards"). A past or a participle is
 // a word of the table of its own ("founded"): an inflection taken off by
 // a stemmer would make "found" (as in "I found a bug") "founded".
 func inflections(w string) []string {
@@ -56,8 +120,9 @@ func inflections(w string) []string {
 	return []string{w, w + "s"}
 }
 
-// Usage returns the synonyms in everyday use of w, a lower-case word of
-// the table or a plural of one ("charities" of "charity"): the words a
+// Usage returns the synonyms in everyday use of w, a lower-case word or
+// phrase of the table (a phrase's words separated by a space) or a
+// plural of one ("charities" of "charity", "bank cards"): the words a
 // question about a company says for the words its documents use ("staff"
 // for "employees", "downtime" for "outage", "charity" for "non-profit"),
 // which WordNet lacks or ranks behind rarer senses. Unlike [Synonyms],

@@ -85,3 +85,63 @@ func TestNoSynonymChain(t *testing.T) {
 		t.Errorf("Guards.Usage(presentation) = %q, want demo's stem", got)
 	}
 }
+
+// TestUsageBeside checks the groups that hold their sense only beside a
+// word of their context: "refund" is a service credit in a question
+// about downtime, not in one about cancelling, and never by Usage alone;
+// and that a phrase of the table is a key by its form and its last
+// word's plural.
+func TestUsageBeside(t *testing.T) {
+	if got := lexicon.UsageBeside("refund", []string{"refund", "downtime"}); !slices.Contains(got, "credit") {
+		t.Errorf("UsageBeside(refund, downtime) = %q, want it to hold credit", got)
+	}
+	if got := lexicon.UsageBeside("refunds", []string{"refunds", "outages"}); !slices.Contains(got, "credit") {
+		t.Errorf("UsageBeside(refunds, outages) = %q, want it to hold credit", got)
+	}
+	for _, asked := range [][]string{{"refund", "cancel"}, {"refund"}} {
+		if got := lexicon.UsageBeside("refund", asked); slices.Contains(got, "credit") {
+			t.Errorf("UsageBeside(refund, %q) = %q, want no credit", asked, got)
+		}
+	}
+	if got := lexicon.UsageBeside("staff", nil); !slices.Contains(got, "employee") {
+		t.Errorf("UsageBeside(staff) = %q, want the usage group", got)
+	}
+	for _, p := range []string{"bank card", "bank cards"} {
+		if got := lexicon.Usage(p); !slices.Contains(got, "credit card") {
+			t.Errorf("Usage(%q) = %q, want it to hold credit card", p, got)
+		}
+	}
+	g := lexicon.NewGuards(nil, nil)
+	all := func([]string) bool { return true }
+	want := []string{lexicon.Stem("credit"), lexicon.Stem("card")}
+	if got := g.Phrase("bank", "cards", []string{"bank", "cards"}, all); !slices.ContainsFunc(got, func(p []string) bool { return slices.Equal(p, want) }) {
+		t.Errorf("Phrase(bank, cards) = %q, want credit card", got)
+	}
+}
+
+// TestUsageEverydayWords checks groups of everyday words a question
+// about a software service says for its documents' words: "snapshots"
+// for "backups", "graphs" for "charts", "erased" for "deleted", "shut
+// down" for "close", and "calls" for "requests" only beside a word of
+// an API's limits.
+func TestUsageEverydayWords(t *testing.T) {
+	for _, c := range []struct{ word, want string }{
+		{"snapshots", "backup"},
+		{"graphs", "chart"},
+		{"erased", "deleted"},
+		{"wiped", "deleted"},
+		{"shut down", "close"},
+		{"lessons", "course"},
+		{"cap", "limit"},
+	} {
+		if got := lexicon.Usage(c.word); !slices.Contains(got, c.want) {
+			t.Errorf("Usage(%q) = %q, want it to hold %q", c.word, got, c.want)
+		}
+	}
+	if got := lexicon.UsageBeside("calls", []string{"calls", "minute", "api"}); !slices.Contains(got, "request") {
+		t.Errorf("UsageBeside(calls, minute) = %q, want request", got)
+	}
+	if got := lexicon.UsageBeside("calls", []string{"calls", "onboarding"}); slices.Contains(got, "request") {
+		t.Errorf("UsageBeside(calls, onboarding) = %q, want no request", got)
+	}
+}
