@@ -54,7 +54,9 @@
 //     when the run's context ends.
 //   - Output: printed output is cut at [Options.MaxOutput]; the result,
 //     output and host-function arguments together are bounded by
-//     [Config.MaxResult], and the host reads no frame longer than that.
+//     [Config.MaxResult], and the host reads no frame longer than that. A
+//     host function's value longer than that, encoded, is not sent: the
+//     call fails with an error naming the limit.
 //   - Rendering: the result (Result.Value, Result.Globals) is rendered to
 //     text inside the worker, under the same limits.
 //   - Descriptors and environment: a worker gets only its three standard
@@ -114,6 +116,13 @@ const (
 	// Sum is sum(iterable, start=0), which adds the items of iterable to
 	// start with + as Python's sum does, counting each item as a step.
 	Sum
+	// Regexp is the re module over Go's RE2 syntax (no backreferences or
+	// lookaround): re.findall, re.search, re.match, re.fullmatch, re.sub
+	// and re.split, with Python's arguments, run in the worker under its
+	// limits. Each match counts as an execution step; a call goes through
+	// at most MaxRegexpMatches matches, and one that would produce more
+	// than Config.MaxResult bytes fails with an error naming the limit.
+	Regexp
 )
 
 // Func is a host function offered to programs as a built-in. It runs in
@@ -289,13 +298,19 @@ func (e *Error) Error() string { return "sandbox: " + e.Kind.String() + " error:
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
+// SharedMaxAbandoned is the Config.MaxAbandoned of the pool Run uses: past
+// that many host function calls left running after their runs ended, runs
+// with host functions fail with ErrTooManyAbandoned until some return.
+const SharedMaxAbandoned = 16
+
 var (
 	sharedOnce sync.Once
 	shared     *Pool
 )
 
 // Run executes the Starlark program src under opts in a worker of the pool
-// shared by the process (started on first use, with the default Config).
+// shared by the process (started on first use, with the default Config but
+// for MaxAbandoned, SharedMaxAbandoned).
 // It stops when ctx ends. A program that does not run to its end is an
 // *Error.
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
@@ -308,6 +323,6 @@ func Abandoned() int { return sharedPool().Abandoned() }
 
 // sharedPool returns the pool shared by the process.
 func sharedPool() *Pool {
-	sharedOnce.Do(func() { shared, _ = NewPool(Config{}) })
+	sharedOnce.Do(func() { shared, _ = NewPool(Config{MaxAbandoned: SharedMaxAbandoned}) })
 	return shared
 }
