@@ -79,7 +79,10 @@
 // <MemoryDir>/YYYY/MM/DD/session-<unix>-<id>.jsonl, without rewriting what
 // is there; Memory.Search finds items similar to a query (offline lexical
 // embedding). Sessions do not read each other's memory unless
-// Config.MemoryFallbackAcrossSessions is set.
+// Config.MemoryFallbackAcrossSessions is set; an earlier session that
+// cannot be read is then skipped and logged. Each stored text, tool
+// arguments and tool result is clipped to MaxMemoryText bytes, and a
+// session to MaxSessionBytes.
 //
 // # Offline
 //
