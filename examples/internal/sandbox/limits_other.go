@@ -34,3 +34,9 @@ func startProcess(_ context.Context, cmd *exec.Cmd) error { return cmd.Start() }
 
 // watchHost does nothing outside Linux.
 func watchHost() {}
+
+// hardenWorker does nothing outside Linux.
+func hardenWorker() {}
+
+// cpuSpent is false outside Linux: there is no CPU time limit to spend.
+func cpuSpent(int64) bool { return false }

@@ -340,6 +340,7 @@ func (p *Pool) workerEnv() []string {
 	env := []string{
 		envWorker + "=" + workerVersion,
 		envHost + "=" + strconv.Itoa(os.Getpid()),
+		envCPU + "=" + strconv.FormatInt(int64((p.cfg.CPUTime+time.Second-1)/time.Second), 10),
 		"GOMEMLIMIT=" + strconv.FormatInt(p.cfg.Memory-p.cfg.Memory/8, 10),
 		"GOTRACEBACK=none",
 		"GOMAXPROCS=1",
@@ -479,6 +480,11 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 				healthy = false
 			} else {
 				healthy = true
+			}
+			if m.Retire && healthy {
+				// Its CPU time for life is spent: it exits.
+				w.stop()
+				healthy = false
 			}
 			if m.Error != nil {
 				return Result{}, healthy, p.doneError(ctx, funcCtx, opts, m.Error, funcErrs, loadErr)

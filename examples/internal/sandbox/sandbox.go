@@ -48,7 +48,10 @@
 //     [Config.MaxStack], so deep nesting (json.decode of a million
 //     brackets, the string of a deeply nested list) fails quickly.
 //   - CPU time: RLIMIT_CPU, set by the worker before each run to
-//     [Config.CPUTime] more than it used so far, in whole seconds.
+//     [Config.CPUTime] more than it used so far, in whole seconds. Its
+//     hard limit, which the worker cannot raise, is eight runs' worth
+//     from its start; a worker with less than a run's worth left retires
+//     after its run.
 //   - Wall time: the host kills a worker that has not answered
 //     [Options.Timeout] plus a grace period after it got the program, and
 //     when the run's context ends.
@@ -74,13 +77,29 @@
 // A worker found dead when a run takes it from the idle list (killed by
 // someone) is replaced before the program is sent, and the run goes on.
 //
-// What is not isolated: the worker runs as the host's user, in its
-// namespaces, with its file system and network reachable by the
-// operating system. Programs cannot reach them only because Starlark has
-// no built-in that does; host functions run in the host with the host's
-// rights. On other operating systems than Linux, the step, wall-time,
-// output and stack limits apply, memory is bounded only by GOMEMLIMIT
-// (soft) and CPU time only by the wall-time kill.
+//   - Privileges: the worker sets PR_SET_NO_NEW_PRIVS, so nothing it
+//     executes gains privileges; opens at most 16 descriptors
+//     (RLIMIT_NOFILE); and works in an empty directory it removed.
+//   - Network: where the kernel allows this process to create user
+//     namespaces, the worker starts in a new user namespace (mapping only
+//     the host's user and group) and a new network namespace with no
+//     interface up, so it reaches no network, not even the host's
+//     loopback, and holds no capability outside its namespace, even when
+//     the host runs as root. Where that is refused (user namespaces
+//     disabled, or blocked by a container's seccomp profile), workers
+//     start in the host's namespaces and the host says so once on its
+//     standard error.
+//
+// What is not isolated: the worker runs as the host's user, with its file
+// system reachable by the operating system (and, without namespaces, its
+// network). Programs cannot reach them only because Starlark has no
+// built-in that does. The worker can still create processes: RLIMIT_NPROC
+// counts the Go runtime's threads for every process of the user and is
+// not enforced for root, and there is no seccomp filter. Host functions
+// run in the host with the host's rights. On other operating systems than
+// Linux, the step, wall-time, output and stack limits apply, memory is
+// bounded only by GOMEMLIMIT (soft) and CPU time only by the wall-time
+// kill.
 //
 // [Run] uses a pool shared by the process, started on first use; [NewPool]
 // makes one with other limits.
