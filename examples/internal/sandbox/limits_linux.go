@@ -303,9 +303,6 @@ func setCPULimit(seconds int64) {
 	syscall.Setrlimit(syscall.RLIMIT_CPU, &lim)
 }
 
-// memoryPoll is how often a worker checks its memory during a run.
-const memoryPoll = 5 * time.Millisecond
-
 // watchMemory ends the worker with exitMemory when its private writable
 // memory comes within a sixteenth of its RLIMIT_DATA, until the returned
 // function is called. The limit alone is not enough: a Go runtime refused

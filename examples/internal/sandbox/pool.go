@@ -341,6 +341,7 @@ func (p *Pool) workerEnv() []string {
 		envWorker + "=" + workerVersion,
 		envHost + "=" + strconv.Itoa(os.Getpid()),
 		envCPU + "=" + strconv.FormatInt(int64((p.cfg.CPUTime+time.Second-1)/time.Second), 10),
+		envMemory + "=" + strconv.FormatInt(p.cfg.Memory, 10),
 		"GOMEMLIMIT=" + strconv.FormatInt(p.cfg.Memory-p.cfg.Memory/8, 10),
 		"GOTRACEBACK=none",
 		"GOMAXPROCS=1",

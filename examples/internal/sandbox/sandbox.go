@@ -97,9 +97,12 @@
 // counts the Go runtime's threads for every process of the user and is
 // not enforced for root, and there is no seccomp filter. Host functions
 // run in the host with the host's rights. On other operating systems than
-// Linux, the step, wall-time, output and stack limits apply, memory is
-// bounded only by GOMEMLIMIT (soft) and CPU time only by the wall-time
-// kill.
+// Linux, the step, wall-time, output and stack limits apply; memory is
+// bounded by GOMEMLIMIT and by the worker's own watch of the Go runtime's
+// memory (runtime/metrics), which exits within a sixteenth of
+// [Config.Memory] above its footprint at its first run, checked every few
+// milliseconds (so an allocation that happens at once can pass it); CPU
+// time is bounded only by the wall-time kill.
 //
 // [Run] uses a pool shared by the process, started on first use; [NewPool]
 // makes one with other limits.

@@ -26,6 +26,9 @@ const (
 	// envCPU holds the CPU time of one run, in whole seconds
 	// (Config.CPUTime), from which the worker sets its hard CPU limit.
 	envCPU = "AGENTGRAPH_SANDBOX_CPU"
+	// envMemory holds Config.Memory, in bytes, for the worker's own watch
+	// of its memory where the operating system sets no limit.
+	envMemory = "AGENTGRAPH_SANDBOX_MEMORY"
 
 	// exitCPU is the exit status of a worker that ran out of CPU time.
 	exitCPU = 3
