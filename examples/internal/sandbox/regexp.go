@@ -17,7 +17,7 @@ import (
 // MaxRegexpMatches bounds the matches one call of re.findall, re.sub or
 // re.split goes through; more fail the call with an error naming the
 // limit.
-const MaxRegexpMatches = 1 << 20
+const MaxRegexpMatches = 100_000
 
 // regexpItemCost is what each item of a list re.findall or re.split
 // returns counts against Config.MaxResult besides its text: the memory of
