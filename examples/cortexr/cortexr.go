@@ -474,8 +474,9 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 	if s.Attempt > 1 && a.cfg.MemoryFallback {
 		ok := a.mem.RecentSuccesses(0)
 		if a.cfg.MemoryFallbackAcrossSessions {
+			// An unreadable earlier session is skipped, not fatal.
 			if ok, err = a.mem.RecentSuccessesAcrossSessions(0); err != nil {
-				return graph.Update[State]{}, err
+				a.log.Warn("cortexr: earlier session memory skipped", zap.Error(err))
 			}
 		}
 		if len(ok) > 0 {

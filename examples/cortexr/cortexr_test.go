@@ -250,11 +250,19 @@ func TestPerceptionFallback(t *testing.T) {
 
 // With the memory fallback across sessions on, a failed attempt spends a
 // lifeline, and the retry is offered the tools an earlier session's memory
-// says worked.
+// says worked; an unreadable earlier session is skipped.
 func TestLifelineUsesMemoryOfEarlierSession(t *testing.T) {
 	dir := t.TempDir()
 	first := newAgent(t, cortexr.Config{MemoryDir: dir})
 	run(t, first, india)
+	// A newer session whose line no reader takes.
+	poisoned := filepath.Join(dir, "2999", "01", "01", "session-1-ffffff.jsonl")
+	if err := os.MkdirAll(filepath.Dir(poisoned), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(poisoned, []byte(`{"text":"`+strings.Repeat("x", 1<<20)+`"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(`{"intent":"look it up","entities":["INDIA"],"selected_servers":["websearch"]}`)).

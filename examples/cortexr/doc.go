@@ -60,15 +60,16 @@
 // # The sandbox
 //
 // Plans are Starlark, a small deterministic Python dialect, run with
-// go.starlark.net: built-ins, a Python-like sum, the json and math modules
-// and one function per tool, nothing else. There is no load statement
+// go.starlark.net: built-ins, a Python-like sum, the json, math and re
+// modules and one function per tool, nothing else. There is no load statement
 // (ErrLoadDisabled), no file, network, clock or environment access, and no
 // recursion. Each plan is bounded by Limits: execution steps, wall time and
 // tool calls; and stops when the run's context is cancelled. Each plan runs
 // in a worker process of the examples' sandbox package, under OS limits on
 // memory, stack depth, CPU time and output as well, so a plan that exhausts
 // one fails with a "sandbox ... limit" PlanError (a lifeline) and the agent
-// carries on; the tools run in the agent's process.
+// carries on. re runs in the worker too, under the same limits; only the
+// tools run in the agent's process.
 //
 // # Memory
 //
@@ -78,7 +79,10 @@
 // <MemoryDir>/YYYY/MM/DD/session-<unix>-<id>.jsonl, without rewriting what
 // is there; Memory.Search finds items similar to a query (offline lexical
 // embedding). Sessions do not read each other's memory unless
-// Config.MemoryFallbackAcrossSessions is set.
+// Config.MemoryFallbackAcrossSessions is set; an earlier session that
+// cannot be read is then skipped and logged. Each stored text, tool
+// arguments and tool result is clipped to MaxMemoryText bytes, and a
+// session to MaxSessionBytes.
 //
 // # Offline
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
+	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox/sandboxtest"
 )
 
@@ -52,5 +53,38 @@ func TestHostilePlans(t *testing.T) {
 	}
 	if after := sandboxtest.HeapAlloc(); after > before+32<<20 {
 		t.Errorf("heap grew from %d to %d bytes", before, after)
+	}
+}
+
+// A plan's re calls run in the sandbox's worker, not in the agent's
+// process: a replacement that would build tens of megabytes fails in the
+// worker with an error naming the result limit, and a pathological search
+// stops at the plan's time limit without leaving a call running here.
+func TestRePlansRunInTheSandbox(t *testing.T) {
+	firstError := func(t *testing.T, plan string, timeout time.Duration) string {
+		m := llmtest.New().
+			On("perception engine", llmtest.Text(`{"intent":"compute","entities":[],"selected_servers":["math"]}`)).
+			On("Write a Starlark function", llmtest.Text(plan))
+		a := newAgent(t, cortexr.Config{Model: scripted(t, m), Lifelines: -1, MemoryDir: t.TempDir(),
+			Limits: cortexr.Limits{Timeout: timeout}})
+		evs, _ := run(t, a, "Compute something large")
+		for _, ev := range evs {
+			if ev.Kind == cortexr.EventAction && ev.Attempt == 1 {
+				return ev.Error
+			}
+		}
+		return ""
+	}
+	failure := firstError(t, "def solve():\n    return re.sub(\"a\", \"b\" * 3000, \"a\" * 10000)\n", 0)
+	if !strings.Contains(failure, "re.sub: the result comes to more than 4194304 bytes") {
+		t.Errorf("a 30 MB re.sub failed with %q; want an error naming the result limit", failure)
+	}
+
+	failure = firstError(t, "def solve():\n    return str(re.search(\"(?:a?){450}a{450}b\", \"a\" * 1000000))\n", time.Second)
+	if !strings.Contains(failure, "time limit error") && !strings.Contains(failure, "cpu limit error") {
+		t.Errorf("a pathological search failed with %q; want a time or cpu limit", failure)
+	}
+	if n := sandbox.Abandoned(); n != 0 {
+		t.Errorf("%d host function calls still running after the plan ended", n)
 	}
 }

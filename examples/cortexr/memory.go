@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
+	"github.com/agentgraph/agentgraph/internal/utf8clip"
 )
 
 // Kinds of MemoryItem.
@@ -55,6 +57,7 @@ type Memory struct {
 	dir   string
 	path  string // empty: not persisted
 	items []MemoryItem
+	size  int64 // bytes of the items' lines, bounded by MaxSessionBytes
 	index *rag.ExactIndex
 	emb   rag.Embedder
 }
@@ -85,8 +88,61 @@ func OpenMemory(dir, id string) (*Memory, error) {
 		return nil, err
 	}
 	m.items = items
+	if st, err := os.Stat(m.path); err == nil {
+		m.size = st.Size()
+	}
 	m.indexItems(0)
 	return m, nil
+}
+
+// Bounds of session memory.
+const (
+	// MaxMemoryText bounds each text an item stores (Text, FinalAnswer)
+	// and the JSON of its ToolArgs and ToolResult, in bytes: Add clips a
+	// longer one at a UTF-8 boundary and marks it with the size it had.
+	MaxMemoryText = 4 << 10
+	// MaxSessionBytes bounds a session's file, and a session kept in
+	// memory only: Add fails past it (start a new session), and a file
+	// longer than that is not read.
+	MaxSessionBytes = 32 << 20
+	// maxMemoryLine bounds one item's JSON line, written and read. A
+	// clipped item comes well under it: four clipped fields of
+	// MaxMemoryText bytes, each at most six bytes a byte once escaped.
+	maxMemoryLine = 256 << 10
+)
+
+// clipText cuts s to MaxMemoryText bytes at a UTF-8 boundary, saying how
+// long it was.
+func clipText(s string) string {
+	if len(s) <= MaxMemoryText {
+		return s
+	}
+	return utf8clip.Clip(s, MaxMemoryText) + fmt.Sprintf("… (clipped; %d bytes in all)", len(s))
+}
+
+// clipValue returns v, or, when its JSON is longer than MaxMemoryText, the
+// clipped JSON as a string.
+func clipValue(v any) any {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || len(b) <= MaxMemoryText {
+		return v
+	}
+	return clipText(string(b))
+}
+
+// clip bounds what it stores (see MaxMemoryText).
+func (it MemoryItem) clip() MemoryItem {
+	it.Text, it.FinalAnswer = clipText(it.Text), clipText(it.FinalAnswer)
+	if it.ToolArgs != nil {
+		if c, ok := clipValue(it.ToolArgs).(string); ok {
+			it.ToolArgs = map[string]any{"clipped": c}
+		}
+	}
+	it.ToolResult = clipValue(it.ToolResult)
+	return it
 }
 
 // readSession reads a session file, one JSON item a line.
@@ -96,9 +152,12 @@ func readSession(path string) ([]MemoryItem, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxSessionBytes {
+		return nil, fmt.Errorf("cortexr: session memory %s is %d bytes, more than MaxSessionBytes (%d); not read", path, st.Size(), MaxSessionBytes)
+	}
 	var items []MemoryItem
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	sc := bufio.NewScanner(io.LimitReader(f, MaxSessionBytes))
+	sc.Buffer(make([]byte, 0, 64<<10), maxMemoryLine)
 	for n := 1; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
@@ -110,7 +169,7 @@ func readSession(path string) ([]MemoryItem, error) {
 		items = append(items, it)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("cortexr: session memory %s: %w", path, err)
+		return nil, fmt.Errorf("cortexr: session memory %s (lines are at most %d bytes): %w", path, maxMemoryLine, err)
 	}
 	return items, nil
 }
@@ -129,24 +188,36 @@ func (m *Memory) Items() []MemoryItem {
 }
 
 // Add appends items to the session and to its file. An item with a zero
-// Time gets the current time.
+// Time gets the current time. Texts and values longer than MaxMemoryText
+// are stored clipped. Add fails, storing none of items, when the session
+// would pass MaxSessionBytes.
 func (m *Memory) Add(items ...MemoryItem) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var buf bytes.Buffer
-	from := len(m.items)
+	clipped := make([]MemoryItem, 0, len(items))
 	for _, it := range items {
 		if it.Time.IsZero() {
 			it.Time = time.Now().UTC()
 		}
+		it = it.clip()
 		b, err := json.Marshal(it)
 		if err != nil {
 			return fmt.Errorf("cortexr: session memory: %w", err)
 		}
+		if len(b) >= maxMemoryLine {
+			return fmt.Errorf("cortexr: session memory: a %s item is %d bytes once clipped, more than %d; shorten its tool name and tags", it.Type, len(b), maxMemoryLine)
+		}
 		buf.Write(b)
 		buf.WriteByte('\n')
-		m.items = append(m.items, it)
+		clipped = append(clipped, it)
 	}
+	if m.size+int64(buf.Len()) > MaxSessionBytes {
+		return fmt.Errorf("cortexr: session memory %s: %d more bytes would pass MaxSessionBytes (%d); start a new session", m.id, buf.Len(), MaxSessionBytes)
+	}
+	from := len(m.items)
+	m.items = append(m.items, clipped...)
+	m.size += int64(buf.Len())
 	m.indexItems(from)
 	if m.path == "" {
 		return nil
@@ -234,7 +305,9 @@ const MaxEarlierSessions = 50
 
 // RecentSuccessesAcrossSessions is RecentSuccesses continued with the
 // successful tools of earlier sessions in the same directory, newest first
-// (at most MaxEarlierSessions files).
+// (at most MaxEarlierSessions files). An earlier session that cannot be
+// read is skipped: the names come from the others, and the error names
+// each skipped file.
 func (m *Memory) RecentSuccessesAcrossSessions(limit int) ([]string, error) {
 	if limit <= 0 {
 		limit = 5
@@ -259,21 +332,23 @@ func (m *Memory) RecentSuccessesAcrossSessions(limit int) ([]string, error) {
 	// Paths sort by date, then by unix time: sorted descending is newest first.
 	slices.Sort(files)
 	slices.Reverse(files)
+	var skipped []error
 	for _, f := range files[:min(len(files), MaxEarlierSessions)] {
 		items, err := readSession(f)
 		if err != nil {
-			return names, err
+			skipped = append(skipped, fmt.Errorf("skipped: %w", err))
+			continue
 		}
 		for _, n := range recentSuccesses(items, 0) {
 			if !slices.Contains(names, n) {
 				names = append(names, n)
 			}
 			if len(names) >= limit {
-				return names, nil
+				return names, errors.Join(skipped...)
 			}
 		}
 	}
-	return names, nil
+	return names, errors.Join(skipped...)
 }
 
 func recentSuccesses(items []MemoryItem, limit int) []string {

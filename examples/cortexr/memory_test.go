@@ -2,10 +2,12 @@ package cortexr_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -126,6 +128,53 @@ func BenchmarkMemoryAdd(b *testing.B) {
 	for b.Loop() {
 		if err := m.Add(cortexr.MemoryItem{Type: cortexr.ItemToolCall, Text: "Called add with map[a:1 b:2]"}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Add clips long texts and values at a UTF-8 boundary, saying how long
+// they were, so the session reads back; the session's size is bounded.
+func TestMemoryClipsLargeItems(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m, err := cortexr.OpenMemory(dir, "2026/01/01/session-1-aaaaaa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("<é", 1_300_000)
+	if err := m.Add(cortexr.MemoryItem{Type: cortexr.ItemToolOutput, Text: "Called f with " + big, ToolName: "f",
+		ToolArgs: map[string]any{"string": big}, ToolResult: []any{big}, FinalAnswer: big}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := cortexr.OpenMemory(dir, m.ID())
+	if err != nil {
+		t.Fatalf("reopening: %v", err)
+	}
+	it := again.Items()[0]
+	if st, _ := os.Stat(m.Path()); st.Size() > 64<<10 {
+		t.Errorf("the session file is %d bytes", st.Size())
+	}
+	for name, s := range map[string]string{"text": it.Text, "final answer": it.FinalAnswer, "args": it.ToolArgs["clipped"].(string), "result": it.ToolResult.(string)} {
+		if len(s) > cortexr.MaxMemoryText+64 || !utf8.ValidString(s) || !strings.Contains(s, "… (clipped; ") {
+			t.Errorf("%s: %d bytes, valid UTF-8 %v: %.80q", name, len(s), utf8.ValidString(s), s)
+		}
+	}
+	if !strings.HasPrefix(it.Text, "Called f with <é") || !strings.HasSuffix(it.Text, fmt.Sprintf("(clipped; %d bytes in all)", len("Called f with ")+len(big))) {
+		t.Errorf("text %.40q…%q", it.Text, it.Text[len(it.Text)-40:])
+	}
+
+	// A session stops growing at MaxSessionBytes.
+	mem, _ := cortexr.OpenMemory("", "s")
+	for i := 0; ; i++ {
+		err := mem.Add(cortexr.MemoryItem{Type: cortexr.ItemToolCall, Text: strings.Repeat("x", cortexr.MaxMemoryText)})
+		if err != nil {
+			if !strings.Contains(err.Error(), "MaxSessionBytes") || i < cortexr.MaxSessionBytes/(cortexr.MaxMemoryText+200) {
+				t.Errorf("item %d: %v", i, err)
+			}
+			break
+		}
+		if i > cortexr.MaxSessionBytes/cortexr.MaxMemoryText {
+			t.Fatalf("%d items of %d bytes were added", i, cortexr.MaxMemoryText)
 		}
 	}
 }

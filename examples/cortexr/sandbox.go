@@ -78,8 +78,8 @@ var solveDef = regexp.MustCompile(`(?m)^\s*def\s+solve\s*\(\s*\)\s*:`)
 // a dict's "result" entry, a list's items joined by spaces, anything else
 // in Starlark's notation.
 //
-// The plan sees Starlark's built-ins, a Python-like sum, the json and math
-// modules, and one function per name in tools, called with keyword arguments
+// The plan sees Starlark's built-ins, a Python-like sum, the json, math and
+// re modules (re over Go's RE2 syntax, run in the sandbox), and one function per name in tools, called with keyword arguments
 // (strings_to_chars_to_int(string="INDIA")). Nothing else: no load, no files,
 // no network, no clock, no environment. It stops at lim's step, time and tool
 // call limits and when ctx is cancelled. The plan runs in a worker process of
@@ -92,16 +92,6 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 func runPlan(ctx context.Context, code string, tools []string, call ToolFunc, lim Limits, extra map[string]sandbox.Func) (string, error) {
 	lim = lim.withDefaults()
 	maxCalls := lim.MaxToolCalls
-	if strings.Contains(code, "re_") {
-		// re's host functions; the agent counts tool calls itself.
-		for name, f := range reFuncs() {
-			if extra == nil {
-				extra = map[string]sandbox.Func{}
-			}
-			extra[name] = f
-		}
-		maxCalls += reBudget
-	}
 	if !solveDef.MatchString(code) {
 		return "", &PlanError{Kind: "invalid plan", Msg: "the plan does not define solve(); write `def solve():` returning \"FINAL_ANSWER: ...\" or \"FURTHER_PROCESSING_REQUIRED: ...\""}
 	}
@@ -122,7 +112,7 @@ func runPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 		Filename:      "plan.star",
 		MaxSteps:      lim.MaxSteps,
 		Timeout:       lim.Timeout,
-		Modules:       sandbox.JSON | sandbox.Math | sandbox.Sum | sandbox.Struct,
+		Modules:       sandbox.JSON | sandbox.Math | sandbox.Sum | sandbox.Struct | sandbox.Regexp,
 		Funcs:         funcs,
 		MaxCalls:      maxCalls,
 		Entry:         "solve",

@@ -177,6 +177,9 @@ func (r *run) predeclared() starlark.StringDict {
 	if r.opts.Modules&Struct != 0 {
 		env["struct"] = starlark.NewBuiltin("struct", starlarkstruct.Make)
 	}
+	if r.opts.Modules&Regexp != 0 {
+		env["re"] = r.regexpModule()
+	}
 	if r.opts.Modules&Sum != 0 {
 		env["sum"] = starlark.NewBuiltin("sum", r.sum)
 	}

@@ -6,12 +6,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,11 +61,114 @@ func limitWorker(pid int, memory int64) error {
 // to its thread for the pool's life would need that goroutine to outlive
 // the pool's idle workers, so the pool used by Run would keep it for the
 // life of the process.
+//
+// Where the kernel lets this process create user namespaces (unprivileged,
+// or as root), the worker starts in a new user namespace, mapping only
+// the host's own user and group, and a new network namespace, which has
+// no interface but a loopback that is down: the worker reaches no
+// network, holds no capability outside its namespace (so cannot raise its
+// limits, even when the host runs as root), and cannot signal or trace
+// processes outside it that it would not be allowed to as an unprivileged
+// user. Where that is refused (user namespaces disabled, or filtered as in
+// a container's default seccomp profile), the first refusal is remembered
+// and workers start in the host's namespaces. A new PID namespace is not
+// used: the worker's watch of its host needs its real parent's pid.
 func startProcess(ctx context.Context, cmd *exec.Cmd) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
+	if noNamespaces.Load() {
+		return cmd.Start()
+	}
+	ns := *cmd
+	ns.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
+	}
+	err := ns.Start()
+	if err == nil {
+		*cmd = ns
+		return nil
+	}
+	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSPC) &&
+		!errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.EUSERS) {
+		return err
+	}
+	noNamespaces.Store(true)
+	fmt.Fprintf(os.Stderr, "sandbox: workers start in the host's namespaces: creating a user and network namespace failed: %v\n", err)
 	return cmd.Start()
+}
+
+// noNamespaces is set once the kernel refused a worker new namespaces.
+var noNamespaces atomic.Bool
+
+// Bounds a worker sets on itself.
+const (
+	// workerFiles bounds a worker's open descriptors (RLIMIT_NOFILE): its
+	// three standard ones, the Go runtime's few, a pidfd of the host and
+	// /proc/self/status, read by watchMemory.
+	workerFiles = 16
+	// workerCPURuns is the CPU time a worker may use in its life, in runs
+	// of Config.CPUTime: its hard RLIMIT_CPU. A worker with less than one
+	// run's worth left retires after its run.
+	workerCPURuns = 8
+)
+
+// hardenWorker drops what the worker does not need before it serves runs:
+// it cannot gain privileges by exec (PR_SET_NO_NEW_PRIVS), opens at most
+// workerFiles descriptors, and works in an empty directory that no longer
+// exists, so it cannot create files by relative path. Its hard RLIMIT_CPU
+// is workerCPURuns times the CPU time of a run (envCPU) from now, so
+// raising its soft limit gains it little. RLIMIT_NPROC is not set: the
+// kernel counts the threads the Go runtime needs against it, for all the
+// processes of the user, and does not enforce it for root.
+func hardenWorker() {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox worker: PR_SET_NO_NEW_PRIVS:", err)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: workerFiles, Max: workerFiles}); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox worker: RLIMIT_NOFILE:", err)
+	}
+	if dir, err := os.MkdirTemp("", "sandbox-worker-*"); err == nil {
+		if err := os.Chdir(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox worker: chdir:", err)
+		}
+		os.Remove(dir)
+	}
+	if seconds, err := strconv.ParseInt(os.Getenv(envCPU), 10, 64); err == nil && seconds > 0 {
+		used := cpuUsed()
+		hard := uint64(used + workerCPURuns*seconds)
+		var lim syscall.Rlimit
+		if syscall.Getrlimit(syscall.RLIMIT_CPU, &lim) == nil && hard < lim.Max {
+			lim.Max = hard
+			lim.Cur = min(lim.Cur, hard)
+			if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &lim); err != nil {
+				fmt.Fprintln(os.Stderr, "sandbox worker: RLIMIT_CPU:", err)
+			}
+		}
+	}
+}
+
+// cpuUsed returns the CPU time the worker used, in whole seconds rounded
+// up.
+func cpuUsed() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Sec + ru.Stime.Sec + 1
+}
+
+// cpuSpent reports whether the worker has less than seconds of CPU time
+// left under its hard RLIMIT_CPU: it retires rather than serve a run that
+// could not use its whole CPUTime.
+func cpuSpent(seconds int64) bool {
+	var lim syscall.Rlimit
+	if seconds <= 0 || syscall.Getrlimit(syscall.RLIMIT_CPU, &lim) != nil || lim.Max == unix.RLIM_INFINITY {
+		return false
+	}
+	return uint64(cpuUsed()+seconds) > lim.Max
 }
 
 // hostPoll is how often a worker checks that its host lives when the
@@ -183,26 +288,20 @@ func watchCPU() {
 }
 
 // setCPULimit lets the worker use seconds more CPU time from now
-// (RLIMIT_CPU, in whole seconds, soft limit; SIGXCPU ends the worker).
+// (RLIMIT_CPU, in whole seconds, soft limit, at most the hard one that
+// hardenWorker set; SIGXCPU ends the worker, and the kernel kills it at
+// the hard limit).
 func setCPULimit(seconds int64) {
 	if seconds <= 0 {
-		return
-	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return
 	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_CPU, &lim); err != nil {
 		return
 	}
-	used := ru.Utime.Sec + ru.Stime.Sec + 1
-	lim.Cur = min(uint64(used+seconds), lim.Max)
+	lim.Cur = min(uint64(cpuUsed()+seconds), lim.Max)
 	syscall.Setrlimit(syscall.RLIMIT_CPU, &lim)
 }
-
-// memoryPoll is how often a worker checks its memory during a run.
-const memoryPoll = 5 * time.Millisecond
 
 // watchMemory ends the worker with exitMemory when its private writable
 // memory comes within a sixteenth of its RLIMIT_DATA, until the returned

@@ -4,7 +4,11 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
+	"sync"
 )
 
 // osLimits says which limits the operating system enforces on workers:
@@ -25,8 +29,25 @@ func watchCPU() {}
 // setCPULimit does nothing outside Linux: the wall-time kill bounds CPU.
 func setCPULimit(int64) {}
 
-// watchMemory does nothing outside Linux.
-func watchMemory() (stop func()) { return func() {} }
+// goMemoryBase is the worker's Go memory when it first ran a program:
+// Config.Memory counts from there.
+var goMemoryBase = sync.OnceValue(goMemory)
+
+// watchMemory ends the worker with exitMemory when the Go runtime's
+// memory comes within a sixteenth of Config.Memory (envMemory) above its
+// footprint at its first run, until the returned function is called.
+// Outside Linux nothing else bounds it: GOMEMLIMIT is soft.
+func watchMemory() (stop func()) {
+	memory, err := strconv.ParseInt(os.Getenv(envMemory), 10, 64)
+	if err != nil || memory <= 0 {
+		return func() {}
+	}
+	limit := goMemoryBase() + uint64(memory-memory/16)
+	return watchGoMemory(limit, func(used uint64) {
+		fmt.Fprintf(os.Stderr, "sandbox worker: memory limit: %d bytes in use\n", used)
+		os.Exit(exitMemory)
+	})
+}
 
 // startProcess starts cmd. Outside Linux nothing watches the host (see
 // watchHost); the worker ends when its standard input does (readFrames).
@@ -34,3 +55,9 @@ func startProcess(_ context.Context, cmd *exec.Cmd) error { return cmd.Start() }
 
 // watchHost does nothing outside Linux.
 func watchHost() {}
+
+// hardenWorker does nothing outside Linux.
+func hardenWorker() {}
+
+// cpuSpent is false outside Linux: there is no CPU time limit to spend.
+func cpuSpent(int64) bool { return false }

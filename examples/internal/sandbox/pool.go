@@ -53,8 +53,10 @@ type Config struct {
 	// seconds. Zero means DefaultCPUTime.
 	CPUTime time.Duration
 	// MaxResult bounds, in bytes, what one run sends back (its rendered
-	// value, globals and output) and each host function call's encoded
-	// arguments. Zero means DefaultMaxResult.
+	// value, globals and output), each host function call's encoded
+	// arguments and each value a host function returns, encoded (a larger
+	// one fails the call with an error naming the limit). Zero means
+	// DefaultMaxResult.
 	MaxResult int
 	// MaxWorkers bounds the workers alive at once, so the runs in flight;
 	// more runs wait for one to end. Zero means GOMAXPROCS, at least 2.
@@ -338,6 +340,8 @@ func (p *Pool) workerEnv() []string {
 	env := []string{
 		envWorker + "=" + workerVersion,
 		envHost + "=" + strconv.Itoa(os.Getpid()),
+		envCPU + "=" + strconv.FormatInt(int64((p.cfg.CPUTime+time.Second-1)/time.Second), 10),
+		envMemory + "=" + strconv.FormatInt(p.cfg.Memory, 10),
 		"GOMEMLIMIT=" + strconv.FormatInt(p.cfg.Memory-p.cfg.Memory/8, 10),
 		"GOTRACEBACK=none",
 		"GOMAXPROCS=1",
@@ -452,7 +456,7 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 				w.kill()
 				return dead(fmt.Errorf("the worker called %q out of turn", m.Name))
 			}
-			ret, ok := p.awaitFunc(funcCtx, killCtx, f, m.Args)
+			ret, ok := p.awaitFunc(funcCtx, killCtx, m.Name, f, m.Args)
 			if !ok {
 				p.log.Warn("sandbox host function abandoned: it had not returned when its run ended",
 					zap.String("func", m.Name), zap.Duration("timeout", opts.Timeout), zap.Int64("abandoned", p.abandoned.Load()))
@@ -477,6 +481,11 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 				healthy = false
 			} else {
 				healthy = true
+			}
+			if m.Retire && healthy {
+				// Its CPU time for life is spent: it exits.
+				w.stop()
+				healthy = false
 			}
 			if m.Error != nil {
 				return Result{}, healthy, p.doneError(ctx, funcCtx, opts, m.Error, funcErrs, loadErr)
@@ -507,9 +516,9 @@ type funcReturn struct {
 // running on its own goroutine, counted in p.abandoned until it returns,
 // and awaitFunc reports false: a function blocked on something that
 // ignores its context must not hold the run.
-func (p *Pool) awaitFunc(funcCtx, killCtx context.Context, f Func, rawArgs json.RawMessage) (funcReturn, bool) {
+func (p *Pool) awaitFunc(funcCtx, killCtx context.Context, name string, f Func, rawArgs json.RawMessage) (funcReturn, bool) {
 	done := make(chan funcReturn, 1)
-	go func() { done <- p.callFunc(funcCtx, f, rawArgs) }()
+	go func() { done <- p.callFunc(funcCtx, name, f, rawArgs) }()
 	select {
 	case ret := <-done:
 		return ret, true
@@ -539,8 +548,10 @@ func (p *Pool) abandonError(ctx context.Context, opts Options, name string) *Err
 		Msg: fmt.Sprintf("the program ran longer than %v: the host function %s had not returned, and its worker was stopped", opts.Timeout, name)}
 }
 
-// callFunc runs a host function for the worker.
-func (p *Pool) callFunc(ctx context.Context, f Func, rawArgs json.RawMessage) funcReturn {
+// callFunc runs a host function for the worker. A value that encodes to
+// more than Config.MaxResult bytes is not sent: the call fails with an
+// error naming the limit, which the program sees, and the worker lives.
+func (p *Pool) callFunc(ctx context.Context, name string, f Func, rawArgs json.RawMessage) funcReturn {
 	ret := funcReturn{message: message{Type: msgReturn}}
 	var args map[string]any
 	if err := json.Unmarshal(rawArgs, &args); err != nil {
@@ -555,7 +566,15 @@ func (p *Pool) callFunc(ctx context.Context, f Func, rawArgs json.RawMessage) fu
 		}
 		return ret
 	}
+	tooLarge := func(n int) funcReturn {
+		ret.goErr = fmt.Errorf("the host function %s returned %d bytes, more than the sandbox's limit of %d (Config.MaxResult); ask for less", name, n, p.cfg.MaxResult)
+		ret.Err = ret.goErr.Error()
+		return ret
+	}
 	if s, ok := v.(string); ok {
+		if len(s) > p.cfg.MaxResult {
+			return tooLarge(len(s))
+		}
 		ret.Str = &s
 		return ret
 	}
@@ -563,6 +582,9 @@ func (p *Pool) callFunc(ctx context.Context, f Func, rawArgs json.RawMessage) fu
 	if err != nil {
 		ret.Err, ret.goErr = "encoding its value: "+err.Error(), err
 		return ret
+	}
+	if len(b) > p.cfg.MaxResult {
+		return tooLarge(len(b))
 	}
 	ret.Value = b
 	return ret

@@ -87,3 +87,10 @@ func TestWorkerEndsWithStdin(t *testing.T) {
 		os.Remove(w.stderrPath)
 	}
 }
+
+// The pool Run uses bounds the host function calls it leaves running.
+func TestSharedPoolBoundsAbandoned(t *testing.T) {
+	if got := sharedPool().cfg.MaxAbandoned; got != SharedMaxAbandoned || got <= 0 {
+		t.Errorf("the shared pool's MaxAbandoned is %d, want SharedMaxAbandoned (%d)", got, SharedMaxAbandoned)
+	}
+}

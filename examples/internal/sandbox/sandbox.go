@@ -48,13 +48,18 @@
 //     [Config.MaxStack], so deep nesting (json.decode of a million
 //     brackets, the string of a deeply nested list) fails quickly.
 //   - CPU time: RLIMIT_CPU, set by the worker before each run to
-//     [Config.CPUTime] more than it used so far, in whole seconds.
+//     [Config.CPUTime] more than it used so far, in whole seconds. Its
+//     hard limit, which the worker cannot raise, is eight runs' worth
+//     from its start; a worker with less than a run's worth left retires
+//     after its run.
 //   - Wall time: the host kills a worker that has not answered
 //     [Options.Timeout] plus a grace period after it got the program, and
 //     when the run's context ends.
 //   - Output: printed output is cut at [Options.MaxOutput]; the result,
 //     output and host-function arguments together are bounded by
-//     [Config.MaxResult], and the host reads no frame longer than that.
+//     [Config.MaxResult], and the host reads no frame longer than that. A
+//     host function's value longer than that, encoded, is not sent: the
+//     call fails with an error naming the limit.
 //   - Rendering: the result (Result.Value, Result.Globals) is rendered to
 //     text inside the worker, under the same limits.
 //   - Descriptors and environment: a worker gets only its three standard
@@ -72,13 +77,32 @@
 // A worker found dead when a run takes it from the idle list (killed by
 // someone) is replaced before the program is sent, and the run goes on.
 //
-// What is not isolated: the worker runs as the host's user, in its
-// namespaces, with its file system and network reachable by the
-// operating system. Programs cannot reach them only because Starlark has
-// no built-in that does; host functions run in the host with the host's
-// rights. On other operating systems than Linux, the step, wall-time,
-// output and stack limits apply, memory is bounded only by GOMEMLIMIT
-// (soft) and CPU time only by the wall-time kill.
+//   - Privileges: the worker sets PR_SET_NO_NEW_PRIVS, so nothing it
+//     executes gains privileges; opens at most 16 descriptors
+//     (RLIMIT_NOFILE); and works in an empty directory it removed.
+//   - Network: where the kernel allows this process to create user
+//     namespaces, the worker starts in a new user namespace (mapping only
+//     the host's user and group) and a new network namespace with no
+//     interface up, so it reaches no network, not even the host's
+//     loopback, and holds no capability outside its namespace, even when
+//     the host runs as root. Where that is refused (user namespaces
+//     disabled, or blocked by a container's seccomp profile), workers
+//     start in the host's namespaces and the host says so once on its
+//     standard error.
+//
+// What is not isolated: the worker runs as the host's user, with its file
+// system reachable by the operating system (and, without namespaces, its
+// network). Programs cannot reach them only because Starlark has no
+// built-in that does. The worker can still create processes: RLIMIT_NPROC
+// counts the Go runtime's threads for every process of the user and is
+// not enforced for root, and there is no seccomp filter. Host functions
+// run in the host with the host's rights. On other operating systems than
+// Linux, the step, wall-time, output and stack limits apply; memory is
+// bounded by GOMEMLIMIT and by the worker's own watch of the Go runtime's
+// memory (runtime/metrics), which exits within a sixteenth of
+// [Config.Memory] above its footprint at its first run, checked every few
+// milliseconds (so an allocation that happens at once can pass it); CPU
+// time is bounded only by the wall-time kill.
 //
 // [Run] uses a pool shared by the process, started on first use; [NewPool]
 // makes one with other limits.
@@ -114,6 +138,13 @@ const (
 	// Sum is sum(iterable, start=0), which adds the items of iterable to
 	// start with + as Python's sum does, counting each item as a step.
 	Sum
+	// Regexp is the re module over Go's RE2 syntax (no backreferences or
+	// lookaround): re.findall, re.search, re.match, re.fullmatch, re.sub
+	// and re.split, with Python's arguments, run in the worker under its
+	// limits. Each match counts as an execution step; a call goes through
+	// at most MaxRegexpMatches matches, and one that would produce more
+	// than Config.MaxResult bytes fails with an error naming the limit.
+	Regexp
 )
 
 // Func is a host function offered to programs as a built-in. It runs in
@@ -289,13 +320,19 @@ func (e *Error) Error() string { return "sandbox: " + e.Kind.String() + " error:
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
+// SharedMaxAbandoned is the Config.MaxAbandoned of the pool Run uses: past
+// that many host function calls left running after their runs ended, runs
+// with host functions fail with ErrTooManyAbandoned until some return.
+const SharedMaxAbandoned = 16
+
 var (
 	sharedOnce sync.Once
 	shared     *Pool
 )
 
 // Run executes the Starlark program src under opts in a worker of the pool
-// shared by the process (started on first use, with the default Config).
+// shared by the process (started on first use, with the default Config but
+// for MaxAbandoned, SharedMaxAbandoned).
 // It stops when ctx ends. A program that does not run to its end is an
 // *Error.
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
@@ -308,6 +345,6 @@ func Abandoned() int { return sharedPool().Abandoned() }
 
 // sharedPool returns the pool shared by the process.
 func sharedPool() *Pool {
-	sharedOnce.Do(func() { shared, _ = NewPool(Config{}) })
+	sharedOnce.Do(func() { shared, _ = NewPool(Config{MaxAbandoned: SharedMaxAbandoned}) })
 	return shared
 }

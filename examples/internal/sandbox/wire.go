@@ -41,9 +41,11 @@ type message struct {
 	Value json.RawMessage `json:"value,omitempty"`
 	Err   string          `json:"err,omitempty"`
 
-	// done
+	// done; Retire says the worker exits after it (its CPU time for life
+	// is spent).
 	Result *wireResult `json:"result,omitempty"`
 	Error  *wireError  `json:"error,omitempty"`
+	Retire bool        `json:"retire,omitempty"`
 }
 
 // wireOptions are the Options of one run as the worker needs them.

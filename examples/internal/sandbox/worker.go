@@ -23,6 +23,12 @@ const (
 	// envHost holds the pid of the host that started the worker, which
 	// the worker watches (watchHost).
 	envHost = "AGENTGRAPH_SANDBOX_HOST"
+	// envCPU holds the CPU time of one run, in whole seconds
+	// (Config.CPUTime), from which the worker sets its hard CPU limit.
+	envCPU = "AGENTGRAPH_SANDBOX_CPU"
+	// envMemory holds Config.Memory, in bytes, for the worker's own watch
+	// of its memory where the operating system sets no limit.
+	envMemory = "AGENTGRAPH_SANDBOX_MEMORY"
 
 	// exitCPU is the exit status of a worker that ran out of CPU time.
 	exitCPU = 3
@@ -57,6 +63,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	closeInherited()
 	watchHost()
 	watchCPU()
+	hardenWorker()
 	if err := writeFrame(out, &message{Type: msgReady}); err != nil {
 		return 0
 	}
@@ -95,7 +102,8 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		stopWatch := watchMemory()
 		res, werr := execute(context.Background(), m.Src, o, call)
 		stopWatch()
-		if err := writeFrame(out, &message{Type: msgDone, Result: res, Error: werr}); err != nil {
+		retire := cpuSpent(o.CPUSeconds)
+		if err := writeFrame(out, &message{Type: msgDone, Result: res, Error: werr, Retire: retire}); err != nil || retire {
 			return 0
 		}
 		res, werr, m = nil, nil, message{}

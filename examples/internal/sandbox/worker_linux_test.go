@@ -374,3 +374,56 @@ func TestWorkerOfAnotherParentSaysWhy(t *testing.T) {
 		t.Errorf("worker given host %d, not its parent, wrote %q to standard error; want the reason (%q)", notParent, stderr.String(), want)
 	}
 }
+
+// A worker cannot gain privileges by exec, opens few descriptors, works in
+// a removed directory, cannot raise its CPU limit for good, and, where
+// user namespaces are allowed, has no network.
+func TestWorkerHardened(t *testing.T) {
+	p, err := NewPool(Config{CPUTime: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	pid := idlePID(t, p)
+	proc := func(name string) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if !strings.Contains(proc("status"), "NoNewPrivs:\t1") {
+		t.Error("the worker lacks PR_SET_NO_NEW_PRIVS")
+	}
+	for line := range strings.SplitSeq(proc("limits"), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "Max open files") && (f[3] != "16" || f[4] != "16"):
+			t.Errorf("worker descriptor limit: %s", line)
+		case strings.HasPrefix(line, "Max cpu time"):
+			if hard, err := strconv.Atoi(f[4]); err != nil || hard > 100 {
+				t.Errorf("worker CPU limit: %s, want a hard limit of about %d s", line, workerCPURuns*2)
+			}
+		}
+	}
+	if cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); !strings.HasSuffix(cwd, "(deleted)") {
+		t.Errorf("worker directory %s, want a removed one", cwd)
+	}
+	if noNamespaces.Load() {
+		t.Log("user namespaces are refused here: the worker shares the host's network")
+		return
+	}
+	for _, ns := range []string{"net", "user"} {
+		mine, _ := os.Readlink("/proc/self/ns/" + ns)
+		its, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if mine == its {
+			t.Errorf("the worker shares the host's %s namespace %s", ns, its)
+		}
+	}
+	// The worker's program cannot reach the network: checked from a
+	// process in its namespace.
+	cmd := exec.Command("nsenter", "-t", strconv.Itoa(pid), "-n", "ip", "-o", "link")
+	if out, err := cmd.CombinedOutput(); err == nil && (strings.Contains(string(out), "eth") || strings.Contains(string(out), "state UP")) {
+		t.Errorf("the worker's network namespace has interfaces:\n%s", out)
+	}
+}
