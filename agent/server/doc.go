@@ -11,7 +11,9 @@
 // compiled with the server's checkpointer ([Server.Checkpointer]) so that a
 // thread's state lives in its checkpoints:
 //
-//	srv, _ := server.New(server.Config{Authenticate: server.APIKeys(keys)})
+//	auth, err := server.APIKeys(keys) // principal by key; keys of 16 random bytes or more
+//	if err != nil { ... }
+//	srv, _ := server.New(server.Config{Authenticate: auth})
 //	app, _ := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
 //	_ = server.Register(srv, "agent", app)
 //	http.Handle("/", srv)

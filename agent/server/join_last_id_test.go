@@ -114,7 +114,7 @@ func TestMaxReadsPerPrincipal(t *testing.T) {
 		first <- resp.StatusCode
 	}()
 	<-st.entered
-	if code, body := raw(t, "POST", ts.URL+"/threads/search", `{}`, map[string]string{"X-Api-Key": "key-a"}); code != http.StatusTooManyRequests || !strings.Contains(body, "Config.MaxReads") {
+	if code, body := raw(t, "POST", ts.URL+"/threads/search", `{}`, map[string]string{"X-Api-Key": "key-a-0123456789"}); code != http.StatusTooManyRequests || !strings.Contains(body, "Config.MaxReads") {
 		t.Errorf("alice's second search at once: %d %s; want 429 naming Config.MaxReads", code, body)
 	}
 	if code := do(t, "GET", ts.URL+"/threads/"+"00000000-0000-0000-0000-000000000000"+"/history", nil, alice, nil); code != http.StatusTooManyRequests {

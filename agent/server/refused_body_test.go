@@ -22,7 +22,7 @@ import (
 // the test waits: otherwise net/http waits for up to 256 KiB of the body
 // before answering, with no deadline but BodyTimeout's.
 func TestRefusedBodyHoldsNoConnection(t *testing.T) {
-	authed := newTestServer(t, server.Config{BodyTimeout: time.Hour, Authenticate: server.APIKeys(map[string]string{"key-a": "alice"})})
+	authed := newTestServer(t, server.Config{BodyTimeout: time.Hour, Authenticate: apiKeys(t, map[string]string{"key-a-0123456789": "alice"})})
 	open := newTestServer(t, server.Config{BodyTimeout: time.Hour})
 	const post = "POST /threads HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100000"
 	cases := []struct {

@@ -648,12 +648,27 @@ func (s *Server) Close(ctx context.Context) error {
 // APIKeys returns an Authenticate function for [Config] that accepts the
 // x-api-key header (or "Authorization: Bearer <key>", the scheme in any
 // case, see guard.BearerToken) when it is one of
-// keys, and names the request's principal by keys[key].
-func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
+// keys, and names the request's principal by keys[key]. Each key must
+// have at least guard.MinTokenLen (16) bytes, as random as a password
+// generator makes them, and keys must hold at least one: otherwise
+// APIKeys returns an error naming the principal of the short key (never
+// the key), and no function.
+func APIKeys(keys map[string]string) (func(*http.Request) (string, error), error) {
+	if len(keys) == 0 {
+		return nil, errors.New("server: APIKeys: no keys; give each principal a key of at least 16 random bytes, or leave Config.Authenticate nil to serve loopback clients only")
+	}
 	type entry struct{ key, who string }
 	list := make([]entry, 0, len(keys))
+	var short []string
 	for k, who := range keys {
+		if len(k) < guard.MinTokenLen {
+			short = append(short, fmt.Sprintf("the key of principal %q has %d bytes", clip(who), len(k)))
+		}
 		list = append(list, entry{k, who})
+	}
+	if len(short) > 0 {
+		slices.Sort(short)
+		return nil, fmt.Errorf("server: APIKeys: %s; use keys of at least %d random bytes", strings.Join(short, ", "), guard.MinTokenLen)
 	}
 	return func(r *http.Request) (string, error) {
 		got := r.Header.Get("X-Api-Key")
@@ -669,7 +684,7 @@ func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
 			}
 		}
 		return "", errors.New("the x-api-key header holds an unknown key")
-	}
+	}, nil
 }
 
 // errClosing answers the requests that create a run, or wait on one that
