@@ -278,7 +278,9 @@
 // most their limit times their largest item), or set it negative for no
 // bound (MaxReads then bounds how many such answers a principal has
 // served at once). A principal has at
-// most Config.MaxReads such reads served at once (429 past it). A copy
+// most Config.MaxReads such reads served at once (429 past it), these
+// and the reads of one state, a thread (which holds its values) or a
+// run (whose kwargs hold its input), however large. A copy
 // (POST /threads/{id}/copy) is refused (422) past Config.MaxCopyBytes of
 // stored checkpoints, with a checkpointer that reports them
 // (checkpoint.UsageReporter). A principal's threads keep at most
