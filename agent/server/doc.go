@@ -264,7 +264,11 @@
 // from its last item (offset, or before for a history); an answer holds
 // at least one item, however large. Without the header, an answer with
 // fewer items than its limit has no more. A history is read in pages
-// sized to what is left of the bound, a thread's runs are read a page
+// sized to what is left of the bound (the first, to the size of the
+// thread's latest values); a checkpointer keeps no size of a state, so
+// the state an answer stops before is read to find that it does not
+// fit, but once less than the least a state takes is left, the answer
+// stops without reading another. A thread's runs are read a page
 // at a time up to it (RunQuery.MaxBytes), and a store may stop a thread
 // search there (ThreadQuery.MaxBytes); a store search is one read of the
 // store for its page (so that a put or a delete between reads cannot
