@@ -334,10 +334,11 @@ type Config struct {
 	// its entry back. The count is of the principal's list entries: without
 	// DataDir or Postgres, a list whose in-memory store is full (100,000
 	// entries of all principals) forgets its least recently used entries
-	// (see GET /api/v1/conversations), and a list entry that could not be
-	// stored (logged) is missing too; such a conversation stays stored
-	// but no longer counts, nor shows in the list to be deleted, until
-	// its next turn lists it again. Zero means DefaultMaxConversations;
+	// (see GET /api/v1/conversations), and deletes their conversations
+	// with them (held in memory, they would stay there uncounted); a
+	// list entry that could not be stored (logged) is missing too: such
+	// a conversation stays stored but no longer counts, nor shows in the
+	// list to be deleted, until its next turn lists it again. Zero means DefaultMaxConversations;
 	// it must be from 1 to 200, the conversations GET
 	// /api/v1/conversations lists.
 	MaxConversations int

@@ -77,6 +77,13 @@ type conversationIndex struct {
 	share    int
 	freedOwn int
 
+	// forgotten, when set, is told of each record the index forgets to
+	// make room or to prune (ns, the principal's namespace, and the
+	// conversation's id): without DataDir or Postgres it deletes the
+	// conversation's messages, which would otherwise stay in memory
+	// uncounted.
+	forgotten func(ctx context.Context, ns []string, id string)
+
 	mu sync.Mutex
 	// unprobed counts, by namespace key, the new conversations listed
 	// since the namespace was last checked for pruning (see probeEvery),
@@ -92,6 +99,11 @@ const defaultEvictBatch = 1000
 // listedConversation is a conversation's record in the index.
 type listedConversation struct {
 	Title string `json:"title"`
+}
+
+// principalOf is the principal whose namespace (see namespace) is ns.
+func principalOf(ns []string) string {
+	return strings.ReplaceAll(ns[len(ns)-1], "%2E", ".")
 }
 
 // namespace is principal's namespace in the index. Namespace labels may
@@ -183,6 +195,7 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 			x.log.Warn("chatbot: pruning the conversation list failed", zap.Error(err))
 			return
 		}
+		x.forget1(ctx, ns, r.Key)
 	}
 }
 
@@ -267,6 +280,7 @@ func (x *conversationIndex) evictOwn(ctx context.Context, ns []string, share, ba
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
+		x.forget1(ctx, ns, r.Key)
 		n++
 	}
 	if n > 0 {
@@ -381,9 +395,18 @@ func (x *conversationIndex) deleteUnchanged(ctx context.Context, recs []memory.R
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
+		x.forget1(ctx, r.Namespace, r.Key)
 		n++
 	}
 	return n
+}
+
+// forget1 tells x.forgotten, when set, that the record of conversation
+// id in ns was forgotten.
+func (x *conversationIndex) forget1(ctx context.Context, ns []string, id string) {
+	if x.forgotten != nil {
+		x.forgotten(ctx, ns, id)
+	}
 }
 
 // records returns ns's records, most recently used first.
