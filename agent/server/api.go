@@ -1532,6 +1532,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery,
 		return
 	}
 	q.saver, q.head, q.maxBytes = s.saver, t.Head, s.responseBudget()
+	if len(t.Values) > 0 {
+		q.sizeHint = minStateSize + len(t.Values)
+	}
 	h, cut, err := g.history(r.Context(), t.ID, q)
 	if err != nil {
 		writeError(w, err)

@@ -145,7 +145,7 @@ func (l *requestLog) await(ctx context.Context, ok func(string) bool) (string, e
 func TestUseStreamInBrowser(t *testing.T) {
 	ctx := chromium(t)
 	app := bundlePage(t)
-	ts := newTestServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"browser-key": "tester"})})
+	ts := newTestServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"browser-key-0123456789": "tester"})})
 	log := &requestLog{seen: make(chan struct{}, 1)}
 	api := httptest.NewServer(log.wrap(ts.Server))
 	t.Cleanup(func() { api.CloseClientConnections(); api.Close() })
@@ -162,7 +162,7 @@ func TestUseStreamInBrowser(t *testing.T) {
 	t.Cleanup(page.Close)
 	// The page is on another port than the API: another origin.
 	open := func(assistant string) string {
-		return page.URL + "/?api=" + api.URL + "&key=browser-key&assistant=" + assistant
+		return page.URL + "/?api=" + api.URL + "&key=browser-key-0123456789&assistant=" + assistant
 	}
 	messages := `[...document.querySelectorAll("#messages li")].map((li) => li.textContent)`
 	has := func(text string) string {

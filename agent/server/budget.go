@@ -75,11 +75,16 @@ func (r *Run) Size() int {
 	return 250 + len(r.ID) + len(r.ThreadID) + len(r.AssistantID) + len(r.Kwargs) + jsonSize(r.Metadata) + len(r.MultitaskStrategy)
 }
 
+// minStateSize is the least threadState.size of any state: a history
+// with less than this left of its budget can hold no more state, which
+// it knows without reading one.
+const minStateSize = 400
+
 // size estimates the bytes st takes in an answer, as JSON; its
 // interrupts are counted twice, as they are written under interrupts
-// and under their tasks.
+// and under their tasks. It is at least minStateSize.
 func (st *threadState) size() int {
-	n := 400 + len(st.Values) + jsonSize(st.Metadata)
+	n := minStateSize + len(st.Values) + jsonSize(st.Metadata)
 	for _, nx := range st.Next {
 		n += len(nx) + 200 // the name, and its task
 	}

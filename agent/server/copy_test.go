@@ -338,8 +338,8 @@ func TestConfigurableIdentityKeys(t *testing.T) {
 		cfg := server.Config{}
 		h := http.Header{}
 		if auth {
-			cfg.Authenticate = server.APIKeys(map[string]string{"ka": "alice"})
-			h.Set("X-Api-Key", "ka")
+			cfg.Authenticate = apiKeys(t, map[string]string{"ka-0123456789abcd": "alice"})
+			h.Set("X-Api-Key", "ka-0123456789abcd")
 		}
 		srv, err := server.New(cfg)
 		if err != nil {

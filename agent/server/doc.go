@@ -11,7 +11,9 @@
 // compiled with the server's checkpointer ([Server.Checkpointer]) so that a
 // thread's state lives in its checkpoints:
 //
-//	srv, _ := server.New(server.Config{Authenticate: server.APIKeys(keys)})
+//	auth, err := server.APIKeys(keys) // principal by key; keys of 16 random bytes or more
+//	if err != nil { ... }
+//	srv, _ := server.New(server.Config{Authenticate: auth})
 //	app, _ := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
 //	_ = server.Register(srv, "agent", app)
 //	http.Handle("/", srv)
@@ -262,7 +264,11 @@
 // from its last item (offset, or before for a history); an answer holds
 // at least one item, however large. Without the header, an answer with
 // fewer items than its limit has no more. A history is read in pages
-// sized to what is left of the bound, a thread's runs are read a page
+// sized to what is left of the bound (the first, to the size of the
+// thread's latest values); a checkpointer keeps no size of a state, so
+// the state an answer stops before is read to find that it does not
+// fit, but once less than the least a state takes is left, the answer
+// stops without reading another. A thread's runs are read a page
 // at a time up to it (RunQuery.MaxBytes), and a store may stop a thread
 // search there (ThreadQuery.MaxBytes); a store search is one read of the
 // store for its page (so that a put or a delete between reads cannot
@@ -276,7 +282,9 @@
 // most their limit times their largest item), or set it negative for no
 // bound (MaxReads then bounds how many such answers a principal has
 // served at once). A principal has at
-// most Config.MaxReads such reads served at once (429 past it). A copy
+// most Config.MaxReads such reads served at once (429 past it), these
+// and the reads of one state, a thread (which holds its values) or a
+// run (whose kwargs hold its input), however large. A copy
 // (POST /threads/{id}/copy) is refused (422) past Config.MaxCopyBytes of
 // stored checkpoints, with a checkpointer that reports them
 // (checkpoint.UsageReporter). A principal's threads keep at most

@@ -275,9 +275,9 @@ func TestPatchState(t *testing.T) {
 	for name, config := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			cfg := config(t)
-			cfg.Authenticate = server.APIKeys(map[string]string{"ka": "alice", "kb": "bob"})
+			cfg.Authenticate = apiKeys(t, map[string]string{"ka-0123456789abcd": "alice", "kb-0123456789abcd": "bob"})
 			ts := newTestServer(t, cfg)
-			alice, bob := http.Header{"X-Api-Key": {"ka"}}, http.Header{"X-Api-Key": {"kb"}}
+			alice, bob := http.Header{"X-Api-Key": {"ka-0123456789abcd"}}, http.Header{"X-Api-Key": {"kb-0123456789abcd"}}
 			var th struct {
 				ThreadID string `json:"thread_id"`
 			}

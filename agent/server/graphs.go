@@ -1012,6 +1012,10 @@ type historyQuery struct {
 	// history stops before the state that would pass it, but for the
 	// first.
 	maxBytes int
+	// sizeHint estimates the size of the thread's states before any is
+	// read (the thread's latest values, as its record keeps them), to
+	// size the first page; zero when unknown.
+	sizeHint int
 }
 
 // maxHistoryScan bounds the checkpoints one history request filtering on
@@ -1074,6 +1078,9 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 	notFound := func() error {
 		return &requestError{status: 404, msg: fmt.Sprintf("before: checkpoint %q of thread %s not found", q.before, threadID)}
 	}
+	// full reports whether the answer can hold no more state: less than
+	// minStateSize, the least a state takes, is left of q.maxBytes.
+	full := func() bool { return len(out) > 0 && q.maxBytes-total < minStateSize }
 	if step != nil {
 		opts.Limit = 0
 		scanned := 0
@@ -1098,6 +1105,9 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 			if !containsAll(map[string]any{"step": cp.Step}, map[string]any{"step": step}) {
 				continue
 			}
+			if full() {
+				return out, true, nil // cp matches, and is left for the next page
+			}
 			st, err := a.state(ctx, threadID, cp.ID)
 			if err != nil {
 				return nil, false, err
@@ -1112,14 +1122,31 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 		return out, false, nil
 	}
 	// Pages sized to what is left of q.maxBytes, as estimated from the
-	// states read so far (10 before any is read), so that a page of
-	// large states is not read whole only to be cut.
+	// states read so far (before any is read, from q.sizeHint, or 10), so
+	// that a page of large states is not read whole only to be cut. A
+	// page reads one state more than are estimated to fit, to find where
+	// the answer stops: the checkpointer keeps no sizes that would tell
+	// whether a state fits before it is read; but once the answer is
+	// full, whether more follow is read from the checkpoints'
+	// descriptions, without reading a state.
 	for {
+		if full() {
+			cps, err := q.saver.List(ctx, threadID, checkpoint.ListOptions{Before: opts.Before, Limit: 1, Metadata: opts.Metadata})
+			if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+				return nil, false, err
+			}
+			// A checkpoint deleted since it was read: the client paging
+			// on is told so.
+			return out, len(cps) > 0 || err != nil, nil
+		}
 		remaining := q.limit - len(out)
 		page := min(remaining, 10)
-		if len(out) > 0 {
+		switch {
+		case len(out) > 0:
 			avg := max(total/len(out), 1)
 			page = min(remaining, max(1, (q.maxBytes-total)/avg+1))
+		case q.sizeHint > 0:
+			page = min(page, max(1, q.maxBytes/q.sizeHint+1))
 		}
 		opts.Limit = page
 		n := 0
@@ -1138,11 +1165,11 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 				return out, true, nil
 			}
 			opts.Before = snap.CheckpointID
-			if n++; n == page {
+			if n++; n == page || full() {
 				break
 			}
 		}
-		if n < page || len(out) == q.limit {
+		if len(out) == q.limit || n < page && !full() {
 			return out, false, nil
 		}
 	}

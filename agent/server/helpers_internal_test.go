@@ -86,3 +86,12 @@ func call(ctx context.Context, t *testing.T, hs *httptest.Server, method, path, 
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// mustAPIKeys is APIKeys(keys), which must accept them.
+func mustAPIKeys(t testing.TB, keys map[string]string) func(*http.Request) (string, error) {
+	auth, err := APIKeys(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auth
+}

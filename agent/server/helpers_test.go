@@ -396,8 +396,8 @@ func raw(t *testing.T, method, url, body string, header map[string]string) (int,
 // aliceBob is a Config whose requests are alice's (key-a) or bob's
 // (key-b), with the headers that send each.
 func aliceBob() (server.Config, http.Header, http.Header) {
-	cfg := server.Config{Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})}
-	return cfg, http.Header{"X-Api-Key": {"key-a"}}, http.Header{"X-Api-Key": {"key-b"}}
+	cfg := server.Config{Authenticate: apiKeys(nil, map[string]string{"key-a-0123456789": "alice", "key-b-0123456789": "bob"})}
+	return cfg, http.Header{"X-Api-Key": {"key-a-0123456789"}}, http.Header{"X-Api-Key": {"key-b-0123456789"}}
 }
 
 // interruptedThread creates a thread of h's principal, with metadata
@@ -511,4 +511,17 @@ func (s *testServer) heldRun(t *testing.T, tid, what string) string {
 	rid := startRun(t, s.URL, tid, map[string]any{"assistant_id": "slow", "input": humanInput("x")}, what)
 	waitUntil(t, "the "+what+" to wait in its node", func() bool { return s.gates.waiting(tid) })
 	return rid
+}
+
+// apiKeys is server.APIKeys(keys), which must accept them: a test's
+// failure, or a panic when t is nil (a helper without one).
+func apiKeys(t testing.TB, keys map[string]string) func(*http.Request) (string, error) {
+	auth, err := server.APIKeys(keys)
+	if err != nil {
+		if t == nil {
+			panic(err)
+		}
+		t.Fatal(err)
+	}
+	return auth
 }

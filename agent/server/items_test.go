@@ -64,8 +64,8 @@ func TestStoreTTLBeyondDurationRange(t *testing.T) {
 func TestStoreSearchNULAndDepth(t *testing.T) {
 	for name, items := range itemBackends {
 		t.Run(name, func(t *testing.T) {
-			ts := newTestServer(t, server.Config{Items: items(t), Authenticate: server.APIKeys(map[string]string{"ka": "alice"})})
-			h := map[string]string{"X-Api-Key": "ka"}
+			ts := newTestServer(t, server.Config{Items: items(t), Authenticate: apiKeys(t, map[string]string{"ka-0123456789abcd": "alice"})})
+			h := map[string]string{"X-Api-Key": "ka-0123456789abcd"}
 			if code, body := raw(t, "PUT", ts.URL+"/store/items", `{"namespace":["notes","a"],"key":"k","value":{"x":"1"}}`, h); code != 204 {
 				t.Fatalf("put: %d %s", code, body)
 			}
@@ -108,9 +108,9 @@ func TestStoreItemsBounds(t *testing.T) {
 	})
 	t.Run("per principal", func(t *testing.T) {
 		ts := newTestServer(t, server.Config{Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), MaxItems: 2,
-			Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})})
-		alice := http.Header{"X-Api-Key": {"key-a"}}
-		bob := http.Header{"X-Api-Key": {"key-b"}}
+			Authenticate: apiKeys(t, map[string]string{"key-a-0123456789": "alice", "key-b-0123456789": "bob"})})
+		alice := http.Header{"X-Api-Key": {"key-a-0123456789"}}
+		bob := http.Header{"X-Api-Key": {"key-b-0123456789"}}
 		for _, k := range []string{"k1", "k2"} {
 			if code, d := put(ts, alice, "a", k); code != http.StatusNoContent {
 				t.Fatalf("alice's %s: %d %q", k, code, d)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -100,6 +101,9 @@ func TestMaxReadsPerPrincipal(t *testing.T) {
 		}
 	}
 	defer release() // before the server's cleanup, even when the test fails
+	// A thread of alice's with a run and a checkpoint, and one of bob's.
+	tid, cid, rid := statefulThread(t, ts.URL, alice)
+	bobTID, _, _ := statefulThread(t, ts.URL, bob)
 	first := make(chan int, 1)
 	go func() {
 		req, _ := http.NewRequest("POST", ts.URL+"/threads/search", strings.NewReader(`{}`))
@@ -114,11 +118,34 @@ func TestMaxReadsPerPrincipal(t *testing.T) {
 		first <- resp.StatusCode
 	}()
 	<-st.entered
-	if code, body := raw(t, "POST", ts.URL+"/threads/search", `{}`, map[string]string{"X-Api-Key": "key-a"}); code != http.StatusTooManyRequests || !strings.Contains(body, "Config.MaxReads") {
+	if code, body := raw(t, "POST", ts.URL+"/threads/search", `{}`, map[string]string{"X-Api-Key": "key-a-0123456789"}); code != http.StatusTooManyRequests || !strings.Contains(body, "Config.MaxReads") {
 		t.Errorf("alice's second search at once: %d %s; want 429 naming Config.MaxReads", code, body)
 	}
 	if code := do(t, "GET", ts.URL+"/threads/"+"00000000-0000-0000-0000-000000000000"+"/history", nil, alice, nil); code != http.StatusTooManyRequests {
 		t.Errorf("alice's history at once: %d; want 429", code)
+	}
+	// The reads of one state, thread or run, however large, count too.
+	for _, rd := range [][3]string{
+		{"GET", "/threads/" + tid + "/state", ""},
+		{"GET", "/threads/" + tid + "/state/" + cid, ""},
+		{"POST", "/threads/" + tid + "/state/checkpoint", `{"checkpoint":{"checkpoint_id":"` + cid + `"}}`},
+		{"GET", "/threads/" + tid, ""},
+		{"GET", "/threads/" + tid + "/runs/" + rid, ""},
+	} {
+		if code, body := raw(t, rd[0], ts.URL+rd[1], rd[2], map[string]string{"X-Api-Key": "key-a-0123456789"}); code != http.StatusTooManyRequests || !strings.Contains(body, "Config.MaxReads") {
+			t.Errorf("alice's %s %s at once: %d %s; want 429 naming Config.MaxReads", rd[0], rd[1], code, body)
+		}
+		var body any
+		if rd[2] != "" {
+			body = json.RawMessage(rd[2])
+		}
+		if code := do(t, rd[0], ts.URL+strings.Replace(rd[1], tid, bobTID, 1), body, bob, nil); code == http.StatusTooManyRequests {
+			t.Errorf("bob's %s %s meanwhile: 429; want it served", rd[0], rd[1])
+		}
+	}
+	// Requests that read no large state are not counted.
+	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, alice, nil); code != 200 {
+		t.Errorf("alice's thread creation meanwhile: %d; want 200", code)
 	}
 	if code := do(t, "POST", ts.URL+"/threads/search", map[string]any{}, bob, nil); code != 200 {
 		t.Errorf("bob's search meanwhile: %d; want 200", code)
@@ -130,4 +157,35 @@ func TestMaxReadsPerPrincipal(t *testing.T) {
 	if code := do(t, "POST", ts.URL+"/threads/search", map[string]any{}, alice, nil); code != 200 {
 		t.Errorf("alice's search once the first ended: %d; want 200", code)
 	}
+}
+
+// statefulThread creates a thread of the principal h names with one run
+// of the agent assistant, and returns the thread's, its last
+// checkpoint's and the run's ids.
+func statefulThread(t *testing.T, url string, h http.Header) (tid, cid, rid string) {
+	t.Helper()
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", url+"/threads", map[string]any{}, h, &th); code != 200 {
+		t.Fatalf("creating a thread: %d", code)
+	}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if code := do(t, "POST", url+"/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "agent", "input": humanInput("hi")}, h, &run); code != 200 {
+		t.Fatalf("creating a run: %d", code)
+	}
+	if code := do(t, "GET", url+"/threads/"+th.ThreadID+"/runs/"+run.RunID+"/join", nil, h, nil); code != 200 {
+		t.Fatalf("joining the run: %d", code)
+	}
+	var st struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if code := do(t, "GET", url+"/threads/"+th.ThreadID+"/state", nil, h, &st); code != 200 || st.Checkpoint.CheckpointID == "" {
+		t.Fatalf("reading the state: %d %+v", code, st)
+	}
+	return th.ThreadID, st.Checkpoint.CheckpointID, run.RunID
 }

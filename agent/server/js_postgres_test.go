@@ -24,8 +24,8 @@ func TestOfficialJSClientPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ts := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Authenticate: server.APIKeys(map[string]string{"test-key": "tester"})})
-			runScript(t, modules, script, ts.URL, "test-key")
+			ts := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Authenticate: apiKeys(t, map[string]string{"test-key-0123456789": "tester"})})
+			runScript(t, modules, script, ts.URL, "test-key-0123456789")
 		})
 	}
 }

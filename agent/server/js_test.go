@@ -37,17 +37,17 @@ func TestOfficialJSClient(t *testing.T) {
 	modules := nodeModules(t)
 	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "store.mjs", "threads.mjs"} {
 		t.Run(script, func(t *testing.T) {
-			ts := newTestServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"test-key": "tester"}), Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
-			runScript(t, modules, script, ts.URL, "test-key")
+			ts := newTestServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"test-key-0123456789": "tester"}), Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
+			runScript(t, modules, script, ts.URL, "test-key-0123456789")
 		})
 	}
 	// The same client flows on the embedded SQLite store and checkpointer.
 	for _, script := range []string{"smoke.mjs", "multitask.mjs", "threads.mjs"} {
 		t.Run("sqlite/"+script, func(t *testing.T) {
 			cfg := sqliteConfig(t)
-			cfg.Authenticate = server.APIKeys(map[string]string{"test-key": "tester"})
+			cfg.Authenticate = apiKeys(t, map[string]string{"test-key-0123456789": "tester"})
 			ts := newTestServer(t, cfg)
-			runScript(t, modules, script, ts.URL, "test-key")
+			runScript(t, modules, script, ts.URL, "test-key-0123456789")
 		})
 	}
 }

@@ -263,7 +263,7 @@ func TestStreamsPerPrincipalAreBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Api-Key", "key-a")
+		req.Header.Set("X-Api-Key", "key-a-0123456789")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -315,9 +315,9 @@ func TestMaxActiveRuns(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
 			ts := newTestServer(t, server.Config{Store: st, MaxActiveRuns: 2,
-				Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})})
-			alice := http.Header{"X-Api-Key": {"key-a"}}
-			bob := http.Header{"X-Api-Key": {"key-b"}}
+				Authenticate: apiKeys(t, map[string]string{"key-a-0123456789": "alice", "key-b-0123456789": "bob"})})
+			alice := http.Header{"X-Api-Key": {"key-a-0123456789"}}
+			bob := http.Header{"X-Api-Key": {"key-b-0123456789"}}
 			newThread := func(h http.Header) string {
 				var th map[string]any
 				if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, h, &th); code != 200 {

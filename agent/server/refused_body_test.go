@@ -22,7 +22,7 @@ import (
 // the test waits: otherwise net/http waits for up to 256 KiB of the body
 // before answering, with no deadline but BodyTimeout's.
 func TestRefusedBodyHoldsNoConnection(t *testing.T) {
-	authed := newTestServer(t, server.Config{BodyTimeout: time.Hour, Authenticate: server.APIKeys(map[string]string{"key-a": "alice"})})
+	authed := newTestServer(t, server.Config{BodyTimeout: time.Hour, Authenticate: apiKeys(t, map[string]string{"key-a-0123456789": "alice"})})
 	open := newTestServer(t, server.Config{BodyTimeout: time.Hour})
 	const post = "POST /threads HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100000"
 	cases := []struct {
@@ -30,8 +30,8 @@ func TestRefusedBodyHoldsNoConnection(t *testing.T) {
 	}{
 		{"no credentials", authed.URL, "127.0.0.1", post, "401"},
 		{"no credentials, chunked", authed.URL, "127.0.0.1", "POST /threads HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked", "401"},
-		{"foreign origin", authed.URL, "127.0.0.1", post + "\r\nOrigin: https://evil.example\r\nX-Api-Key: key-a", "403"},
-		{"form body", authed.URL, "127.0.0.1", strings.Replace(post, "application/json", "application/x-www-form-urlencoded", 1) + "\r\nX-Api-Key: key-a", "415"},
+		{"foreign origin", authed.URL, "127.0.0.1", post + "\r\nOrigin: https://evil.example\r\nX-Api-Key: key-a-0123456789", "403"},
+		{"form body", authed.URL, "127.0.0.1", strings.Replace(post, "application/json", "application/x-www-form-urlencoded", 1) + "\r\nX-Api-Key: key-a-0123456789", "415"},
 		{"foreign host, no credentials", open.URL, "evil.example", post, "403"},
 	}
 	answers, errs := make([]string, len(cases)), make([]error, len(cases))
@@ -51,7 +51,7 @@ func TestRefusedBodyHoldsNoConnection(t *testing.T) {
 	}
 	// A body sent whole is still served, on a new connection.
 	var th map[string]any
-	if code := do(t, "POST", authed.URL+"/threads", map[string]any{}, http.Header{"Authorization": {"bearer key-a"}}, &th); code != 200 || th["thread_id"] == nil {
+	if code := do(t, "POST", authed.URL+"/threads", map[string]any{}, http.Header{"Authorization": {"bearer key-a-0123456789"}}, &th); code != 200 || th["thread_id"] == nil {
 		t.Fatalf("create thread with a lower-case bearer scheme: %d %v", code, th)
 	}
 }

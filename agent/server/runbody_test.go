@@ -183,7 +183,7 @@ func TestRunWebhookPath(t *testing.T) {
 		got <- call{body, r.RemoteAddr, r.Header.Get("Content-Type"), guard.Principal(r.Context())}
 	})
 	core, logs := observer.New(zap.ErrorLevel)
-	srv, url := newGreetServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"alice-key-0123456789": "alice"}),
+	srv, url := newGreetServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"alice-key-0123456789": "alice"}),
 		WebhookHandler: mux, WebhookPaths: []string{"/hooks/", "/assistants/search", "/nope"}, Logger: zap.New(core)})
 	mux.Handle("/", srv)
 	alice := http.Header{"X-Api-Key": {"alice-key-0123456789"}}

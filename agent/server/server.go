@@ -357,12 +357,16 @@ type Config struct {
 	// item. An answer holds at least one item, however large. Zero means
 	// DefaultMaxResponseBytes; negative means no bound.
 	MaxResponseBytes int
-	// MaxReads bounds the list reads of one principal served at once
-	// (POST /threads/search, the history, GET /threads/{id}/runs, POST
-	// /store/items/search), each of which may hold up to
-	// MaxResponseBytes and one item (with Config.Items and a Store
-	// that stop their pages at the bound, as this module's do): one
-	// more is answered 429 with Retry-After, so
+	// MaxReads bounds the reads of one principal served at once: the
+	// list reads (POST /threads/search, the history, GET
+	// /threads/{id}/runs, POST /store/items/search), each of which may
+	// hold up to MaxResponseBytes and one item (with Config.Items and a
+	// Store that stop their pages at the bound, as this module's do),
+	// and the reads of one large state or run (GET
+	// /threads/{id}/state[/{checkpoint_id}], POST
+	// /threads/{id}/state/checkpoint, GET /threads/{id}, whose values
+	// it holds, GET /threads/{id}/runs/{run_id}, whose kwargs hold its
+	// input): one more is answered 429 with Retry-After, so
 	// that parallel requests do not multiply the bytes one principal
 	// makes the server hold. Zero means DefaultMaxReads.
 	MaxReads int
@@ -426,7 +430,7 @@ type Server struct {
 
 	smu     sync.Mutex
 	streams map[string]int // open streams by principal; a principal without one has no entry
-	reads   map[string]int // list reads served by principal (Config.MaxReads); likewise
+	reads   map[string]int // reads served by principal (Config.MaxReads); likewise
 
 	imu         sync.Mutex
 	itemTallies map[string]itemTally // item bytes by principal (Config.MaxItemBytes), at most maxItemTallies
@@ -648,12 +652,27 @@ func (s *Server) Close(ctx context.Context) error {
 // APIKeys returns an Authenticate function for [Config] that accepts the
 // x-api-key header (or "Authorization: Bearer <key>", the scheme in any
 // case, see guard.BearerToken) when it is one of
-// keys, and names the request's principal by keys[key].
-func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
+// keys, and names the request's principal by keys[key]. Each key must
+// have at least guard.MinTokenLen (16) bytes, as random as a password
+// generator makes them, and keys must hold at least one: otherwise
+// APIKeys returns an error naming the principal of the short key (never
+// the key), and no function.
+func APIKeys(keys map[string]string) (func(*http.Request) (string, error), error) {
+	if len(keys) == 0 {
+		return nil, errors.New("server: APIKeys: no keys; give each principal a key of at least 16 random bytes, or leave Config.Authenticate nil to serve loopback clients only")
+	}
 	type entry struct{ key, who string }
 	list := make([]entry, 0, len(keys))
+	var short []string
 	for k, who := range keys {
+		if len(k) < guard.MinTokenLen {
+			short = append(short, fmt.Sprintf("the key of principal %q has %d bytes", clip(who), len(k)))
+		}
 		list = append(list, entry{k, who})
+	}
+	if len(short) > 0 {
+		slices.Sort(short)
+		return nil, fmt.Errorf("server: APIKeys: %s; use keys of at least %d random bytes", strings.Join(short, ", "), guard.MinTokenLen)
 	}
 	return func(r *http.Request) (string, error) {
 		got := r.Header.Get("X-Api-Key")
@@ -669,7 +688,7 @@ func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
 			}
 		}
 		return "", errors.New("the x-api-key header holds an unknown key")
-	}
+	}, nil
 }
 
 // errClosing answers the requests that create a run, or wait on one that
@@ -820,7 +839,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if listRead(r) {
 		if !s.take(s.reads, who, s.cfg.MaxReads) {
 			w.Header().Set("Retry-After", "1")
-			refuse(errorf(http.StatusTooManyRequests, "%d list reads of yours are served at once (Config.MaxReads); wait for one to end", s.cfg.MaxReads))
+			refuse(errorf(http.StatusTooManyRequests, "%d reads of yours are served at once (Config.MaxReads); wait for one to end", s.cfg.MaxReads))
 			return
 		}
 		defer s.give(s.reads, who)
@@ -935,17 +954,30 @@ func (s *Server) give(slots map[string]int, who string) {
 	slots[who]--
 }
 
-// listRead reports whether r is a list read that Config.MaxReads
-// bounds: POST .../threads/search, GET or POST .../history, GET
-// .../threads/{id}/runs, POST .../store/items/search. It matches path
-// suffixes, so that it holds wherever the server is mounted.
+// listRead reports whether r is a read that Config.MaxReads bounds:
+// one that may answer many items (POST .../threads/search, GET or POST
+// .../history, GET .../threads/{id}/runs, POST .../store/items/search)
+// or a large state (GET .../threads/{id}/state[/{checkpoint_id}], POST
+// .../threads/{id}/state/checkpoint, GET .../threads/{id}, whose values
+// it holds, and GET .../threads/{id}/runs/{run_id}, whose kwargs hold
+// the run's input). It matches path suffixes, so that it holds wherever
+// the server is mounted.
 func listRead(r *http.Request) bool {
 	p := r.URL.Path
+	segs := strings.Split(p, "/")
+	n := len(segs)
+	// at reports whether the segment i places before the last is name.
+	at := func(i int, name string) bool { return n > i && segs[n-1-i] == name }
 	switch r.Method {
 	case http.MethodPost:
-		return strings.HasSuffix(p, "/threads/search") || strings.HasSuffix(p, "/history") || strings.HasSuffix(p, "/store/items/search")
+		return strings.HasSuffix(p, "/threads/search") || strings.HasSuffix(p, "/history") || strings.HasSuffix(p, "/store/items/search") ||
+			at(0, "checkpoint") && at(1, "state") && at(3, "threads")
 	case http.MethodGet:
-		return strings.HasSuffix(p, "/history") || strings.HasSuffix(p, "/runs") && strings.Contains(p, "/threads/")
+		return at(0, "history") || at(0, "runs") && strings.Contains(p, "/threads/") ||
+			at(0, "state") && at(2, "threads") || // a thread's state
+			at(1, "state") && at(3, "threads") || // its state at a checkpoint
+			at(1, "threads") && segs[n-1] != "" || // a thread
+			at(1, "runs") && at(3, "threads") // a run
 	}
 	return false
 }

@@ -145,9 +145,9 @@ func TestFailingRunReportsTheErrorAndTheThreadStatus(t *testing.T) {
 }
 
 func TestAuthenticationAndOwnership(t *testing.T) {
-	ts := newTestServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})})
-	alice := http.Header{"X-Api-Key": {"key-a"}}
-	bob := http.Header{"X-Api-Key": {"key-b"}}
+	ts := newTestServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"key-a-0123456789": "alice", "key-b-0123456789": "bob"})})
+	alice := http.Header{"X-Api-Key": {"key-a-0123456789"}}
+	bob := http.Header{"X-Api-Key": {"key-b-0123456789"}}
 	var e map[string]string
 	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &e); code != 401 || !strings.Contains(e["detail"], "x-api-key") {
 		t.Fatalf("no key: %d %v; want 401 naming x-api-key", code, e)
@@ -305,10 +305,10 @@ func TestCORS(t *testing.T) {
 }
 
 func TestStoreItemsBelongToTheirPrincipal(t *testing.T) {
-	ts := newTestServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"}),
+	ts := newTestServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"key-a-0123456789": "alice", "key-b-0123456789": "bob"}),
 		Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
-	alice := http.Header{"X-Api-Key": {"key-a"}}
-	bob := http.Header{"X-Api-Key": {"key-b"}}
+	alice := http.Header{"X-Api-Key": {"key-a-0123456789"}}
+	bob := http.Header{"X-Api-Key": {"key-b-0123456789"}}
 	if code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"notes"}, "key": "k", "value": map[string]any{"v": 1}}, alice, nil); code != 204 {
 		t.Fatalf("put: %d", code)
 	}
@@ -348,7 +348,7 @@ func TestProxiedRefusedWithoutAuthentication(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer open.Close(t.Context())
-	authed, err := server.New(server.Config{Authenticate: server.APIKeys(map[string]string{"k": "alice"})})
+	authed, err := server.New(server.Config{Authenticate: apiKeys(t, map[string]string{"k-0123456789abcdef": "alice"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,11 +368,48 @@ func TestProxiedRefusedWithoutAuthentication(t *testing.T) {
 		if rec.Code != 403 || !strings.Contains(rec.Body.String(), "Config.Authenticate") || !strings.Contains(rec.Body.String(), h[0]) {
 			t.Errorf("%s: %s without Authenticate: %d %s; want 403 naming the header and Config.Authenticate", h[0], h[1], rec.Code, rec.Body)
 		}
-		req.Header.Set("x-api-key", "k")
+		req.Header.Set("x-api-key", "k-0123456789abcdef")
 		rec = httptest.NewRecorder()
 		authed.ServeHTTP(rec, req)
 		if rec.Code != 200 {
 			t.Errorf("%s: %s with Authenticate: %d %s; want 200", h[0], h[1], rec.Code, rec.Body)
 		}
+	}
+}
+
+// TestAPIKeysRefusesShortKeys: APIKeys refuses no keys, and a key (the
+// empty one too) shorter than 16 bytes with an error naming its
+// principal, never the key, and the fix; it accepts keys of 16 bytes.
+func TestAPIKeysRefusesShortKeys(t *testing.T) {
+	for _, keys := range []map[string]string{
+		{"": "alice"},
+		{"short-key": "alice", "key-b-0123456789": "bob"},
+		{"0123456789abcde": "alice"}, // 15 bytes
+	} {
+		auth, err := server.APIKeys(keys)
+		if err == nil || auth != nil {
+			t.Fatalf("APIKeys(%q): %v; want an error and no function", keys, err)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, `principal "alice"`) || !strings.Contains(msg, "at least 16 random bytes") || strings.Contains(msg, "bob") {
+			t.Errorf("APIKeys(%q): %q; want alice named (and bob not) with the fix", keys, msg)
+		}
+		for k := range keys {
+			if k != "" && strings.Contains(msg, k) {
+				t.Errorf("APIKeys(%q): %q names the key %q", keys, msg, k)
+			}
+		}
+	}
+	if _, err := server.APIKeys(nil); err == nil || !strings.Contains(err.Error(), "no keys") {
+		t.Errorf("APIKeys(nil): %v; want an error saying there are no keys", err)
+	}
+	auth, err := server.APIKeys(map[string]string{"0123456789abcdef": "alice"})
+	if err != nil {
+		t.Fatalf("APIKeys of a 16-byte key: %v", err)
+	}
+	req := httptest.NewRequest("GET", "/threads", nil)
+	req.Header.Set("X-Api-Key", "0123456789abcdef")
+	if who, err := auth(req); err != nil || who != "alice" {
+		t.Errorf("a request with the key: %q, %v; want alice", who, err)
 	}
 }

@@ -73,7 +73,7 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 func quotaServer(t *testing.T, cfg server.Config) (*server.Server, string) {
 	t.Helper()
 	cfg.MaxThreadBytes = quotaBytes
-	cfg.Authenticate = server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})
+	cfg.Authenticate = apiKeys(t, map[string]string{"key-a-0123456789": "alice", "key-b-0123456789": "bob"})
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -126,8 +126,8 @@ func registerNested(t *testing.T, srv *server.Server, cg *graph.Graph[payload]) 
 }
 
 var (
-	aliceKey = http.Header{"X-Api-Key": {"key-a"}}
-	bobKey   = http.Header{"X-Api-Key": {"key-b"}}
+	aliceKey = http.Header{"X-Api-Key": {"key-a-0123456789"}}
+	bobKey   = http.Header{"X-Api-Key": {"key-b-0123456789"}}
 )
 
 // newQuotaThread creates a thread for h.
@@ -398,7 +398,7 @@ func TestRollbackDeletesSubgraphThreads(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := open(t)
 			cfg.MaxThreadBytes = quotaBytes
-			cfg.Authenticate = server.APIKeys(map[string]string{"key-a": "alice"})
+			cfg.Authenticate = apiKeys(t, map[string]string{"key-a-0123456789": "alice"})
 			srv, err := server.New(cfg)
 			if err != nil {
 				t.Fatal(err)

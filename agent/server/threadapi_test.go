@@ -188,14 +188,14 @@ func TestThreadCountCopyPrune(t *testing.T) {
 			if backend == "sqlite" {
 				cfg = sqliteConfig(t)
 			}
-			cfg.Authenticate = server.APIKeys(map[string]string{"ka": "alice", "kb": "bob"})
+			cfg.Authenticate = apiKeys(t, map[string]string{"ka-0123456789abcd": "alice", "kb-0123456789abcd": "bob"})
 			testThreadCountCopyPrune(t, serveChain(t, cfg))
 		})
 	}
 }
 
 func testThreadCountCopyPrune(t *testing.T, url string) {
-	alice, bob := http.Header{"X-Api-Key": {"ka"}}, http.Header{"X-Api-Key": {"kb"}}
+	alice, bob := http.Header{"X-Api-Key": {"ka-0123456789abcd"}}, http.Header{"X-Api-Key": {"kb-0123456789abcd"}}
 	newThread := func(h http.Header, topic, say string) string {
 		t.Helper()
 		var th struct {

@@ -25,7 +25,7 @@ func TestMaxThreadBytesDefault(t *testing.T) {
 	if _, _, on := open.byteCounting(); on {
 		t.Error("the thread bytes bound is on without Authenticate")
 	}
-	authed, err := New(Config{Authenticate: APIKeys(map[string]string{"k": "alice"})})
+	authed, err := New(Config{Authenticate: mustAPIKeys(t, map[string]string{"k-0123456789abcdef": "alice"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestMaxThreadBytesDefault(t *testing.T) {
 // keeps a 500-byte blob.
 func bytesServer(t *testing.T) *Server {
 	t.Helper()
-	s, err := New(Config{MaxThreadBytes: 1000, Authenticate: APIKeys(map[string]string{"k": "alice"})})
+	s, err := New(Config{MaxThreadBytes: 1000, Authenticate: mustAPIKeys(t, map[string]string{"k-0123456789abcdef": "alice"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func (c *stallCounter) CountBytes(ctx context.Context, owner string) (int64, err
 func TestThreadBytesStaleSumNotKept(t *testing.T) {
 	mem := NewMemoryStore()
 	st := &stallCounter{MemoryStore: mem, armed: make(chan struct{}), release: make(chan struct{}), calls: make(chan struct{}, 16)}
-	s, err := New(Config{Store: st, MaxThreadBytes: 1000, Authenticate: APIKeys(map[string]string{"k": "alice"})})
+	s, err := New(Config{Store: st, MaxThreadBytes: 1000, Authenticate: mustAPIKeys(t, map[string]string{"k-0123456789abcdef": "alice"})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -359,8 +359,17 @@ func (b *Bot) openStores(ctx context.Context) error {
 		store = ms
 		b.convIndex = &conversationIndex{items: items, log: b.log}
 	} else {
-		store = memory.NewInMemoryStore()
-		b.convIndex = &conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log}
+		mem := memory.NewInMemoryStore()
+		store = mem
+		// The list forgets its least recently used entries when full: their
+		// conversations go with them, so that every conversation kept in
+		// memory is listed, and counts against Config.MaxConversations.
+		b.convIndex = &conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log,
+			forgotten: func(ctx context.Context, ns []string, id string) {
+				if err := mem.Delete(context.WithoutCancel(ctx), scoped(principalOf(ns), id)); err != nil {
+					b.log.Warn("chatbot: deleting a conversation the full list forgot failed", zap.String("conversation_id", id), zap.Error(err))
+				}
+			}}
 	}
 	convs, err := memory.NewConversations(memory.ConversationConfig{
 		Store:      store,

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -186,7 +187,7 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 			yield(event.Event{}, fmt.Errorf("chatbot: WithPrincipal: principal %q %s", clip(principal, 64), idRule))
 			return
 		}
-		if err := b.admit(ctx, principal, req.ConversationID); err != nil {
+		if _, err := b.admit(ctx, principal, req.ConversationID); err != nil {
 			yield(event.Event{}, err)
 			return
 		}
@@ -239,8 +240,27 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	// Chat admitted the turn before it waited for the lock; the turns
 	// before it may since have filled the conversation, or deleted it (so
 	// this turn starts one, which counts against Config.MaxConversations).
-	if err := b.admit(ctx, principal, req.ConversationID); err != nil {
+	fresh, err := b.admit(ctx, principal, req.ConversationID)
+	if err != nil {
 		return err
+	}
+	// A new conversation is listed now, counted and listed in one step
+	// (see reserve); if the turn stops before its graph starts (no
+	// running slot, no tools), the entry goes again, as nothing of the
+	// conversation is stored.
+	var started atomic.Bool // the graph's initialize ran
+	if fresh {
+		if err := b.reserve(ctx, principal, req.ConversationID, req.Message); err != nil {
+			return err
+		}
+		defer func() {
+			if started.Load() {
+				return
+			}
+			if _, err := b.convIndex.remove(context.WithoutCancel(ctx), principal, req.ConversationID); err != nil {
+				b.log.Warn("chatbot: removing an unstarted conversation from the list failed", zap.String("conversation_id", req.ConversationID), zap.Error(err))
+			}
+		}()
 	}
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
@@ -276,8 +296,12 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	deps := &turnDeps{em: em, report: wire{em, b.log}, caller: mcptool.Session(session), elicit: asker,
 		turn: memory.NewTurn(thread, req.Message), tools: tools, meter: new(meter),
 		endTools: func() { _ = session.Close() }, slot: slot,
-		listed: func(ctx context.Context, started bool) {
-			b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, started)
+		listed: func(ctx context.Context, stored bool) {
+			started.Store(true)
+			if fresh && !stored {
+				return // reserve listed it
+			}
+			b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, stored)
 		}}
 	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message,
 		ClientContext: clientContext(req.Context), Writer: cmp.Or(req.Model, b.cfg.WriterModel)}

@@ -326,15 +326,19 @@ type Config struct {
 	// start one more is refused (429 over HTTP, an error wrapping
 	// ErrConversationLimit in Go) until the principal deletes one
 	// (DELETE /api/v1/chat/{conversation_id}); nothing stored is dropped
-	// to make room. Turns of new conversations started at the same
-	// moment may each pass the check, so a principal may go over it by
-	// those. The count is of the principal's list entries: without
+	// to make room. A new conversation is counted and listed in one step,
+	// under a lock of its principal's (shared by the instances of
+	// Config.Postgres), as its turn is admitted, so that new
+	// conversations started at once do not together pass the bound; a
+	// turn that stops before it runs (no running slot, no tools) takes
+	// its entry back. The count is of the principal's list entries: without
 	// DataDir or Postgres, a list whose in-memory store is full (100,000
 	// entries of all principals) forgets its least recently used entries
-	// (see GET /api/v1/conversations), and a list entry that could not be
-	// stored (logged) is missing too; such a conversation stays stored
-	// but no longer counts, nor shows in the list to be deleted, until
-	// its next turn lists it again. Zero means DefaultMaxConversations;
+	// (see GET /api/v1/conversations), and deletes their conversations
+	// with them (held in memory, they would stay there uncounted); a
+	// list entry that could not be stored (logged) is missing too: such
+	// a conversation stays stored but no longer counts, nor shows in the
+	// list to be deleted, until its next turn lists it again. Zero means DefaultMaxConversations;
 	// it must be from 1 to 200, the conversations GET
 	// /api/v1/conversations lists.
 	MaxConversations int

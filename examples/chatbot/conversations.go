@@ -77,6 +77,13 @@ type conversationIndex struct {
 	share    int
 	freedOwn int
 
+	// forgotten, when set, is told of each record the index forgets to
+	// make room or to prune (ns, the principal's namespace, and the
+	// conversation's id): without DataDir or Postgres it deletes the
+	// conversation's messages, which would otherwise stay in memory
+	// uncounted.
+	forgotten func(ctx context.Context, ns []string, id string)
+
 	mu sync.Mutex
 	// unprobed counts, by namespace key, the new conversations listed
 	// since the namespace was last checked for pruning (see probeEvery),
@@ -92,6 +99,11 @@ const defaultEvictBatch = 1000
 // listedConversation is a conversation's record in the index.
 type listedConversation struct {
 	Title string `json:"title"`
+}
+
+// principalOf is the principal whose namespace (see namespace) is ns.
+func principalOf(ns []string) string {
+	return strings.ReplaceAll(ns[len(ns)-1], "%2E", ".")
 }
 
 // namespace is principal's namespace in the index. Namespace labels may
@@ -183,6 +195,7 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 			x.log.Warn("chatbot: pruning the conversation list failed", zap.Error(err))
 			return
 		}
+		x.forget1(ctx, ns, r.Key)
 	}
 }
 
@@ -267,6 +280,7 @@ func (x *conversationIndex) evictOwn(ctx context.Context, ns []string, share, ba
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
+		x.forget1(ctx, ns, r.Key)
 		n++
 	}
 	if n > 0 {
@@ -381,9 +395,18 @@ func (x *conversationIndex) deleteUnchanged(ctx context.Context, recs []memory.R
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
+		x.forget1(ctx, r.Namespace, r.Key)
 		n++
 	}
 	return n
+}
+
+// forget1 tells x.forgotten, when set, that the record of conversation
+// id in ns was forgotten.
+func (x *conversationIndex) forget1(ctx context.Context, ns []string, id string) {
+	if x.forgotten != nil {
+		x.forgotten(ctx, ns, id)
+	}
 }
 
 // records returns ns's records, most recently used first.
@@ -482,22 +505,32 @@ func (x *conversationIndex) remove(ctx context.Context, principal, id string) (b
 // not allow, with an error wrapping ErrConversationLimit: one more turn of
 // a conversation that keeps Config.MaxConversationTurns, or a new
 // conversation of a principal that keeps Config.MaxConversations. It runs
-// before the turn's first event, so that the HTTP API answers 429.
-func (b *Bot) admit(ctx context.Context, principal, id string) error {
+// before the turn's first event, so that the HTTP API answers 429. fresh
+// reports a conversation with nothing stored, which the turn starts: the
+// turn lists it with reserve, which counts the principal's conversations
+// again under a lock.
+func (b *Bot) admit(ctx context.Context, principal, id string) (fresh bool, err error) {
 	st, err := b.convs.Store().Load(ctx, scoped(principal, id), 0)
 	if err != nil {
 		// The turn loads the conversation itself, fails the same way and
 		// reports it as a failed turn.
-		return nil
+		return false, nil
 	}
 	// Each turn stores two messages: the question and the answer.
 	if turns := st.Last / 2; turns >= int64(b.cfg.MaxConversationTurns) {
-		return fmt.Errorf("%w: conversation %q keeps %d turns, the most a conversation may keep (Config.MaxConversationTurns); start a new conversation, or delete this one (DELETE /api/v1/chat/{conversation_id})",
+		return false, fmt.Errorf("%w: conversation %q keeps %d turns, the most a conversation may keep (Config.MaxConversationTurns); start a new conversation, or delete this one (DELETE /api/v1/chat/{conversation_id})",
 			ErrConversationLimit, id, turns)
 	}
 	if st.Last > 0 || st.Summary.Text != "" {
-		return nil // a conversation the principal keeps
+		return false, nil // a conversation the principal keeps
 	}
+	return true, b.checkRoom(ctx, principal, id)
+}
+
+// checkRoom refuses principal's new conversation id, with an error
+// wrapping ErrConversationLimit, when principal keeps
+// Config.MaxConversations.
+func (b *Bot) checkRoom(ctx context.Context, principal, id string) error {
 	full, err := b.convIndex.atLimit(ctx, principal, id, b.cfg.MaxConversations)
 	if err != nil {
 		return fmt.Errorf("chatbot: reading the conversation list: %w", err)
@@ -507,6 +540,33 @@ func (b *Bot) admit(ctx context.Context, principal, id string) error {
 			ErrConversationLimit, b.cfg.MaxConversations)
 	}
 	return nil
+}
+
+// reserve lists principal's new conversation id (titled by message),
+// once checkRoom allowed it under a lock of principal's new
+// conversations, which the same principal's other new conversations take
+// too (across instances with Config.Postgres, whose locks are shared):
+// the count and the listing are one step, so that new conversations
+// started at once do not together pass Config.MaxConversations. The
+// caller holds the conversation's lock.
+func (b *Bot) reserve(ctx context.Context, principal, id, message string) error {
+	unlock, err := b.convs.Lock(ctx, newConversationsLock(principal))
+	if err != nil {
+		return cmp.Or(context.Cause(ctx), err)
+	}
+	defer unlock()
+	if err := b.checkRoom(ctx, principal, id); err != nil {
+		return err
+	}
+	b.convIndex.touch(ctx, principal, id, message, false)
+	return nil
+}
+
+// newConversationsLock is the name of the lock of principal's new
+// conversations (see reserve), in the namespace of conversation locks:
+// it starts with '#', which no conversation's id does.
+func newConversationsLock(principal string) string {
+	return "#new-conversations/" + principal
 }
 
 // DeleteConversation deletes the conversation id of ctx's principal

@@ -114,7 +114,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, listen 
 	defer func() { _ = log.Sync() }()
 	cfg.Server.Logger, cfg.Chatbot.Logger, cfg.BosAI.Logger = log, log, log
 	if len(keys) > 0 {
-		cfg.Server.Authenticate = server.APIKeys(keys)
+		if cfg.Server.Authenticate, err = server.APIKeys(keys); err != nil {
+			return err
+		}
 	}
 	cfg.Server.AllowedOrigins = allowed
 	ln, err := listen(*addr)

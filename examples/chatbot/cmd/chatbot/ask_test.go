@@ -357,3 +357,41 @@ func TestWaitLearningGivesUp(t *testing.T) {
 		t.Errorf("queue after waiting = %+v, want the turn learned", st)
 	}
 }
+
+// askErr runs "chatbot ask" offline on dir and returns its error.
+func askErr(t *testing.T, dir string, args ...string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args = append([]string{"ask", "-offline", "-data", dir, "-no-input"}, args...)
+	return run(ctx, args, strings.NewReader(""), io.Discard, io.Discard)
+}
+
+// -max-conversations and -max-conversation-turns (or their environment
+// variables) set Config.MaxConversations and MaxConversationTurns: a
+// turn past them is refused naming the setting; a value that is not a
+// positive number is refused naming the flag.
+func TestAskConversationBoundFlags(t *testing.T) {
+	dir := t.TempDir()
+	askIn(t, dir, "-max-conversations", "1", "-conversation", "c1", "What is 2+2?")
+	if err := askErr(t, dir, "-max-conversations", "1", "-conversation", "c2", "What is 3+3?"); err == nil || !strings.Contains(err.Error(), "MaxConversations") {
+		t.Errorf("a second conversation with -max-conversations 1: %v; want refused naming MaxConversations", err)
+	}
+	askIn(t, dir, "-max-conversations", "2", "-conversation", "c2", "What is 3+3?")
+
+	t.Setenv("CHATBOT_MAX_CONVERSATION_TURNS", "1")
+	if err := askErr(t, dir, "-conversation", "c1", "What is 4+4?"); err == nil || !strings.Contains(err.Error(), "MaxConversationTurns") {
+		t.Errorf("a second turn with CHATBOT_MAX_CONVERSATION_TURNS=1: %v; want refused naming MaxConversationTurns", err)
+	}
+	askIn(t, dir, "-max-conversation-turns", "2", "-conversation", "c1", "What is 4+4?")
+
+	for _, bad := range []string{"0", "-1", "many"} {
+		if err := askErr(t, dir, "-max-conversations", bad, "hi"); err == nil || !strings.Contains(err.Error(), "-max-conversations") {
+			t.Errorf("-max-conversations %s: %v; want refused naming the flag", bad, err)
+		}
+	}
+	t.Setenv("CHATBOT_MAX_CONVERSATION_TURNS", "x")
+	if err := askErr(t, dir, "hi"); err == nil || !strings.Contains(err.Error(), "CHATBOT_MAX_CONVERSATION_TURNS") {
+		t.Errorf("CHATBOT_MAX_CONVERSATION_TURNS=x: %v; want refused naming it", err)
+	}
+}

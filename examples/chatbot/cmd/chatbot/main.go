@@ -67,6 +67,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -136,6 +137,10 @@ type common struct {
 	verbose                        bool
 	cognition                      bool
 	hooks                          graph.Hooks // trace the chat graph's runs
+	// maxConvs and maxTurns are -max-conversations and
+	// -max-conversation-turns as given (or their environment
+	// variables'), read by config.
+	maxConvs, maxTurns string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -150,11 +155,34 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.offline, "offline", false, "use the offline demo model even when an API key is set")
 	fs.BoolVar(&c.verbose, "v", false, "log in detail")
 	fs.BoolVar(&c.cognition, "cognition", false, "learn about users across conversations (one more model call per turn, in the background)")
+	fs.StringVar(&c.maxConvs, "max-conversations", os.Getenv("CHATBOT_MAX_CONVERSATIONS"),
+		fmt.Sprintf("conversations one principal keeps, 1 to 200; a turn starting one more is refused (or CHATBOT_MAX_CONVERSATIONS; default %d)", chatbot.DefaultMaxConversations))
+	fs.StringVar(&c.maxTurns, "max-conversation-turns", os.Getenv("CHATBOT_MAX_CONVERSATION_TURNS"),
+		fmt.Sprintf("turns one conversation keeps; a turn past them is refused (or CHATBOT_MAX_CONVERSATION_TURNS; default %d)", chatbot.DefaultMaxConversationTurns))
 }
 
-func (c *common) config(logger *zap.Logger) chatbot.Config {
+// count reads the count value given to flag (or to its environment
+// variable env): empty is zero, the default.
+func count(flag, env, value string) (int, error) {
+	if strings.TrimSpace(value) == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(value))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("-%s (or %s) is %q; give a positive whole number, or leave it out for the default", flag, env, value)
+	}
+	return n, nil
+}
+
+func (c *common) config(logger *zap.Logger) (chatbot.Config, error) {
 	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger, Hooks: c.hooks,
 		Postgres: c.postgres, PostgresSchema: c.schema, NATS: c.nats, NATSPrefix: c.prefix, TurnJournal: c.turnJournal}
+	var errConvs, errTurns error
+	cfg.MaxConversations, errConvs = count("max-conversations", "CHATBOT_MAX_CONVERSATIONS", c.maxConvs)
+	cfg.MaxConversationTurns, errTurns = count("max-conversation-turns", "CHATBOT_MAX_CONVERSATION_TURNS", c.maxTurns)
+	if err := errors.Join(errConvs, errTurns); err != nil {
+		return cfg, err
+	}
 	switch b := strings.TrimSpace(c.bundled); b {
 	case "all", "":
 	case "none":
@@ -165,7 +193,7 @@ func (c *common) config(logger *zap.Logger) chatbot.Config {
 	if c.cognition {
 		cfg.Cognition = &chatbot.CognitionConfig{}
 	}
-	return cfg
+	return cfg, nil
 }
 
 func newLogger(stderr io.Writer, verbose bool) *zap.Logger {
@@ -211,7 +239,10 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	}
 	logger := newLogger(stderr, c.verbose)
 	defer logger.Sync() //nolint:errcheck
-	cfg := c.config(logger)
+	cfg, err := c.config(logger)
+	if err != nil {
+		return err
+	}
 	cfg.Tokens, cfg.AllowedHosts, cfg.AllowedOrigins = tokens, cmdflag.List(*hosts), cmdflag.List(*origins)
 	cfg.TrustLocalProxy = *trustProxy
 	bot, err := chatbot.New(ctx, cfg)
@@ -330,7 +361,11 @@ func ask(ctx context.Context, hooks graph.Hooks, args []string, stdin io.Reader,
 	if c.verbose {
 		logger = newLogger(stderr, true)
 	}
-	bot, err := chatbot.New(ctx, c.config(logger))
+	cfg, err := c.config(logger)
+	if err != nil {
+		return err
+	}
+	bot, err := chatbot.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
