@@ -61,15 +61,21 @@ func WithDescription[S any](text string) GraphOption[S] {
 
 // Register serves g under graphID: its assistant (one per graph, with the
 // stable id AssistantID(graphID)) runs it on the server's threads. g must be
-// compiled with a checkpointer, normally [Server.Checkpointer], so that
-// threads keep their state between runs, pause on interrupts and can be
-// deleted with their checkpoints. Register before serving requests.
+// compiled with the server's checkpointer, [Server.Checkpointer]
+// (graph.WithCheckpointer(srv.Checkpointer())), so that threads keep their
+// state between runs, pause on interrupts and are deleted and counted
+// (Config.MaxThreadBytes) with their checkpoints: a graph compiled without
+// a checkpointer, or with another saver, is refused. Register before
+// serving requests.
 func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...GraphOption[S]) error {
 	if graphID == "" || strings.ContainsAny(graphID, "/ ") {
 		return fmt.Errorf("server: graph id %q is not usable; use a non-empty name without slashes or spaces", graphID)
 	}
 	if g == nil {
 		return fmt.Errorf("server: graph %q is nil", graphID)
+	}
+	if err := checkSaver(graphID, g.Checkpointer(), s.saver); err != nil {
+		return err
 	}
 	a := &adapter[S]{id: graphID, asst: AssistantID(graphID), g: g}
 	a.codec.Input = func(data json.RawMessage) (S, error) {
@@ -85,6 +91,33 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 	}
 	a.keys = jsonKeys(reflect.TypeFor[S]())
 	return s.addGraph(graphID, a)
+}
+
+// checkSaver refuses a graph whose checkpointer is not the server's: a
+// graph without one would fail every run (its threads could not keep
+// their state), and one with another saver would keep checkpoints the
+// server neither deletes with their threads nor counts.
+func checkSaver(graphID string, own, server checkpoint.Saver) error {
+	if own == nil {
+		return fmt.Errorf("server: graph %q was compiled without a checkpointer; compile it with graph.WithCheckpointer(srv.Checkpointer()), the server's Config.Checkpointer", graphID)
+	}
+	if !sameSaver(own, server) {
+		which := fmt.Sprintf("a %T, the server's is a %T", own, server)
+		if reflect.TypeOf(own) == reflect.TypeOf(server) {
+			which = fmt.Sprintf("another %T than the server's", own)
+		}
+		return fmt.Errorf("server: graph %q was compiled with a checkpointer that is not the server's (Config.Checkpointer, from which the server deletes threads' checkpoints and counts their bytes): %s; compile it with graph.WithCheckpointer(srv.Checkpointer()), or give its saver as Config.Checkpointer", graphID, which)
+	}
+	return nil
+}
+
+// sameSaver says whether a and b are the same saver: equal interface
+// values, compared only when they are comparable (== on others would
+// panic): a saver that is not (a struct holding a map, say) cannot be
+// told from a copy.
+func sameSaver(a, b checkpoint.Saver) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.IsValid() && vb.IsValid() && va.Type() == vb.Type() && va.Comparable() && vb.Comparable() && a == b
 }
 
 // AssistantID returns the id of the assistant the server makes for the graph
