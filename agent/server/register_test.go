@@ -147,3 +147,41 @@ func TestReactAgentReadsLangChainMessages(t *testing.T) {
 		t.Errorf("a block of another type: %d %s; want 422 naming it", code, body)
 	}
 }
+
+// TestOnCompletionOfThreadRunNotKept: on_completion applies to stateless
+// runs only: a run on a thread does not keep it in its kwargs (it showed
+// "on_completion":"delete", which its thread is not), as LangGraph does
+// not; a stateless run keeps it.
+func TestOnCompletionOfThreadRunNotKept(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	type run struct {
+		RunID  string         `json:"run_id"`
+		Kwargs map[string]any `json:"kwargs"`
+	}
+	for _, body := range []map[string]any{
+		{"assistant_id": "agent", "input": humanInput("a")},
+		{"assistant_id": "agent", "input": humanInput("b"), "on_completion": "delete"},
+	} {
+		var r run
+		if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs", body, nil, &r); code != 200 {
+			t.Fatalf("create run: %d", code)
+		}
+		if v, ok := r.Kwargs["on_completion"]; ok {
+			t.Errorf("kwargs of a run on a thread hold on_completion %v; want none", v)
+		}
+		do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/runs/"+r.RunID+"/join", nil, nil, nil)
+	}
+	var r run
+	if code := do(t, "POST", ts.URL+"/runs", map[string]any{"assistant_id": "agent", "input": humanInput("c"), "on_completion": "keep"}, nil, &r); code != 200 {
+		t.Fatalf("create stateless run: %d", code)
+	}
+	if r.Kwargs["on_completion"] != "keep" {
+		t.Errorf("kwargs of a stateless run: on_completion %v; want keep", r.Kwargs["on_completion"])
+	}
+}
