@@ -4,6 +4,8 @@ import (
 	"context"
 	"iter"
 	"slices"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // Thread is a handle on one thread of a graph compiled with
@@ -27,6 +29,12 @@ type Thread[S any] struct {
 // Thread returns the handle on the thread named id. It does not touch the
 // checkpointer: a thread exists once a run or an Update saved to it.
 func (c *Compiled[S]) Thread(id string) Thread[S] { return Thread[S]{c: c, id: id} }
+
+// Checkpointer returns the saver c was compiled with ([WithCheckpointer]),
+// which keeps its threads' checkpoints, or nil for a graph without one.
+// A program that serves the graph's threads checks with it that they are
+// in the saver it deletes and counts them from.
+func (c *Compiled[S]) Checkpointer() checkpoint.Saver { return c.set.saver }
 
 // ID returns the thread's id.
 func (t Thread[S]) ID() string { return t.id }

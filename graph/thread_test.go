@@ -155,3 +155,21 @@ func TestThreadErrors(t *testing.T) {
 		t.Fatalf("Invoke without a thread: %v, want ErrNoThread naming Thread(id)", err)
 	}
 }
+
+// TestCompiledCheckpointer: Checkpointer answers the saver the graph was
+// compiled with, and nil for a graph compiled without one.
+func TestCompiledCheckpointer(t *testing.T) {
+	plain, err := graph.New[chat]().
+		AddNode("a", func(context.Context, chat) (graph.Update[chat], error) { return graph.Update[chat]{}, nil }).
+		AddEdge(graph.START, "a").AddEdge("a", graph.END).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plain.Checkpointer(); got != nil {
+		t.Errorf("Checkpointer of a graph without one = %v, want nil", got)
+	}
+	saver := checkpoint.NewMemory()
+	if got := echoGraph(t, saver).Checkpointer(); got != checkpoint.Saver(saver) {
+		t.Errorf("Checkpointer = %v, want the saver given to WithCheckpointer", got)
+	}
+}

@@ -8,8 +8,8 @@
 // A [Server] is an http.Handler to mount in the user's own server. Each
 // graph registered with [Register] is served as one assistant, whose id is
 // [AssistantID] of the graph id; clients may name it by either. Graphs are
-// compiled with the server's checkpointer ([Server.Checkpointer]) so that a
-// thread's state lives in its checkpoints:
+// compiled with the server's checkpointer ([Server.Checkpointer]; Register
+// refuses another) so that a thread's state lives in its checkpoints:
 //
 //	auth, err := server.APIKeys(keys) // principal by key; keys of 16 random bytes or more
 //	if err != nil { ... }
@@ -58,6 +58,17 @@
 // went on with finds the subgraph where that run left it.
 //
 // # Run requests
+//
+// New input on a thread paused at an interrupt (or a breakpoint), rather
+// than a command.resume, does what LangGraph's Agent Server does: the
+// pending step and its interrupts are dropped (the steps completed before
+// it stay in the state) and the run starts from START with the input
+// merged into the thread's state. A graph that must not lose an
+// answer-awaiting step (an assistant message whose tool calls have no
+// results yet) should be resumed, or have its state repaired, before new
+// input. on_completion applies to stateless runs only (their thread is
+// deleted at the end with delete, the default); a run on a thread keeps
+// its thread, and its kwargs do not hold on_completion.
 //
 // Besides input, command.resume, stream modes and the double-texting
 // fields, a run request may carry context (LangGraph's runtime context,

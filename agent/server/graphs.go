@@ -20,7 +20,16 @@ import (
 
 // Codec converts a graph's state to and from the JSON the API carries.
 // The zero Codec uses encoding/json both ways, which suits a state whose
-// JSON form is what clients send and read.
+// JSON form is what clients send and read, with two differences in
+// Input, for a struct state that does not decode itself
+// (json.Unmarshaler): a top-level key that names no field of the state
+// is refused (422 naming the key and the fields) instead of dropped, and
+// a top-level field of type model.Messages is read as [DecodeMessages]
+// reads it (the LangChain messages the official SDKs send, {"role":
+// "user", "content": "..."}, or model.Message's own form), without
+// giving ids. Values writes model.Messages in model.Message's form; a
+// client that renders the messages of values (useStream) needs a Values
+// writing them with [EncodeMessages].
 type Codec[S any] struct {
 	// Input decodes a run's input, or the values of a state update, into
 	// a state value. The JSON keys present are the fields written. It
@@ -61,9 +70,12 @@ func WithDescription[S any](text string) GraphOption[S] {
 
 // Register serves g under graphID: its assistant (one per graph, with the
 // stable id AssistantID(graphID)) runs it on the server's threads. g must be
-// compiled with a checkpointer, normally [Server.Checkpointer], so that
-// threads keep their state between runs, pause on interrupts and can be
-// deleted with their checkpoints. Register before serving requests.
+// compiled with the server's checkpointer, [Server.Checkpointer]
+// (graph.WithCheckpointer(srv.Checkpointer())), so that threads keep their
+// state between runs, pause on interrupts and are deleted and counted
+// (Config.MaxThreadBytes) with their checkpoints: a graph compiled without
+// a checkpointer, or with another saver, is refused. Register before
+// serving requests.
 func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...GraphOption[S]) error {
 	if graphID == "" || strings.ContainsAny(graphID, "/ ") {
 		return fmt.Errorf("server: graph id %q is not usable; use a non-empty name without slashes or spaces", graphID)
@@ -71,12 +83,11 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 	if g == nil {
 		return fmt.Errorf("server: graph %q is nil", graphID)
 	}
-	a := &adapter[S]{id: graphID, asst: AssistantID(graphID), g: g}
-	a.codec.Input = func(data json.RawMessage) (S, error) {
-		var v S
-		err := json.Unmarshal(data, &v)
-		return v, err
+	if err := checkSaver(graphID, g.Checkpointer(), s.saver); err != nil {
+		return err
 	}
+	a := &adapter[S]{id: graphID, asst: AssistantID(graphID), g: g}
+	a.codec.Input = defaultInput[S]()
 	a.codec.Values = func(v S) (json.RawMessage, error) { return json.Marshal(v) }
 	for _, o := range opts {
 		if o != nil {
@@ -85,6 +96,33 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 	}
 	a.keys = jsonKeys(reflect.TypeFor[S]())
 	return s.addGraph(graphID, a)
+}
+
+// checkSaver refuses a graph whose checkpointer is not the server's: a
+// graph without one would fail every run (its threads could not keep
+// their state), and one with another saver would keep checkpoints the
+// server neither deletes with their threads nor counts.
+func checkSaver(graphID string, own, server checkpoint.Saver) error {
+	if own == nil {
+		return fmt.Errorf("server: graph %q was compiled without a checkpointer; compile it with graph.WithCheckpointer(srv.Checkpointer()), the server's Config.Checkpointer", graphID)
+	}
+	if !sameSaver(own, server) {
+		which := fmt.Sprintf("a %T, the server's is a %T", own, server)
+		if reflect.TypeOf(own) == reflect.TypeOf(server) {
+			which = fmt.Sprintf("another %T than the server's", own)
+		}
+		return fmt.Errorf("server: graph %q was compiled with a checkpointer that is not the server's (Config.Checkpointer, from which the server deletes threads' checkpoints and counts their bytes): %s; compile it with graph.WithCheckpointer(srv.Checkpointer()), or give its saver as Config.Checkpointer", graphID, which)
+	}
+	return nil
+}
+
+// sameSaver says whether a and b are the same saver: equal interface
+// values, compared only when they are comparable (== on others would
+// panic): a saver that is not (a struct holding a map, say) cannot be
+// told from a copy.
+func sameSaver(a, b checkpoint.Saver) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.IsValid() && vb.IsValid() && va.Type() == vb.Type() && va.Comparable() && vb.Comparable() && a == b
 }
 
 // AssistantID returns the id of the assistant the server makes for the graph
@@ -355,6 +393,9 @@ func (a *adapter[S]) checkInput(input json.RawMessage) (any, error) {
 // when the codec's error says which, and a number the field's type does
 // not hold by its path (input.a.b[1]), as numberError names it in a body.
 func (a *adapter[S]) inputError(input json.RawMessage, err error) error {
+	if e := a.keyError("input", err); e != nil {
+		return e
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if num, ok := strings.CutPrefix(te.Value, "number "); ok {
@@ -365,6 +406,22 @@ func (a *adapter[S]) inputError(input json.RawMessage, err error) error {
 		return &requestError{status: 422, msg: fmt.Sprintf("input.%s: must be %s, not a JSON %s, in the state of graph %q", te.Field, jsonKind(te.Type.Kind().String()), te.Value, a.id)}
 	}
 	return &requestError{status: 422, msg: fmt.Sprintf("input: does not decode into the state of graph %q: %v", a.id, err)}
+}
+
+// keyError is the 422 of the default codec's error for a key of the
+// input (or of a state update's values: at is "values") that names no
+// field of the state, or for a messages field that does not decode; nil
+// for another error.
+func (a *adapter[S]) keyError(at string, err error) error {
+	var ke *unknownKeyError
+	if errors.As(err, &ke) {
+		return &requestError{status: 422, msg: fmt.Sprintf("%s.%s: not a field of the state of graph %q; give its fields only: %s", at, ke.key, a.id, strings.Join(ke.known, ", "))}
+	}
+	var me *messagesError
+	if errors.As(err, &me) {
+		return &requestError{status: 422, msg: fmt.Sprintf("%s.%v", at, me)}
+	}
+	return nil
 }
 
 func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error) {
@@ -1187,6 +1244,9 @@ func (a *adapter[S]) update(ctx context.Context, threadID string, values json.Ra
 			return "", &requestError{status: 422, msg: "values: must be a JSON object of state fields: " + err.Error()}
 		}
 		s, err := a.codec.Input(values)
+		if e := a.keyError("values", err); e != nil {
+			return "", e
+		}
 		if err != nil {
 			return "", &requestError{status: 422, msg: fmt.Sprintf("values: do not decode into the state of graph %q: %v", a.id, err)}
 		}

@@ -245,7 +245,7 @@ func TestUnservedRunFails(t *testing.T) {
 		g := graph.New[chat]()
 		g.AddNode("n", func(context.Context, chat) (graph.Update[chat], error) { return graph.Update[chat]{}, nil })
 		g.AddEdge(graph.START, "n").AddEdge("n", graph.END)
-		c, err := g.Compile()
+		c, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -54,58 +56,289 @@ func EncodeMessages(ms model.Messages) []map[string]any {
 	return out
 }
 
-// DecodeMessages reads messages in the forms LangGraph clients send:
-// {role: user|assistant|system, content} or {type: human|ai|system,
-// content}, content a string or a list of {type: "text", text} blocks.
-// Messages without an id get one.
+// DecodeMessages reads messages in the forms LangGraph clients send, the
+// LangChain message dicts of the official SDKs, as well as model.Message's
+// own JSON form (a message with "parts"). A LangChain message is
+// {role or type, content, id, name, tool_calls, tool_call_id, status}:
+//   - role user or type human, role assistant or type ai, system (or
+//     developer), tool (with tool_call_id; status "error" marks a failed
+//     call), and type remove with an id (model.Remove); a type ending in
+//     MessageChunk (AIMessageChunk) is read as its short form;
+//   - content a string, or a list of content blocks: strings, {type:
+//     "text", text}, images ({type: "image_url", image_url: {url} or url},
+//     or {type: "image", url, or base64 data with mime_type}), and an
+//     assistant's {type: "tool_call" or "tool_use", id, name, args or
+//     input}; another block is refused, naming it;
+//   - tool_calls, an assistant's [{id, name, args}].
+//
+// data is an array of messages, or one message (an object, or a string:
+// a user message). Messages without an id get one ([model.NewID]). Use it
+// in a [Codec] whose state holds model.Messages; the default codec reads a
+// top-level model.Messages field of the state this way, without giving ids
+// (the messages reducer gives them).
 func DecodeMessages(data json.RawMessage) (model.Messages, error) {
-	var in []struct {
-		ID      string          `json:"id"`
-		Role    string          `json:"role"`
-		Type    string          `json:"type"`
-		Name    string          `json:"name"`
-		Content json.RawMessage `json:"content"`
+	ms, err := decodeMessages(data)
+	if err != nil {
+		return nil, pathError("messages", err)
 	}
-	if err := json.Unmarshal(data, &in); err != nil {
-		return nil, fmt.Errorf("messages: must be an array of {role or type, content}: %w", err)
+	for i := range ms {
+		if ms[i].ID == "" {
+			ms[i].ID = model.NewID()
+		}
+	}
+	return ms, nil
+}
+
+// lcMessage is a message in LangChain's form, or in model.Message's (Parts).
+type lcMessage struct {
+	ID         string          `json:"id"`
+	Role       string          `json:"role"`
+	Type       string          `json:"type"`
+	Name       string          `json:"name"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []lcToolCall    `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+	Status     string          `json:"status"`
+	Parts      json.RawMessage `json:"parts"`
+}
+
+type lcToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Args  json.RawMessage `json:"args"`
+	Input json.RawMessage `json:"input"` // a tool_use block's (Anthropic's form)
+}
+
+// decodeMessages is DecodeMessages without giving ids, which the messages
+// reducer gives: a codec's Input must give the same value for the same
+// data.
+func decodeMessages(data json.RawMessage) (model.Messages, error) {
+	data = json.RawMessage(strings.TrimSpace(string(data)))
+	var in []json.RawMessage
+	switch {
+	case len(data) == 0 || string(data) == "null":
+		return nil, nil
+	case data[0] == '[':
+		if err := json.Unmarshal(data, &in); err != nil {
+			return nil, fmt.Errorf("must be an array of messages {role or type, content}: %w", err)
+		}
+	case data[0] == '{', data[0] == '"':
+		in = []json.RawMessage{data}
+	default:
+		return nil, fmt.Errorf("must be an array of messages {role or type, content}, not %.20s", data)
 	}
 	out := make(model.Messages, 0, len(in))
-	for i, m := range in {
-		kind := m.Role
-		if kind == "" {
-			kind = m.Type
+	for i, raw := range in {
+		m, err := decodeMessage(raw)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]%w", i, err)
 		}
-		var text string
-		if err := json.Unmarshal(m.Content, &text); err != nil {
-			var blocks []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			}
-			if err := json.Unmarshal(m.Content, &blocks); err != nil {
-				return nil, fmt.Errorf("messages[%d].content: must be a string or a list of text blocks", i)
-			}
-			var b strings.Builder
-			for _, bl := range blocks {
-				b.WriteString(bl.Text)
-			}
-			text = b.String()
-		}
-		var msg model.Message
-		switch kind {
-		case "user", "human":
-			msg = model.User(text)
-		case "assistant", "ai":
-			msg = model.Assistant(text)
-		case "system":
-			msg = model.System(text)
-		default:
-			return nil, fmt.Errorf("messages[%d]: role %q is not user, assistant or system (or type human, ai, system)", i, kind)
-		}
-		msg.ID, msg.Name = m.ID, m.Name
-		if msg.ID == "" {
-			msg.ID = model.NewID()
-		}
-		out = append(out, msg)
+		out = append(out, m)
 	}
 	return out, nil
+}
+
+// decodeMessage reads one message; its error's text starts with the
+// path of what is wrong within the message (".content[1]: ...", or ":
+// ..." for the message itself).
+func decodeMessage(raw json.RawMessage) (model.Message, error) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return model.User(text), nil
+	}
+	var m lcMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return model.Message{}, fmt.Errorf(": must be a message {role or type, content}: %w", err)
+	}
+	if len(m.Parts) > 0 && len(m.Content) == 0 {
+		var msg model.Message // model.Message's own form
+		if err := json.Unmarshal(raw, &msg); err != nil {
+			return model.Message{}, fmt.Errorf(": %w", err)
+		}
+		return msg, nil
+	}
+	kind := m.Role
+	if kind == "" {
+		kind = m.Type
+	}
+	if base, ok := strings.CutSuffix(kind, "MessageChunk"); ok {
+		kind = strings.ToLower(base)
+	}
+	var role model.Role
+	switch kind {
+	case "user", "human":
+		role = model.RoleUser
+	case "assistant", "ai":
+		role = model.RoleAssistant
+	case "system", "developer":
+		role = model.RoleSystem
+	case "tool":
+		role = model.RoleTool
+	case "remove":
+		if m.ID == "" {
+			return model.Message{}, errors.New(".id: required for a message of type remove; give the id of the message to remove")
+		}
+		return model.Remove(m.ID), nil
+	default:
+		return model.Message{}, fmt.Errorf(": role %q is not user, assistant, system or tool (or type human, ai, system, tool or remove)", kind)
+	}
+	parts, err := contentParts(m.Content, role == model.RoleAssistant)
+	if err != nil {
+		return model.Message{}, err
+	}
+	msg := model.Message{ID: m.ID, Role: role, Name: m.Name}
+	if role == model.RoleTool {
+		if m.ToolCallID == "" {
+			return model.Message{}, errors.New(".tool_call_id: required for a tool message; give the id of the call it answers")
+		}
+		msg.Name = ""
+		msg.Parts = []model.Part{{Kind: model.PartToolResult, ToolResult: &model.ToolResult{CallID: m.ToolCallID, Name: m.Name, Content: parts, IsError: m.Status == "error"}}}
+		return msg, nil
+	}
+	if len(m.ToolCalls) > 0 && role != model.RoleAssistant {
+		return model.Message{}, fmt.Errorf(".tool_calls: only an assistant (ai) message has tool calls, not a %s one", kind)
+	}
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if p.Kind == model.PartToolCall {
+			seen[p.ToolCall.ID] = true
+		}
+	}
+	for j, c := range m.ToolCalls {
+		if c.Name == "" {
+			return model.Message{}, fmt.Errorf(".tool_calls[%d].name: required; give the tool's name", j)
+		}
+		if c.ID != "" && seen[c.ID] {
+			continue // also a block of content, as LangChain keeps Anthropic's
+		}
+		parts = append(parts, model.ToolCallPart(model.ToolCall{ID: c.ID, Name: c.Name, Arguments: callArgs(c)}))
+	}
+	msg.Parts = parts
+	return msg, nil
+}
+
+// callArgs gives a tool call's arguments as the JSON object model.ToolCall
+// holds: args (or a tool_use block's input), which a chunk may give as a
+// string of JSON.
+func callArgs(c lcToolCall) json.RawMessage {
+	args := c.Args
+	if len(args) == 0 || string(args) == "null" {
+		args = c.Input
+	}
+	var s string
+	if json.Unmarshal(args, &s) == nil {
+		if s == "" {
+			return nil
+		}
+		return json.RawMessage(s)
+	}
+	if string(args) == "null" {
+		return nil
+	}
+	return args
+}
+
+// contentBlock is one block of a LangChain message's content.
+type contentBlock struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	ImageURL json.RawMessage `json:"image_url"`
+	URL      string          `json:"url"`
+	Data     string          `json:"data"`
+	Base64   string          `json:"base64"`
+	MIMEType string          `json:"mime_type"`
+	lcToolCall
+}
+
+// contentParts reads a LangChain message's content: a string, or a list of
+// blocks.
+func contentParts(content json.RawMessage, assistant bool) ([]model.Part, error) {
+	if len(content) == 0 || string(content) == "null" {
+		return nil, nil
+	}
+	var text string
+	if json.Unmarshal(content, &text) == nil {
+		return []model.Part{model.TextPart(text)}, nil
+	}
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return nil, errors.New(".content: must be a string or a list of content blocks")
+	}
+	parts := make([]model.Part, 0, len(blocks))
+	for i, raw := range blocks {
+		if json.Unmarshal(raw, &text) == nil {
+			parts = append(parts, model.TextPart(text))
+			continue
+		}
+		var b contentBlock
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, fmt.Errorf(".content[%d]: must be a string or a block {type, ...}: %v", i, err)
+		}
+		switch b.Type {
+		case "text":
+			parts = append(parts, model.TextPart(b.Text))
+		case "image_url":
+			url := b.URL
+			var obj struct {
+				URL string `json:"url"`
+			}
+			if json.Unmarshal(b.ImageURL, &url) != nil && json.Unmarshal(b.ImageURL, &obj) == nil {
+				url = obj.URL
+			}
+			if url == "" {
+				return nil, fmt.Errorf(".content[%d].image_url: give the image's url, {\"url\": ...}", i)
+			}
+			parts = append(parts, model.Part{Kind: model.PartBinary, URL: url})
+		case "image":
+			p, err := imagePart(b)
+			if err != nil {
+				return nil, fmt.Errorf(".content[%d]: %w", i, err)
+			}
+			parts = append(parts, p)
+		case "tool_call", "tool_use":
+			if !assistant {
+				return nil, fmt.Errorf(".content[%d]: a %s block belongs to an assistant (ai) message", i, b.Type)
+			}
+			parts = append(parts, model.ToolCallPart(model.ToolCall{ID: b.ID, Name: b.Name, Arguments: callArgs(b.lcToolCall)}))
+		default:
+			return nil, fmt.Errorf(".content[%d].type: block type %q is not read; give text, image_url, image, tool_call or tool_use blocks", i, b.Type)
+		}
+	}
+	return parts, nil
+}
+
+// imagePart reads an image block of LangChain's standard form: url, or
+// base64 data with mime_type.
+func imagePart(b contentBlock) (model.Part, error) {
+	if b.URL != "" {
+		return model.Part{Kind: model.PartBinary, MIMEType: b.MIMEType, URL: b.URL}, nil
+	}
+	data := b.Base64
+	if data == "" {
+		data = b.Data
+	}
+	if data == "" {
+		return model.Part{}, errors.New("an image block needs url, or base64 (or data) with mime_type")
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return model.Part{}, fmt.Errorf("the image's data is not base64: %v", err)
+	}
+	mt := b.MIMEType
+	if mt == "" {
+		var ok bool
+		if mt, ok = model.ImageType(raw); !ok {
+			return model.Part{}, errors.New("mime_type: required for an image whose data is not a PNG, JPEG, GIF or WebP image")
+		}
+	}
+	return model.BinaryPart(mt, raw), nil
+}
+
+// pathError prefixes err, an error of decodeMessages, with the path of
+// the messages it read (input.messages).
+func pathError(path string, err error) error {
+	if strings.HasPrefix(err.Error(), "[") {
+		return fmt.Errorf("%s%w", path, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }

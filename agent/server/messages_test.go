@@ -31,3 +31,36 @@ func TestMessagesRoundTripTheLangChainForm(t *testing.T) {
 		t.Fatal("an unknown role decoded")
 	}
 }
+
+// TestDecodeMessagesForms: DecodeMessages reads model.Message's own form,
+// one message given alone (a string or an object), removal markers,
+// images and an ai message's tool_use blocks, and refuses a tool message
+// without tool_call_id naming it.
+func TestDecodeMessagesForms(t *testing.T) {
+	ms, err := server.DecodeMessages(json.RawMessage(`[
+		{"id":"n1","role":"user","parts":[{"kind":"text","text":"native"}]},
+		{"type":"remove","id":"old"},
+		{"type":"human","content":[{"type":"image_url","image_url":{"url":"https://x/a.png"}},{"type":"image","base64":"iVBORw0KGgoAAAA=","mime_type":"image/png"}]},
+		{"type":"AIMessageChunk","content":[{"type":"tool_use","id":"c1","name":"f","input":{"a":1}}],"tool_calls":[{"id":"c1","name":"f","args":{"a":1}}]},
+		{"type":"tool","tool_call_id":"c1","content":"boom","status":"error"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 5 || ms[0].ID != "n1" || ms[0].Text() != "native" || ms[1].Role != model.RoleRemove || ms[1].ID != "old" ||
+		len(ms[2].Parts) != 2 || ms[2].Parts[0].URL != "https://x/a.png" || ms[2].Parts[1].MIMEType != "image/png" ||
+		len(ms[3].ToolCalls()) != 1 || string(ms[3].ToolCalls()[0].Arguments) != `{"a":1}` ||
+		ms[4].Role != model.RoleTool || !ms[4].Parts[0].ToolResult.IsError || ms[4].Parts[0].ToolResult.Text() != "boom" {
+		b, _ := json.Marshal(ms)
+		t.Fatalf("decoded %s", b)
+	}
+	for _, one := range []string{`"hi"`, `{"role":"user","content":"hi"}`} {
+		ms, err := server.DecodeMessages(json.RawMessage(one))
+		if err != nil || len(ms) != 1 || ms[0].Role != model.RoleUser || ms[0].Text() != "hi" || ms[0].ID == "" {
+			t.Errorf("DecodeMessages(%s) = %+v, %v; want one user message with an id", one, ms, err)
+		}
+	}
+	_, err = server.DecodeMessages(json.RawMessage(`[{"role":"user","content":"x"},{"type":"tool","content":"r"}]`))
+	if err == nil || err.Error() != "messages[1].tool_call_id: required for a tool message; give the id of the call it answers" {
+		t.Errorf("a tool message without tool_call_id: %v", err)
+	}
+}

@@ -474,6 +474,12 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	body.Attached = attached
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
+	if !body.Temporary {
+		// on_completion applies to a stateless run's thread only, as
+		// with LangGraph, whose run kwargs do not keep it: a run on a
+		// thread keeps its thread, and its kwargs do not say otherwise.
+		body.OnCompletion = ""
+	}
 	if s.shut.Load() {
 		// Closed since ServeHTTP checked: the run would not execute
 		// here, and an attached request would wait on it for ever.

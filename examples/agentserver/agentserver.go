@@ -239,26 +239,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	return app, nil
 }
 
-// reactCodec reads and writes the agent's messages in LangChain's form.
+// reactCodec writes the agent's messages in LangChain's form, which
+// useStream renders; the default codec reads them (server.Codec).
 var reactCodec = server.Codec[react.State]{
-	Input: func(data json.RawMessage) (react.State, error) {
-		var in struct {
-			Messages     json.RawMessage `json:"messages"`
-			Instructions string          `json:"instructions"`
-		}
-		if err := json.Unmarshal(data, &in); err != nil {
-			return react.State{}, err
-		}
-		s := react.State{Instructions: in.Instructions}
-		if len(in.Messages) > 0 {
-			ms, err := server.DecodeMessages(in.Messages)
-			if err != nil {
-				return react.State{}, err
-			}
-			s.Messages = ms
-		}
-		return s, nil
-	},
 	Values: func(s react.State) (json.RawMessage, error) {
 		return json.Marshal(map[string]any{"messages": server.EncodeMessages(s.Messages), "outcome": s.Outcome, "iterations": s.Iterations})
 	},
