@@ -501,6 +501,46 @@ func TestCreateRunGuessForgotten(t *testing.T) {
 	}
 }
 
+// TestCreateRunGuessColumns checks that a creation from what the Store
+// remembers inserts nothing when another instance changed the thread's
+// graph, or its head and rolled (as a rollback does), or its metadata
+// to a number equal but written differently (1.0 for 1): the plan is
+// called again on the thread as stored.
+func TestCreateRunGuessColumns(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*server.Thread)
+		check  func(*server.Thread) bool
+	}{
+		{"graph", func(th *server.Thread) { th.GraphID = "g2" }, func(th *server.Thread) bool { return th.GraphID == "g2" }},
+		{"head", func(th *server.Thread) { th.Head = "cp1" }, func(th *server.Thread) bool { return th.Head == "cp1" && !th.Rolled }},
+		{"rolled", func(th *server.Thread) { th.Rolled = true }, func(th *server.Thread) bool { return th.Head == "" && th.Rolled }},
+		{"number", func(th *server.Thread) { th.Metadata["k"] = json.Number("1.0") }, func(th *server.Thread) bool { return th.Metadata["k"] == json.Number("1.0") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			count := &postgrestest.Counter{Apart: isNotify}
+			sts := guessStores(t, count, 2)
+			a, b := sts[0], sts[1]
+			p := &guessPlan{running: true}
+			for range 2 {
+				if ok, err := a.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2); !ok || err != nil {
+					t.Fatalf("create: %v, %v", ok, err)
+				}
+				endRun(t, a, p.last)
+			}
+			if _, err := b.UpdateThread(t.Context(), "t", func(th *server.Thread) error { tc.change(th); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := a.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2); !ok || err != nil {
+				t.Fatalf("create: %v, %v", ok, err)
+			}
+			if c := p.lastCall(); !tc.check(c.thread) {
+				t.Fatalf("plan's last call read thread %+v (metadata %v); want it as stored", c.thread, c.thread.Metadata)
+			}
+		})
+	}
+}
+
 // TestCreateRunGuessFailed checks that a creation from what the Store
 // remembers whose batch fails (the run's id taken) returns the error
 // and does not create the run again from a read of the thread: the plan
