@@ -80,8 +80,10 @@
 // take and release statements are left to the contended case. A run's
 // creation applies the server's strategy (a Go function) between its
 // read of the thread and its write: two round trips, except on a thread
-// whose last run this Store created, which it remembers (up to 4096
-// threads): the strategy is applied to the thread as remembered, idle,
+// whose last run this Store created, and ended (its end, EndRun or
+// FinishRunLocked, made here), which it remembers (up to 4096 threads,
+// each with metadata of at most 8 KiB; a thread this Store updates,
+// deletes or locks is forgotten): the strategy is applied to the thread as remembered, idle,
 // and the run inserted in one round trip by a statement that checks,
 // under the lock, that the thread's record is still as remembered, that
 // it has no active run and that the principal has no more active runs

@@ -10,6 +10,12 @@ import (
 // one-round-trip creation of their runs (see guesses).
 const maxGuesses = 4096
 
+// maxGuessMetadata bounds the metadata of a thread a Store remembers,
+// in bytes of its JSON: a thread whose metadata is larger is not
+// remembered, its runs' creation takes two round trips. With maxGuesses
+// it bounds what the guesses hold (about 4096 × 8 KiB).
+const maxGuessMetadata = 8 << 10
+
 // guessSlack is what a creation's guess adds to the count of the
 // principal's active runs that the thread's last creation read: the run
 // is planned as if the principal had that many, and inserted only if
@@ -20,13 +26,17 @@ const guessSlack = 16
 // creation here: the columns of the thread's record that a creation's
 // plan reads, as stored (md is the metadata column's JSON, nil for NULL),
 // and the count of the principal owner's active runs that creation read
-// (n; the count's principal in counter, "" when it did not count).
+// (n; the count's principal in counter, "" when it did not count), and
+// the run that creation inserted (run), until this Store ends it (""
+// then): while it may be active, the guess is not used, as the insert
+// it would make is refused (the thread has an active run).
 type threadGuess struct {
 	owner, graphID, head string
 	rolled               bool
 	md                   []byte
 	counter              string
 	n                    int
+	run                  string
 }
 
 // thread returns the thread g describes, with the fields a creation's
@@ -44,7 +54,8 @@ func (g threadGuess) thread(id string) (*server.Thread, error) {
 
 // guesses remembers the record of the threads whose runs a Store last
 // created, up to maxGuesses threads (when full, an arbitrary one is
-// forgotten to make room). What it holds is only a guess: the creation
+// forgotten to make room) whose metadata is at most maxGuessMetadata
+// bytes. What it holds is only a guess: the creation
 // made from it inserts its run only if the thread's record is still as
 // remembered, and reads it afresh otherwise.
 type guesses struct {
@@ -52,6 +63,7 @@ type guesses struct {
 	m  map[string]threadGuess
 }
 
+// get returns what is remembered of thread.
 func (g *guesses) get(thread string) (threadGuess, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -59,9 +71,15 @@ func (g *guesses) get(thread string) (threadGuess, bool) {
 	return x, ok
 }
 
+// put remembers x for thread, or forgets thread when x's metadata is
+// over maxGuessMetadata.
 func (g *guesses) put(thread string, x threadGuess) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if len(x.md) > maxGuessMetadata {
+		delete(g.m, thread)
+		return
+	}
 	if g.m == nil {
 		g.m = make(map[string]threadGuess)
 	}
@@ -74,8 +92,27 @@ func (g *guesses) put(thread string, x threadGuess) {
 	g.m[thread] = x
 }
 
+// forget forgets thread, whose record changed or may have.
 func (g *guesses) forget(thread string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.m, thread)
+}
+
+// ended records that this Store ended run of thread: when it is the run
+// the thread's guess was made with, the guess may be used again.
+func (g *guesses) ended(thread, run string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if x, ok := g.m[thread]; ok && x.run == run {
+		x.run = ""
+		g.m[thread] = x
+	}
+}
+
+// len returns the number of threads remembered.
+func (g *guesses) len() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.m)
 }

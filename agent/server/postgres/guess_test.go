@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,11 +28,13 @@ type planCall struct {
 // an error naming the active run otherwise), created running under
 // worker w when it would run at once (running), and under the bound max
 // of the owner's active runs counted (n + 1 ≤ max). It records its
-// calls.
+// calls. With enqueue, a thread's active run does not refuse the run:
+// it is created pending (multitask_strategy enqueue).
 type guessPlan struct {
 	mu      sync.Mutex
 	calls   []planCall
 	running bool
+	enqueue bool
 	max     int
 	last    *server.Run
 }
@@ -49,7 +52,7 @@ func (p *guessPlan) plan(t *server.Thread, active []*server.Run, n int) (*server
 	if t == nil {
 		return nil, "", nil, server.ErrNotFound
 	}
-	if len(active) > 0 {
+	if len(active) > 0 && !p.enqueue {
 		return nil, "", nil, fmt.Errorf("%w: %s", errBusy, active[0].ID)
 	}
 	if p.max > 0 && n+1 > p.max {
@@ -58,7 +61,7 @@ func (p *guessPlan) plan(t *server.Thread, active []*server.Run, n int) (*server
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	r := &server.Run{ID: fmt.Sprintf("run-%d-%d", now.UnixNano(), len(p.calls)), ThreadID: t.ID, AssistantID: "g", CreatedAt: now, UpdatedAt: now,
 		Status: server.RunPending, Kwargs: json.RawMessage(`{"assistant_id":"g"}`), Owner: t.Owner, Metadata: map[string]any{}}
-	if p.running {
+	if p.running && len(active) == 0 {
 		r.Status, r.Worker, r.Attempt, r.LeaseUntil = server.RunRunning, "w", 1, now.Add(time.Minute)
 	}
 	p.last = r
@@ -339,5 +342,236 @@ func TestCreateRunGuessSerialized(t *testing.T) {
 			t.Fatalf("round %d: %d creations made a run, %d active; want 1 and 1", round, created.Load(), len(runs))
 		}
 		endRun(t, sts[0], runs[0])
+	}
+}
+
+// trips calls create and returns the round trips and transactions it
+// took.
+func trips(count *postgrestest.Counter, create func()) (int, int) {
+	before := count.Snapshot()
+	create()
+	after := count.Snapshot()
+	return int(after.Trips - before.Trips), int(after.Txs - before.Txs)
+}
+
+// TestCreateRunBusyTrips checks that a creation on a thread whose run
+// this Store created is still active does not try what it remembers of
+// the thread (whose insert the active run refuses): two round trips,
+// refused (multitask_strategy reject) or enqueued, every time; and that
+// once the runs ended here, the next creation is one round trip again.
+func TestCreateRunBusyTrips(t *testing.T) {
+	for _, enqueue := range []bool{false, true} {
+		t.Run(fmt.Sprint("enqueue=", enqueue), func(t *testing.T) {
+			count := &postgrestest.Counter{Apart: isNotify}
+			st := guessStores(t, count, 1)[0]
+			p := &guessPlan{running: true, max: 100}
+			create := func() (bool, error) {
+				return st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan)
+			}
+			if ok, err := create(); !ok || err != nil {
+				t.Fatalf("create: %v, %v", ok, err)
+			}
+			endRun(t, st, p.last)
+			if ok, err := create(); !ok || err != nil { // from the guess
+				t.Fatalf("create: %v, %v", ok, err)
+			}
+			runs := []*server.Run{p.last}
+			p.enqueue = enqueue
+			for i := range 3 {
+				n, _ := trips(count, func() {
+					ok, err := create()
+					switch {
+					case enqueue && (!ok || err != nil):
+						t.Fatalf("creation %d: %v, %v; want enqueued", i, ok, err)
+					case !enqueue && (ok || !errors.Is(err, errBusy)):
+						t.Fatalf("creation %d: %v, %v; want refused as busy", i, ok, err)
+					}
+				})
+				if n != 2 {
+					t.Fatalf("creation %d on a busy thread: %d round trips; want 2", i, n)
+				}
+				if enqueue {
+					runs = append(runs, p.last)
+					if p.last.Status != server.RunPending {
+						t.Fatalf("run enqueued %s; want pending", p.last.Status)
+					}
+				}
+			}
+			for _, r := range runs {
+				endRun(t, st, r)
+			}
+			p.enqueue = false
+			if n, _ := trips(count, func() {
+				if ok, err := create(); !ok || err != nil {
+					t.Fatalf("create: %v, %v", ok, err)
+				}
+			}); n != 1 {
+				t.Fatalf("creation after the runs ended here: %d round trips; want 1", n)
+			}
+		})
+	}
+}
+
+// TestCreateRunGuessLargeMetadata checks that a thread whose metadata
+// is over the Store's bound (8 KiB) is not remembered: its runs'
+// creation reads it, in two round trips.
+func TestCreateRunGuessLargeMetadata(t *testing.T) {
+	count := &postgrestest.Counter{Apart: isNotify}
+	st := guessStores(t, count, 1)[0]
+	if _, err := st.UpdateThread(t.Context(), "t", func(th *server.Thread) error {
+		th.Metadata["big"] = strings.Repeat("x", 9<<10)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := &guessPlan{running: true}
+	for i := range 3 {
+		n, _ := trips(count, func() {
+			if ok, err := st.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2); !ok || err != nil {
+				t.Fatalf("create: %v, %v", ok, err)
+			}
+		})
+		if n != 2 {
+			t.Fatalf("creation %d: %d round trips; want 2 (the thread read, not remembered)", i, n)
+		}
+		if c := p.lastCall(); len(c.thread.Metadata["big"].(string)) != 9<<10 {
+			t.Fatalf("plan read metadata of %d bytes", len(c.thread.Metadata["big"].(string)))
+		}
+		endRun(t, st, p.last)
+	}
+}
+
+// TestCreateRunGuessForgotten checks that the Store forgets a thread
+// whose record it changes (UpdateThread), deletes (DeleteThread) or
+// locks (LockThread): the next creation does not try the guess, which
+// would miss (three round trips), but reads the thread (two).
+func TestCreateRunGuessForgotten(t *testing.T) {
+	count := &postgrestest.Counter{Apart: isNotify}
+	st := guessStores(t, count, 1)[0]
+	p := &guessPlan{running: true}
+	create := func() (bool, error) {
+		return st.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2)
+	}
+	warm := func() {
+		t.Helper()
+		for range 2 {
+			if ok, err := create(); !ok || err != nil {
+				t.Fatalf("create: %v, %v", ok, err)
+			}
+			endRun(t, st, p.last)
+		}
+	}
+	warm()
+	if _, err := st.UpdateThread(t.Context(), "t", func(th *server.Thread) error { th.Metadata["k"] = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := trips(count, func() {
+		if ok, err := create(); !ok || err != nil {
+			t.Fatalf("create: %v, %v", ok, err)
+		}
+	}); n != 2 {
+		t.Fatalf("creation after UpdateThread: %d round trips; want 2", n)
+	}
+	endRun(t, st, p.last)
+	warm()
+
+	unlock, err := st.LockThread(t.Context(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := trips(count, func() {
+		if ok, err := create(); ok || !errors.Is(err, server.ErrThreadLocked) {
+			t.Fatalf("create under the lock: %v, %v; want ErrThreadLocked", ok, err)
+		}
+	}); n != 2 {
+		t.Fatalf("creation under LockThread: %d round trips; want 2", n)
+	}
+	unlock()
+	warm()
+
+	if err := st.DeleteThread(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := trips(count, func() {
+		if ok, err := create(); ok || !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("create on a deleted thread: %v, %v; want ErrNotFound", ok, err)
+		}
+	}); n != 2 {
+		t.Fatalf("creation after DeleteThread: %d round trips; want 2", n)
+	}
+}
+
+// TestCreateRunGuessColumns checks that a creation from what the Store
+// remembers inserts nothing when another instance changed the thread's
+// graph, or its head and rolled (as a rollback does), or its metadata
+// to a number equal but written differently (1.0 for 1): the plan is
+// called again on the thread as stored.
+func TestCreateRunGuessColumns(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*server.Thread)
+		check  func(*server.Thread) bool
+	}{
+		{"graph", func(th *server.Thread) { th.GraphID = "g2" }, func(th *server.Thread) bool { return th.GraphID == "g2" }},
+		{"head", func(th *server.Thread) { th.Head = "cp1" }, func(th *server.Thread) bool { return th.Head == "cp1" && !th.Rolled }},
+		{"rolled", func(th *server.Thread) { th.Rolled = true }, func(th *server.Thread) bool { return th.Head == "" && th.Rolled }},
+		{"number", func(th *server.Thread) { th.Metadata["k"] = json.Number("1.0") }, func(th *server.Thread) bool { return th.Metadata["k"] == json.Number("1.0") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			count := &postgrestest.Counter{Apart: isNotify}
+			sts := guessStores(t, count, 2)
+			a, b := sts[0], sts[1]
+			p := &guessPlan{running: true}
+			for range 2 {
+				if ok, err := a.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2); !ok || err != nil {
+					t.Fatalf("create: %v, %v", ok, err)
+				}
+				endRun(t, a, p.last)
+			}
+			if _, err := b.UpdateThread(t.Context(), "t", func(th *server.Thread) error { tc.change(th); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := a.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2); !ok || err != nil {
+				t.Fatalf("create: %v, %v", ok, err)
+			}
+			if c := p.lastCall(); !tc.check(c.thread) {
+				t.Fatalf("plan's last call read thread %+v (metadata %v); want it as stored", c.thread, c.thread.Metadata)
+			}
+		})
+	}
+}
+
+// TestCreateRunGuessFailed checks that a creation from what the Store
+// remembers whose batch fails (the run's id taken) returns the error
+// and does not create the run again from a read of the thread: the plan
+// is called once, and no run is inserted.
+func TestCreateRunGuessFailed(t *testing.T) {
+	count := &postgrestest.Counter{Apart: isNotify}
+	st := guessStores(t, count, 1)[0]
+	p := &guessPlan{running: true}
+	for range 2 {
+		if ok, err := st.CreateRunClaimedLocked(t.Context(), "t", time.Minute, p.plan2); !ok || err != nil {
+			t.Fatalf("create: %v, %v", ok, err)
+		}
+		endRun(t, st, p.last)
+	}
+	taken := p.last.ID
+	calls := 0
+	ok, err := st.CreateRunClaimedLocked(t.Context(), "t", time.Minute, func(th *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error) {
+		calls++
+		r, g, md, err := p.plan2(th, active)
+		if r != nil {
+			r.ID = taken
+		}
+		return r, g, md, err
+	})
+	if ok || !errors.Is(err, server.ErrExists) {
+		t.Fatalf("create with a taken id: %v, %v; want ErrExists", ok, err)
+	}
+	if calls != 1 {
+		t.Fatalf("plan called %d times; want 1", calls)
+	}
+	if runs, err := st.ActiveRuns(t.Context(), "t"); err != nil || len(runs) != 0 {
+		t.Fatalf("active runs %d, %v; want none", len(runs), err)
 	}
 }

@@ -51,6 +51,9 @@ func (s *Store) locksChannel() string { return s.channel + "_locks" }
 // meanwhile waits in PostgreSQL for that commit, and one that holds the
 // lock makes them refuse.
 func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {
+	// Its holder may change the thread, and creations meanwhile find
+	// the lock held: its guess would miss.
+	s.guesses.forget(threadID)
 	unlock, err := s.locks.Lock(ctx, threadID)
 	if err != nil {
 		return nil, wrap("lock thread", err)

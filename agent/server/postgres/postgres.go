@@ -393,6 +393,7 @@ func (s *Store) UpdateThread(ctx context.Context, id string, fn func(*server.Thr
 		b.Queue(s.q.updateThread, args...)
 		return nil
 	})
+	s.guesses.forget(id) // its record changed (or may have)
 	if err != nil {
 		return nil, wrap("update thread", err)
 	}
@@ -451,6 +452,7 @@ func rollback(conn *pgxpool.Conn) {
 // statement.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	_, err := s.pool.Exec(ctx, s.q.deleteThread, id)
+	s.guesses.forget(id)
 	return wrap("delete thread", err)
 }
 
@@ -685,6 +687,7 @@ func (s *Store) CreateRun(ctx context.Context, r *server.Run) error {
 		return wrap("create run", err)
 	}
 	_, err = s.pool.Exec(ctx, s.q.insertRun, args...)
+	s.guesses.forget(r.ThreadID) // the thread has a run its guess does not know of
 	return createErr(r, err)
 }
 
@@ -995,6 +998,7 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 	}
 	if !free {
 		rollback(conn)
+		s.guesses.forget(threadID)
 		return false, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)
 	}
 	r, graphID, md, err := plan(t, active, counted)
@@ -1037,7 +1041,7 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 	// (createGuessed): the columns a plan reads, the metadata as the
 	// insert's update wrote it, and graph_id its $18.
 	if t != nil && updated {
-		x := threadGuess{owner: t.Owner, graphID: graphID, head: t.Head, rolled: t.Rolled, md: newMD}
+		x := threadGuess{owner: t.Owner, graphID: graphID, head: t.Head, rolled: t.Rolled, md: newMD, run: r.ID}
 		if owner != nil {
 			x.counter, x.n = *owner, counted
 		}
@@ -1048,7 +1052,9 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 
 // createGuessed is createRun in one round trip, for a thread whose
 // record the Store remembers from its last run's creation here
-// (guesses): plan is called on the thread as remembered, with no active
+// (guesses), the run that creation inserted since ended here (a thread
+// whose run may still be active is read: the insert would be refused):
+// plan is called on the thread as remembered, with no active
 // run and, counting (owner non-nil), with the principal's active runs
 // as that creation counted them plus guessSlack; the run it returns is
 // then inserted, in one batch (BEGIN, the lock's take, createRunGuess,
@@ -1065,8 +1071,8 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 // done true, as the batch may have committed.
 func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID string, owner *string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (done, created bool, err error) {
 	x, ok := s.guesses.get(threadID)
-	if !ok {
-		return false, false, nil
+	if !ok || x.run != "" {
+		return false, false, nil // not remembered, or its last run may be active
 	}
 	t, err := x.thread(threadID)
 	if err != nil {
@@ -1131,7 +1137,7 @@ func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID 
 		s.guesses.forget(threadID)
 		return false, false, nil
 	}
-	x.graphID, x.md = graphID, newMD
+	x.graphID, x.md, x.run = graphID, newMD, r.ID
 	if owner != nil {
 		x.counter, x.n = *owner, int(n)
 	}
@@ -1327,6 +1333,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		}
 		s.log.Info("postgres: a run's end committed but its reply was lost; read it back", zap.String("run", e.RunID), zap.Error(err))
 		s.changed(e.RunID)
+		s.guesses.ended(e.ThreadID, e.RunID)
 		return active, ev, next, t, nil
 	}
 	var next *server.Run
@@ -1360,6 +1367,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		return active, server.Event{}, next, t, fmt.Errorf("run %s: %w", e.RunID, server.ErrNotFound)
 	}
 	s.changed(e.RunID)
+	s.guesses.ended(e.ThreadID, e.RunID)
 	var ev server.Event
 	if pos != nil {
 		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
@@ -1429,6 +1437,7 @@ func (s *Store) CreateRunBusy(ctx context.Context, r *server.Run, graphID string
 		return wrap("create run", err)
 	}
 	_, err = s.pool.Exec(ctx, s.q.createRunBusy, append(args, graphID, m)...)
+	s.guesses.forget(r.ThreadID) // the thread has a run its guess does not know of
 	return createErr(r, err)
 }
 
@@ -1496,6 +1505,7 @@ func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.T
 		return nil, wrap("end run", err)
 	}
 	s.changed(runID)
+	s.guesses.ended(r.ThreadID, runID)
 	return r, nil
 }
 
@@ -1525,6 +1535,7 @@ func (s *Store) EndRunOwned(ctx context.Context, runID, status, msg string, at t
 		return nil, wrap("end run", err)
 	}
 	s.changed(runID)
+	s.guesses.ended(r.ThreadID, runID)
 	return r, nil
 }
 

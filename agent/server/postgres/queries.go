@@ -400,7 +400,8 @@ func newQueries(schema string) queries {
 	// the lock taken by xactLock from what the Store remembers of the
 	// thread (threadGuess): createRunBusy ($1 to $19), made only if the
 	// thread's record holds what the run was planned from (its owner $20,
-	// metadata $21, graph $22, head $23 and rolled $24), the thread has
+	// metadata $21, compared as text, as jsonb's equality takes 1 for
+	// 1.0 and the plan reads the number's text, graph $22, head $23 and rolled $24), the thread has
 	// no active run, no lease of LockThread's is live on it ({freeDrop}
 	// of the thread $2), and, with $26 ≥ 0, the principal $25 has at
 	// most $26 pending and running runs (countActive's count, on its
@@ -416,7 +417,7 @@ func newQueries(schema string) queries {
 	// insert it replaces, within 1 % (callgrind of the pgbench replay):
 	// what it saves is a round trip.
 	guess := `WITH g AS (SELECT CASE WHEN $26::bigint < 0 THEN 0 ELSE (` + strings.Replace(q.countActive, "$1", "$25", 1) + `) END AS n
-			FROM {threads} t WHERE t.id = $2 AND t.owner = $20 AND t.metadata IS NOT DISTINCT FROM $21::jsonb
+			FROM {threads} t WHERE t.id = $2 AND t.owner = $20 AND t.metadata::text IS NOT DISTINCT FROM $21::jsonb::text
 				AND t.graph_id = $22 AND t.head = $23 AND t.rolled = $24
 				AND NOT EXISTS (SELECT 1 FROM {runs} a WHERE a.thread_id = $2 AND a.status IN ('running', 'pending'))
 				AND ` + strings.ReplaceAll(freeDrop, "$1", "$2") + `),
