@@ -820,6 +820,11 @@ func (a *agent) answered(ctx context.Context, msg model.Message, tasks []call, i
 	}
 	if res.IsError {
 		res.CallID, res.Name = calls[i].ID, calls[i].Name
+		for k, c := range calls {
+			if k != i {
+				results[k] = errorResult(c, "not run: the final answer ("+a.cfg.Answer.Name+") in the same turn was refused; make this call again if it is still needed")
+			}
+		}
 		results[i] = *res
 		return model.Messages{msg, model.ToolResults(results...)}, OutcomeNone, nil, nil
 	}
