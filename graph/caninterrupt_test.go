@@ -2,6 +2,8 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/graph"
@@ -44,5 +46,53 @@ func TestCanInterrupt(t *testing.T) {
 	s, err = build(graph.WithCheckpointer(checkpoint.NewMemory())).Thread("t").Invoke(ctx, canState{})
 	if err != nil || len(s.Can) != 2 || !s.Can[0] || !s.Can[1] {
 		t.Fatalf("on a thread: %v, %v; want true, true", s.Can, err)
+	}
+}
+
+type inPlaceState struct{ In []string }
+
+// ResumesInPlace is true in a node of a checkpointed graph run on a thread
+// and in a subgraph with a checkpointer of its own, and false in a
+// subgraph without one (whose resume runs it again from its input) and
+// where no run can pause.
+func TestResumesInPlace(t *testing.T) {
+	in := graph.Append(func(s *inPlaceState) *[]string { return &s.In })
+	node := func(name string) graph.NodeFunc[inPlaceState] {
+		return func(ctx context.Context, _ inPlaceState) (graph.Update[inPlaceState], error) {
+			return in.Set([]string{fmt.Sprintf("%s=%v", name, graph.ResumesInPlace(ctx))}), nil
+		}
+	}
+	child := func(name string, opts ...graph.CompileOption) *graph.Compiled[inPlaceState] {
+		g := graph.New[inPlaceState]()
+		g.AddNode("n", node(name))
+		g.AddEdge(graph.START, "n").AddEdge("n", graph.END)
+		c, err := g.Compile(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	saver := checkpoint.NewMemory()
+	build := func(opts ...graph.CompileOption) *graph.Compiled[inPlaceState] {
+		g := graph.New[inPlaceState]()
+		g.AddNode("n", node("top"))
+		out := func(s inPlaceState) graph.Update[inPlaceState] { return in.Set(s.In) }
+		graph.AddSubgraph(g, "plain", child("plain"), func(inPlaceState) inPlaceState { return inPlaceState{} }, out)
+		graph.AddSubgraph(g, "durable", child("durable", graph.WithCheckpointer(saver)), func(inPlaceState) inPlaceState { return inPlaceState{} }, out)
+		g.AddEdge(graph.START, "n").AddEdge("n", "plain").AddEdge("plain", "durable").AddEdge("durable", graph.END)
+		c, err := g.Compile(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ctx := context.Background()
+	s, err := build().Invoke(ctx, inPlaceState{})
+	if got := strings.Join(s.In, " "); err != nil || got != "top=false plain=false durable=false" {
+		t.Fatalf("without a checkpointer: %q, %v", got, err)
+	}
+	s, err = build(graph.WithCheckpointer(saver)).Thread("t").Invoke(ctx, inPlaceState{})
+	if got := strings.Join(s.In, " "); err != nil || got != "top=true plain=false durable=true" {
+		t.Fatalf("on a thread: %q, %v; want the subgraph without a checkpointer false", got, err)
 	}
 }

@@ -110,6 +110,21 @@ func CanInterrupt(ctx context.Context) bool {
 	return it != nil
 }
 
+// ResumesInPlace reports whether a resume of a pause [Interrupt] makes in
+// the node ctx belongs to runs that node again with the steps before it
+// kept: whether the node runs in a graph compiled with [WithCheckpointer]
+// run on a thread, or in a subgraph of one compiled with a checkpointer of
+// its own (see [AddSubgraph]). It is false where [CanInterrupt] is, and in
+// a subgraph without a checkpointer of its own (or a graph run with Invoke
+// inside a node): there the pause is the enclosing node's, whose resume
+// runs the whole subgraph again from its input. A node whose work before
+// a pause is costly or not the same when done again, such as a model
+// call, can check it and fail with an error naming the fix.
+func ResumesInPlace(ctx context.Context) bool {
+	it, _ := ctx.Value(itaskKey{}).(*itask)
+	return it != nil && ctx.Value(nestedKey{}) != it
+}
+
 // interruptAs is Interrupt with the interrupt's id given; it.mu is held.
 func interruptAs[T any](it *itask, id string, payload any) (T, error) {
 	var zero T

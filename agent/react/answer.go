@@ -1,7 +1,6 @@
 package react
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,9 +30,12 @@ func AnswerTool[T any](name, description string) (*model.ToolDef, error) {
 }
 
 // DecodeAnswer decodes the structured answer of a run of an agent with
-// [Config.Answer] into a T, refusing fields T does not have. A run that
-// ended without an answer ([OutcomeNoAnswer], [OutcomeIterationLimit])
-// is an error saying so.
+// [Config.Answer] into a T. The run took the answer only once it fit the
+// answer tool's schema; fields that schema allows and T does not have are
+// not decoded, as with [json.Unmarshal]. A schema made by [AnswerTool]
+// for T allows no others, so that with it every field of the answer is
+// T's. A run that ended without an answer ([OutcomeNoAnswer],
+// [OutcomeIterationLimit]) is an error saying so.
 func DecodeAnswer[T any](s State) (T, error) {
 	var v T
 	if len(s.Answer) == 0 {
@@ -45,9 +47,7 @@ func DecodeAnswer[T any](s State) (T, error) {
 		}
 		return v, fmt.Errorf("react: no answer: the run's outcome is %q", s.Outcome)
 	}
-	dec := json.NewDecoder(bytes.NewReader(s.Answer))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
+	if err := json.Unmarshal(s.Answer, &v); err != nil {
 		return v, fmt.Errorf("react: decoding the answer into %T: %w", v, err)
 	}
 	return v, nil

@@ -2,11 +2,13 @@ package react_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/react"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // Answers that do not fit the answer tool's schema (a required field
@@ -43,9 +45,57 @@ func TestAnswerCheckedAgainstSchema(t *testing.T) {
 			t.Fatalf("result of answer %s: %+v, want an error naming %s", bad[i], r, want)
 		}
 	}
-	// DecodeAnswer refuses fields the type does not have.
-	if _, err := react.DecodeAnswer[forecast](react.State{Outcome: react.OutcomeAnswered, Answer: []byte(`{"city":"x","wind":1}`)}); err == nil {
-		t.Fatal("DecodeAnswer took an unknown field")
+}
+
+// An answer tool whose hand-built schema allows fields the answer's type
+// does not have: the run takes an answer with one, and DecodeAnswer
+// decodes the type's fields.
+func TestDecodeAnswerSchemaAllowsMore(t *testing.T) {
+	def := &model.ToolDef{Name: "final_answer", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"integer"}},"required":["city"]}`)}
+	m := &scripted{reply: func(int, *model.Request) (*model.Response, error) {
+		return calls(call("c", "final_answer", `{"city":"Oslo","temp_c":21,"wind":3}`)), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Answer: def})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ag.Invoke(context.Background(), react.Input("forecast"))
+	if err != nil || s.Outcome != react.OutcomeAnswered {
+		t.Fatalf("outcome %q, %v", s.Outcome, err)
+	}
+	f, err := react.DecodeAnswer[forecast](s)
+	if err != nil || f != (forecast{"Oslo", 21}) {
+		t.Fatalf("DecodeAnswer: %+v, %v; want the answer the schema allowed", f, err)
+	}
+}
+
+// The other calls of a turn whose answer is refused are not run, and their
+// results say the answer was refused, not that it was given.
+func TestAnswerRefusedOtherCalls(t *testing.T) {
+	def, err := react.AnswerTool[forecast]("final_answer", "Give the forecast.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &scripted{reply: func(n int, req *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("s", "send", `{"to":"bob"}`), call("b", "final_answer", `{}`)), nil
+		}
+		return calls(call("c", "final_answer", `{"city":"Oslo","temp_c":21}`)), nil
+	}}
+	tool := newRecordTool()
+	ag, err := react.New(react.Config{Model: m, Answer: def, Tools: []operator.Tool{tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ag.Invoke(context.Background(), react.Input("forecast")); err != nil {
+		t.Fatal(err)
+	}
+	r := toolResults(m.requests()[1])["s"]
+	if !r.IsError || !strings.Contains(r.Text(), "was refused") || strings.Contains(r.Text(), "was given") {
+		t.Fatalf("result of the other call: %+v, want one saying the answer was refused", r)
+	}
+	if ran := tool.ran(); len(ran) != 0 {
+		t.Fatalf("send ran %q", ran)
 	}
 }
 

@@ -22,10 +22,16 @@ import (
 type Review struct {
 	// Calls are the proposed calls that need a decision, in call order.
 	Calls []Proposal `json:"calls"`
+	// Stale, when the run paused again on a resume, are the decisions of
+	// that resume that no longer apply: made on the calls of an earlier
+	// turn, which the model has proposed anew since (see [Decision]).
+	// Decide again on Calls.
+	Stale []Decision `json:"stale,omitempty"`
 }
 
 // Proposal is a call that waits for a [Decision], as the reviewer sees it:
-// the call, and the fingerprint of its id, tool name and arguments. A
+// the call, and the fingerprint of its turn (the model's reply that
+// proposed it), id, tool name and arguments. A
 // decision made with [Approve], [Edit] or [Reject] carries the
 // fingerprint, and applies only to the call that has it: a call proposed
 // anew with other arguments or another tool under the same id is not run
@@ -61,16 +67,17 @@ const (
 // A decision applies to the call it was made on, the [Proposal] whose
 // CallID and Fingerprint it carries, and to no other. On resume:
 //
-//   - a decision whose Fingerprint matches no call proposed now (the turn
-//     was proposed anew, as when the agent runs as a subgraph without a
-//     checkpointer of its own and the model is called again on resume)
-//     runs nothing: the run pauses again with a [Review] of the calls
-//     proposed now;
+//   - a decision made on a call of an earlier turn (the model proposed
+//     its calls anew since the review, as when the conversation was
+//     changed under the paused thread) runs nothing: the run pauses again
+//     with a [Review] of the calls proposed now, whose Stale field lists
+//     the decisions that no longer apply;
 //   - a decision that names a call the review does not propose, that has
-//     no Fingerprint, or that carries the fingerprint of another call,
-//     and two decisions about one call, fail the resumed run with an error
-//     naming the calls at fault and the proposed ones; the thread stays
-//     paused, and a resume with right decisions goes on.
+//     no Fingerprint, a Fingerprint of no call of the review, or the
+//     fingerprint of another call, and two decisions about one call, fail
+//     the resumed run with an error naming the calls at fault and the
+//     proposed ones; the thread stays paused, and a resume with right
+//     decisions goes on.
 type Decision struct {
 	// CallID is the ToolCall.ID the decision is about.
 	CallID string `json:"call_id"`
@@ -102,18 +109,44 @@ func Reject(p Proposal, message string) Decision {
 	return Decision{CallID: p.ID, Fingerprint: p.Fingerprint, Action: ActionReject, Message: message}
 }
 
-// fingerprint returns the fingerprint of the call c: a hash of its id,
-// name and arguments (compacted, as a JSON checkpoint may store them).
-func fingerprint(c model.ToolCall) string {
+// fingerprint returns the fingerprint of the call c of the turn whose
+// reply has the message id turn: the turn's mark (see turnMark), a dot,
+// and a hash of the call's id, name and canonical arguments (see
+// canonical), so that arguments stored by a JSON checkpoint, which may
+// escape or order them otherwise, have the fingerprint of the arguments
+// the model wrote.
+func fingerprint(turn string, c model.ToolCall) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d:%s%d:%s", len(c.ID), c.ID, len(c.Name), c.Name)
-	var buf bytes.Buffer
-	if json.Compact(&buf, c.Arguments) == nil {
-		h.Write(buf.Bytes())
-	} else {
-		h.Write(c.Arguments)
+	h.Write(canonical(c.Arguments))
+	return turnMark(turn) + "." + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// turnMark returns the part of a fingerprint that names the turn whose
+// reply has the message id turn: a hash of it, in hexadecimal.
+func turnMark(turn string) string {
+	h := sha256.Sum256([]byte(turn))
+	return hex.EncodeToString(h[:4])
+}
+
+// canonical returns the JSON value raw in one form whatever its spacing,
+// key order and escapes: decoded (numbers kept as written) and encoded
+// again with sorted keys and without HTML escapes. Bytes that are not
+// JSON are returned as they are.
+func canonical(raw json.RawMessage) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return raw
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return raw
+	}
+	return buf.Bytes()
 }
 
 // maxListed is the number of call ids an error lists.
@@ -136,10 +169,11 @@ func idList(ids []string) string {
 }
 
 // checkDecisions checks the decisions of a resume against the proposed
-// calls pending: it reports stale when a decision was made on a call not
-// proposed now (its fingerprint matches none), and an error when the
-// decisions do not fit the review (see Decision).
-func checkDecisions(decisions []Decision, pending []Proposal) (stale bool, err error) {
+// calls pending of the turn whose reply has the message id turn: it
+// returns the stale decisions, made on calls of an earlier turn (their
+// fingerprints name another turn), and an error when the decisions do not
+// fit the review (see Decision).
+func checkDecisions(decisions []Decision, pending []Proposal, turn string) (stale []Decision, err error) {
 	byFP := make(map[string]int, len(pending))
 	byID := make(map[string]int, len(pending))
 	ids := make([]string, len(pending))
@@ -148,10 +182,23 @@ func checkDecisions(decisions []Decision, pending []Proposal) (stale bool, err e
 		byID[p.ID] = i
 		ids[i] = p.ID
 	}
+	mark := turnMark(turn) + "."
+	var bad []string
 	for _, d := range decisions {
-		if _, ok := byFP[d.Fingerprint]; d.Fingerprint != "" && !ok {
-			return true, nil
+		if _, ok := byFP[d.Fingerprint]; ok || d.Fingerprint == "" {
+			continue
 		}
+		if m, _, ok := strings.Cut(d.Fingerprint, "."); ok && len(m)+1 == len(mark) && m+"." != mark {
+			stale = append(stale, d)
+			continue
+		}
+		bad = append(bad, d.Fingerprint)
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("react: the decisions carry the Fingerprints %s, of no call of the react.Review; the proposed calls are %s: make the decisions with react.Approve, react.Edit or react.Reject from the react.Review's Calls, or copy each Proposal's Fingerprint unchanged", idList(bad), idList(ids))
+	}
+	if len(stale) > 0 {
+		return stale, nil
 	}
 	var unknown, unsigned, mismatched, twice []string
 	seen := make(map[string]bool, len(decisions))
@@ -183,29 +230,32 @@ func checkDecisions(decisions []Decision, pending []Proposal) (stale bool, err e
 	if len(mismatched) > 0 {
 		errs = append(errs, fmt.Errorf("react: the decisions about the calls %s carry the Fingerprint of another proposed call; copy each call's own Proposal.Fingerprint", idList(mismatched)))
 	}
-	return false, errors.Join(errs...)
+	return nil, errors.Join(errs...)
 }
 
-// decide pauses for the decisions about the pending calls and returns
-// them once they fit the proposal. Decisions made on an earlier proposal
-// (stale: the turn was proposed anew since, see Decision) are passed
-// over, and the run pauses again with a review of the calls proposed now.
-func decide(ctx context.Context, pending []Proposal) ([]Decision, error) {
+// decide pauses for the decisions about the pending calls of the turn
+// whose reply has the message id turn, and returns them once they fit the
+// proposal. Decisions made on an earlier turn (stale, see Decision) are
+// passed over, and the run pauses again with a review of the calls
+// proposed now that lists them.
+func decide(ctx context.Context, pending []Proposal, turn string) ([]Decision, error) {
+	rv := Review{Calls: pending}
 	for {
-		decisions, err := graph.Interrupt[[]Decision](ctx, Review{Calls: pending})
+		decisions, err := graph.Interrupt[[]Decision](ctx, rv)
 		if err != nil {
 			if graph.IsInterrupt(err) || errors.Is(err, graph.ErrNoCheckpointer) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("react: the resume value of an approval is a []react.Decision, one per call of the react.Review: pass graph.Resume([]react.Decision{react.Approve(review.Calls[0])}): %w", err)
 		}
-		stale, err := checkDecisions(decisions, pending)
+		stale, err := checkDecisions(decisions, pending, turn)
 		if err != nil {
 			return nil, err
 		}
-		if !stale {
+		if len(stale) == 0 {
 			return decisions, nil
 		}
+		rv.Stale = stale
 	}
 }
 
@@ -221,10 +271,10 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 	var pending []Proposal
 	for i, c := range calls {
 		if (a.all || a.approve[c.Name]) && !a.refused(i, &c) {
-			pending = append(pending, Proposal{ToolCall: c, Fingerprint: fingerprint(c)})
+			pending = append(pending, Proposal{ToolCall: c, Fingerprint: fingerprint(msg.ID, c)})
 		}
 	}
-	decisions, err := decide(ctx, pending)
+	decisions, err := decide(ctx, pending, msg.ID)
 	if err != nil {
 		return graph.Update[State]{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -60,57 +61,164 @@ type parent struct {
 	A string
 }
 
-// An agent run as a subgraph without a checkpointer of its own runs again
-// from its input on resume, and its model proposes anew: a decision about
-// the call the reviewer saw does not run another call of the same id. The
-// run pauses again with the new proposal, whose approval runs it.
-func TestApprovalSubgraphProposedAnew(t *testing.T) {
-	for _, id2 := range []string{"s1", "s2"} {
+// subgraphParent returns a parent graph, compiled with opts, that runs ag
+// as its subgraph node "agent".
+func subgraphParent(t *testing.T, ag *graph.Compiled[react.State], opts ...graph.CompileOption) *graph.Compiled[parent] {
+	t.Helper()
+	g := graph.New[parent]()
+	graph.AddSubgraph(g, "agent", ag, func(p parent) react.State { return react.Input(p.Q) },
+		func(s react.State) graph.Update[parent] {
+			return graph.Replace(func(p *parent) *string { return &p.A }).Set(s.Reply())
+		})
+	g.AddEdge(graph.START, "agent").AddEdge("agent", graph.END)
+	app, err := g.Compile(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// freshIDModel proposes a send to bob under a new id on each call, as real
+// providers do, and answers "done" once it reads a tool result.
+func freshIDModel() *scripted {
+	return &scripted{reply: func(n int, req *model.Request) (*model.Response, error) {
+		if req.Messages[len(req.Messages)-1].Role == model.RoleTool {
+			return answer("done"), nil
+		}
+		return calls(call(fmt.Sprintf("call_%d", n), "send", `{"to":"bob"}`)), nil
+	}}
+}
+
+// An agent with Config.Approve run as a subgraph of a checkpointed parent
+// without a checkpointer of its own would run again from its input on each
+// resume and propose its call anew under a new id, so that no approval
+// would ever apply: the run fails before its first model call, naming
+// Config.Checkpointer. With the parent's saver as its checkpointer, the
+// approval runs the call the reviewer saw, after one model call.
+func TestApprovalSubgraphNeedsCheckpointer(t *testing.T) {
+	saver := checkpoint.NewMemory()
+	ctx := context.Background()
+	t.Run("without", func(t *testing.T) {
+		m := freshIDModel()
+		ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{newRecordTool()}, Approve: []string{"send"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = subgraphParent(t, ag, graph.WithCheckpointer(saver)).Thread("without").Invoke(ctx, parent{Q: "mail"})
+		if err == nil || graph.IsInterrupt(err) || !strings.Contains(err.Error(), "set react.Config.Checkpointer (the parent's saver will do)") {
+			t.Fatalf("err %v, want one naming react.Config.Checkpointer", err)
+		}
+		if n := len(m.requests()); n != 0 {
+			t.Fatalf("the model was called %d times", n)
+		}
+	})
+	t.Run("with", func(t *testing.T) {
+		m := freshIDModel()
+		tool := newRecordTool()
+		ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{tool}, Approve: []string{"send"}, Checkpointer: saver})
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := subgraphParent(t, ag, graph.WithCheckpointer(saver)).Thread("with")
+		_, err = th.Invoke(ctx, parent{Q: "mail"})
+		rv := pausedReview(t, err)
+		out, err := th.Invoke(ctx, parent{}, graph.Resume([]react.Decision{react.Approve(rv.Calls[0])}))
+		if err != nil || out.A != "done" {
+			t.Fatalf("resume: %q, %v", out.A, err)
+		}
+		if ran, n := tool.ran(), len(m.requests()); len(ran) != 1 || ran[0] != `{"to":"bob"}` || n != 2 {
+			t.Fatalf("send ran %q, %d model calls; want bob once, 2 calls", ran, n)
+		}
+	})
+}
+
+// An agent with a checkpointer of its own run as a subgraph of a parent
+// without one cannot pause: the error names the parent's checkpointer, not
+// the agent's, which is set.
+func TestApprovalSubgraphParentWithoutCheckpointer(t *testing.T) {
+	m := freshIDModel()
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{newRecordTool()}, Approve: []string{"send"}, Checkpointer: checkpoint.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = subgraphParent(t, ag).Invoke(context.Background(), parent{Q: "mail"})
+	if err == nil || strings.Contains(err.Error(), "set react.Config.Checkpointer") || !strings.Contains(err.Error(), "compile the parent graph with graph.WithCheckpointer") {
+		t.Fatalf("err %v, want one naming the parent's checkpointer", err)
+	}
+	if n := len(m.requests()); n != 0 {
+		t.Fatalf("the model was called %d times", n)
+	}
+}
+
+// Arguments with characters a JSON checkpoint stores escaped (<, >, &,
+// U+2028) or in another order: the decision about the call as proposed
+// applies to the call as the resume reads it from the checkpoint.
+func TestApprovalEscapedArguments(t *testing.T) {
+	for _, args := range []string{`{"to":"Tom & Jerry <x>"}`, "{\"to\":\"a\u2028b\"}", `{"to": "bob",  "cc":"eve"}`} {
+		m := &scripted{reply: func(_ int, req *model.Request) (*model.Response, error) {
+			if req.Messages[len(req.Messages)-1].Role == model.RoleTool {
+				return answer("done"), nil
+			}
+			return calls(call("s1", "send", args)), nil
+		}}
+		tool := newRecordTool()
+		ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{tool}, Approve: []string{"send"}, Checkpointer: checkpoint.NewMemory()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := onThread("escaped")
+		_, err = ag.Invoke(ctx, react.Input("mail"))
+		rv := pausedReview(t, err)
+		s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Approve(rv.Calls[0])}))
+		if err != nil || s.Reply() != "done" {
+			t.Fatalf("%s: resume: %q, %v; want the approval to apply", args, s.Reply(), err)
+		}
+		if ran := tool.ran(); len(ran) != 1 {
+			t.Fatalf("%s: send ran %q, want once", args, ran)
+		}
+	}
+}
+
+// A decision made on a call of an earlier turn does not run the call the
+// model proposes anew, with another id or the same one, and the same
+// arguments: the run pauses again with a review of the new call whose
+// Stale lists the decision, and the new call runs on its own approval.
+func TestApprovalEarlierTurn(t *testing.T) {
+	for _, id2 := range []string{"s2", "s1"} {
 		t.Run("second id "+id2, func(t *testing.T) {
 			m := &scripted{reply: func(n int, req *model.Request) (*model.Response, error) {
-				if req.Messages[len(req.Messages)-1].Role == model.RoleTool {
-					return answer("done"), nil
-				}
-				if n == 0 {
+				switch n {
+				case 0:
 					return calls(call("s1", "send", `{"to":"bob"}`)), nil
+				case 1:
+					return calls(call(id2, "send", `{"to":"bob"}`)), nil
 				}
-				return calls(call(id2, "send", `{"to":"eve"}`)), nil
+				return answer("done"), nil
 			}}
 			tool := newRecordTool()
-			ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{tool}, Approve: []string{"send"}})
+			ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{tool}, Approve: []string{"send"}, Checkpointer: checkpoint.NewMemory()})
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := graph.New[parent]()
-			graph.AddSubgraph(g, "agent", ag, func(p parent) react.State { return react.Input(p.Q) },
-				func(s react.State) graph.Update[parent] {
-					return graph.Replace(func(p *parent) *string { return &p.A }).Set(s.Reply())
-				})
-			g.AddEdge(graph.START, "agent").AddEdge("agent", graph.END)
-			app, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
-			if err != nil {
-				t.Fatal(err)
+			ctx := onThread("earlier")
+			_, err = ag.Invoke(ctx, react.Input("mail"))
+			first := pausedReview(t, err).Calls[0]
+			_, err = ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Reject(first, "not yet")}))
+			second := pausedReview(t, err)
+			if second.Calls[0].Fingerprint == first.Fingerprint {
+				t.Fatal("the call proposed anew has the fingerprint of the earlier one")
 			}
-			ctx, th := context.Background(), app.Thread("t")
-			_, err = th.Invoke(ctx, parent{Q: "mail"})
-			rv := pausedReview(t, err)
-			if string(rv.Calls[0].Arguments) != `{"to":"bob"}` {
-				t.Fatalf("first review %+v", rv)
-			}
-			_, err = th.Invoke(ctx, parent{}, graph.Resume([]react.Decision{react.Approve(rv.Calls[0])}))
+			_, err = ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Approve(first)}))
+			again := pausedReview(t, err)
 			if ran := tool.ran(); len(ran) != 0 {
-				t.Fatalf("send ran with %q on the approval of {\"to\":\"bob\"}", ran)
+				t.Fatalf("send ran %q on a decision about an earlier turn", ran)
 			}
-			rv2 := pausedReview(t, err)
-			if rv2.Calls[0].ID != id2 || string(rv2.Calls[0].Arguments) != `{"to":"eve"}` {
-				t.Fatalf("second review %+v, want the call proposed anew", rv2)
+			if len(again.Stale) != 1 || again.Stale[0].Fingerprint != first.Fingerprint || again.Calls[0].Fingerprint != second.Calls[0].Fingerprint {
+				t.Fatalf("review %+v, want the new call and the stale decision", again)
 			}
-			out, err := th.Invoke(ctx, parent{}, graph.Resume([]react.Decision{react.Approve(rv2.Calls[0])}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ran := tool.ran(); len(ran) != 1 || ran[0] != `{"to":"eve"}` || out.A != "done" {
-				t.Fatalf("send ran with %q, reply %q; want eve once", ran, out.A)
+			s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Approve(again.Calls[0])}))
+			if err != nil || s.Reply() != "done" || len(tool.ran()) != 1 {
+				t.Fatalf("approval of the new call: %q, %v, ran %q", s.Reply(), err, tool.ran())
 			}
 		})
 	}
@@ -124,7 +232,7 @@ func TestApprovalWrongDecisions(t *testing.T) {
 		if req.Messages[len(req.Messages)-1].Role == model.RoleTool {
 			return answer("done"), nil
 		}
-		return calls(call("s1", "send", `{"to":"bob"}`)), nil
+		return calls(call("s1", "send", `{"to":"bob"}`), call("s2", "send", `{"to":"eve"}`)), nil
 	}}
 	tool := newRecordTool()
 	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{tool}, Approve: []string{"send"}, Checkpointer: checkpoint.NewMemory()})
@@ -134,13 +242,17 @@ func TestApprovalWrongDecisions(t *testing.T) {
 	ctx := onThread("wrong")
 	_, err = ag.Invoke(ctx, react.Input("mail bob"))
 	rv := pausedReview(t, err)
-	good := react.Approve(rv.Calls[0])
+	good, good2 := react.Approve(rv.Calls[0]), react.Approve(rv.Calls[1])
+	mark, _, _ := strings.Cut(good.Fingerprint, ".")
 	for _, tc := range []struct {
 		name   string
 		resume any
 		want   []string
 	}{
-		{"unknown id", []react.Decision{{CallID: "c9", Fingerprint: good.Fingerprint, Action: react.ActionApprove}}, []string{`"c9"`, `proposed calls are "s1"`}},
+		{"unknown id", []react.Decision{{CallID: "c9", Fingerprint: good.Fingerprint, Action: react.ActionApprove}, good2}, []string{`"c9"`, `proposed calls are "s1", "s2"`}},
+		{"another call's fingerprint", []react.Decision{{CallID: "s1", Fingerprint: good2.Fingerprint, Action: react.ActionApprove}, good2}, []string{`"s1"`, "Fingerprint of another proposed call"}},
+		{"unknown fingerprint", []react.Decision{{CallID: "s1", Fingerprint: mark + ".0123", Action: react.ActionApprove}, good2}, []string{`"` + mark + `.0123"`, "of no call of the react.Review", `proposed calls are "s1", "s2"`}},
+		{"made-up fingerprint", []react.Decision{{CallID: "s1", Fingerprint: "approved", Action: react.ActionApprove}, good2}, []string{`"approved"`, "of no call of the react.Review"}},
 		{"no fingerprint", []react.Decision{{CallID: "s1", Action: react.ActionApprove}}, []string{`"s1"`, "no Fingerprint"}},
 		{"twice", []react.Decision{good, good}, []string{`"s1"`, "more than once"}},
 		{"one decision, not a slice", good, []string{"pass graph.Resume([]react.Decision{"}},
@@ -162,12 +274,12 @@ func TestApprovalWrongDecisions(t *testing.T) {
 			t.Fatalf("%s: thread has %d interrupts (%v), want still paused", tc.name, len(snap.Interrupts), err)
 		}
 	}
-	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{good}))
+	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{good, good2}))
 	if err != nil || s.Reply() != "done" {
 		t.Fatalf("right resume: %q, %v", s.Reply(), err)
 	}
-	if ran := tool.ran(); len(ran) != 1 {
-		t.Fatalf("send ran %q, want once", ran)
+	if ran := tool.ran(); len(ran) != 2 {
+		t.Fatalf("send ran %q, want twice", ran)
 	}
 }
 
@@ -193,41 +305,62 @@ func TestApprovalWithoutCheckpointerFailsBeforeModel(t *testing.T) {
 // A conversation whose last assistant message has calls without results (a
 // thread paused for approval that took a new message) reaches the model
 // with an error result for each, after the results it has and before the
-// new message, and keeps them.
+// new message, and keeps them: in a run without a checkpointer, and on a
+// thread, where the messages merge into the thread's.
 func TestDanglingCallsAnswered(t *testing.T) {
-	m := &scripted{reply: func(int, *model.Request) (*model.Response, error) { return answer("ok"), nil }}
-	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{newRecordTool()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asked := model.Assistant("")
-	asked.Parts = []model.Part{{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: "c1", Name: "send", Arguments: json.RawMessage(`{}`)}},
-		{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: "c2", Name: "send", Arguments: json.RawMessage(`{}`)}}}
-	in := model.Messages{model.User("mail bob"), asked,
-		model.ToolResults(model.ToolResult{CallID: "c1", Name: "send", Content: []model.Part{model.TextPart("sent")}}),
-		model.User("never mind, what time is it?")}
-	s, err := ag.Invoke(context.Background(), react.State{Messages: in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	check := func(what string, msgs model.Messages) {
-		t.Helper()
-		var roles []string
-		for _, msg := range msgs {
-			roles = append(roles, string(msg.Role))
-		}
-		if len(msgs) < 5 || msgs[3].Role != model.RoleTool || msgs[4].Role != model.RoleUser {
-			t.Fatalf("%s: roles %v, want the added result before the new message", what, roles)
-		}
-		r := msgs[3].Parts[0].ToolResult
-		if r == nil || r.CallID != "c2" || !r.IsError || !strings.Contains(r.Content[0].Text, "not run") {
-			t.Fatalf("%s: added result %+v", what, r)
-		}
-	}
-	reqs := m.requests()
-	check("request", reqs[0].Messages)
-	check("state", s.Messages)
-	if s.Reply() != "ok" || len(s.Messages) != 6 {
-		t.Fatalf("reply %q, %d messages", s.Reply(), len(s.Messages))
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("durable=%v", durable), func(t *testing.T) {
+			m := &scripted{reply: func(int, *model.Request) (*model.Response, error) { return answer("ok"), nil }}
+			cfg := react.Config{Model: m, Tools: []operator.Tool{newRecordTool()}}
+			ctx := context.Background()
+			if durable {
+				cfg.Checkpointer = checkpoint.NewMemory()
+				ctx = onThread("dangling")
+			}
+			ag, err := react.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asked := model.Assistant("")
+			asked.Parts = []model.Part{{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: "c1", Name: "send", Arguments: json.RawMessage(`{}`)}},
+				{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: "c2", Name: "send", Arguments: json.RawMessage(`{}`)}}}
+			in := model.Messages{model.User("mail bob"), asked,
+				model.ToolResults(model.ToolResult{CallID: "c1", Name: "send", Content: []model.Part{model.TextPart("sent")}}),
+				model.User("never mind, what time is it?")}
+			s, err := ag.Invoke(ctx, react.State{Messages: in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := func(what string, msgs model.Messages) {
+				t.Helper()
+				var roles []string
+				for _, msg := range msgs {
+					roles = append(roles, string(msg.Role))
+				}
+				if len(msgs) < 5 || msgs[3].Role != model.RoleTool || msgs[4].Role != model.RoleUser {
+					t.Fatalf("%s: roles %v, want the added result before the new message", what, roles)
+				}
+				r := msgs[3].Parts[0].ToolResult
+				if r == nil || r.CallID != "c2" || !r.IsError || !strings.Contains(r.Content[0].Text, "not run") {
+					t.Fatalf("%s: added result %+v", what, r)
+				}
+			}
+			reqs := m.requests()
+			check("request", reqs[0].Messages)
+			check("state", s.Messages)
+			if s.Reply() != "ok" || len(s.Messages) != 6 {
+				t.Fatalf("reply %q, %d messages", s.Reply(), len(s.Messages))
+			}
+			if durable {
+				snap, err := ag.Thread("dangling").State(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("thread", snap.Values.Messages)
+				if len(snap.Values.Messages) != 6 {
+					t.Fatalf("thread has %d messages, want 6", len(snap.Values.Messages))
+				}
+			}
+		})
 	}
 }

@@ -83,33 +83,38 @@
 // [Config.Approve] names tools whose calls a person approves first: the
 // run pauses with a [graph.Interrupt] whose payload is a [Review] of the
 // proposed calls, each a [Proposal] with its fingerprint (a hash of the
-// call's id, tool name and arguments), and resumes with [graph.Resume]
+// call's turn, id, tool name and arguments), and resumes with [graph.Resume]
 // and a []Decision, one per call, made with [Approve], [Edit] or [Reject]
 // from the Proposal: approve, edit the arguments, or reject with a message
 // the model reads. A decision applies only to the call whose fingerprint
 // it carries. Decisions that do not fit the review (a call id the review
-// does not propose, no fingerprint, two decisions about one call, a resume
-// value that is not a []Decision) fail the resumed run with an error
-// naming them and the proposed calls, before any tool runs; the thread
-// stays paused, and a resume with right decisions goes on.
+// does not propose, no fingerprint or one of no call of the review, two
+// decisions about one call, a resume value that is not a []Decision) fail
+// the resumed run with an error naming them and the proposed calls,
+// before any tool runs; the thread stays paused, and a resume with right
+// decisions goes on.
 //
-// Pausing needs a checkpointer: the agent's own ([Config.Checkpointer]),
-// or its parent's when it runs as a subgraph of a graph compiled with
-// [graph.WithCheckpointer]. A run of an agent with Config.Approve that
-// cannot pause fails before its first model call with an error naming
-// Config.Checkpointer (see [graph.CanInterrupt]).
+// Pausing needs a checkpointer that keeps the agent's steps, so that a
+// resume goes on from the approve node with the calls the reviewer saw:
+// set [Config.Checkpointer] and run the agent on a thread, or, as a
+// subgraph, set Config.Checkpointer too (the parent's saver will do) and
+// run the parent, compiled with [graph.WithCheckpointer], on a thread; the
+// graph then keeps the agent's steps on a thread of their own (see
+// "Durable subgraphs" in package graph). An agent without a checkpointer
+// of its own run inside a checkpointed run (as a subgraph, or with Invoke
+// inside a node) is one task of that run, which a resume runs again from
+// its input: the model would be called again on every resume and propose
+// its calls anew, under new ids, so that no decision would ever apply. A
+// run of an agent with Config.Approve that cannot pause, or cannot resume
+// where it paused, fails before its first model call with an error naming
+// the fix (see [graph.CanInterrupt] and [graph.ResumesInPlace]).
 //
-// As a subgraph, give the agent a checkpointer of its own (the parent's
-// saver will do): the graph then keeps the agent's steps on a thread of
-// their own (see "Durable subgraphs" in package graph), and a resume goes
-// on from the approve node, with the calls the reviewer saw. Without one,
-// the agent is one task of its parent, and the graph resumes a paused task
-// by running it again from its start: the agent runs again from its input,
-// calls the model again (a paid call) and may be proposed other calls,
-// under the same ids or others. Those are not run on the decisions about
-// the calls the reviewer saw: their fingerprints differ, so the run pauses
-// again with a Review of the calls proposed now. A turn proposed anew
-// identically (same ids, tools and arguments) takes the decisions.
+// A decision whose fingerprint matches no proposed call fails the resume
+// with an error naming it, as other decisions that do not fit do, unless
+// the turn was proposed anew since the review (the proposed calls are not
+// those of the pause): the run then pauses again with a [Review] of the
+// calls proposed now, whose Stale field lists the decisions that no longer
+// apply.
 //
 // A conversation whose last assistant message has calls without results,
 // as a thread paused for approval that was given a new message, reaches

@@ -67,9 +67,10 @@ type Config struct {
 	MaxIterations int
 	// Approve names the tools whose calls pause the run for approval (see
 	// [Review] and [Decision]). "*" names every tool. A run must be able
-	// to pause: set Checkpointer, or run the agent as a subgraph of a
-	// checkpointed graph (see "Approval and structured answers" in the
-	// package doc); a run that cannot fails before its first model call.
+	// to pause and resume where it paused: set Checkpointer and run the
+	// agent on a thread, also when it runs as a subgraph (see "Approval
+	// and structured answers" in the package doc); a run that cannot fails
+	// before its first model call.
 	Approve []string
 	// Answer, when set, is the tool the model calls to give its final
 	// answer, whose arguments are the answer (see [AnswerTool]). The model
@@ -85,10 +86,11 @@ type Config struct {
 	Request func(*model.Request)
 	// Checkpointer, when set, makes every run of the agent durable on a
 	// thread (run it through the compiled graph's Thread(id) handle): the
-	// thread is a conversation, and approval can pause it. As a subgraph,
-	// an agent with a checkpointer (the parent's saver will do) resumes a
-	// pause where it stopped; without one it runs again from its input
-	// (see "Approval and structured answers" in the package doc).
+	// thread is a conversation, and approval can pause it. As a subgraph
+	// of a checkpointed parent, an agent with a checkpointer (the parent's
+	// saver will do) keeps its steps on a thread of its own and resumes a
+	// pause where it stopped; Config.Approve needs one there too (see
+	// "Approval and structured answers" in the package doc).
 	Checkpointer checkpoint.Saver
 	// MaxParallelTools bounds how many tool calls of one turn run at the
 	// same time; the others wait for a running one to end. Zero means
@@ -378,9 +380,22 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 	return g.Compile(opts...)
 }
 
-// errCannotPause fails a run of an agent with Config.Approve that could not
-// pause for approval, before its first model call.
-var errCannotPause = errors.New("react: Config.Approve needs a run that can pause for approval: set react.Config.Checkpointer and run the agent on a thread (Compiled.Thread), or run it as a subgraph of a graph compiled with graph.WithCheckpointer, run on a thread")
+// cannotPause returns the error that fails a run of an agent with
+// Config.Approve that could not pause for approval, or could not resume
+// where it paused (graph.ResumesInPlace), before its first model call.
+//
+//go:noinline
+func (a *agent) cannotPause(ctx context.Context) error {
+	switch {
+	case !graph.CanInterrupt(ctx) && a.cfg.Checkpointer == nil:
+		return errors.New("react: Config.Approve needs a run that can pause for approval: set react.Config.Checkpointer and run the agent on a thread (Compiled.Thread); as a subgraph, set react.Config.Checkpointer (the parent's saver will do) and run the parent, compiled with graph.WithCheckpointer, on a thread")
+	case !graph.CanInterrupt(ctx):
+		return errors.New("react: Config.Approve needs a run that can pause for approval, and this run of the agent is on no thread although react.Config.Checkpointer is set: run the agent through Compiled.Thread(id); as a subgraph, compile the parent graph with graph.WithCheckpointer and run it on a thread")
+	case a.cfg.Checkpointer == nil:
+		return errors.New("react: Config.Approve needs a run that resumes where it paused, and this agent runs inside a checkpointed run without a checkpointer of its own (as a subgraph, or with Invoke inside a node): each resume would run it again from its input and call the model again, which proposes its calls anew, so that no approval would apply: set react.Config.Checkpointer (the parent's saver will do)")
+	}
+	return errors.New("react: Config.Approve needs a run that resumes where it paused, and this agent runs with Invoke inside a node of a checkpointed run, off a thread of its own: each resume would run it again from its input: add it to the graph with graph.AddSubgraph, or run it on a thread (Compiled.Thread)")
+}
 
 // instructions returns the system message of a run.
 func (a *agent) instructions(s *State) string {
@@ -419,8 +434,8 @@ func (a *agent) modelInto() func(context.Context, *State, *graph.Update[State]) 
 // tool, the iteration limit) is in helpers that are not inlined, and the
 // update is written in place.
 func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State]) error {
-	if a.pauses && !graph.CanInterrupt(ctx) {
-		return errCannotPause
+	if a.pauses && !graph.ResumesInPlace(ctx) {
+		return a.cannotPause(ctx)
 	}
 	var fixed model.Messages
 	if hasDangling(s.Messages) {
@@ -805,6 +820,11 @@ func (a *agent) answered(ctx context.Context, msg model.Message, tasks []call, i
 	}
 	if res.IsError {
 		res.CallID, res.Name = calls[i].ID, calls[i].Name
+		for k, c := range calls {
+			if k != i {
+				results[k] = errorResult(c, "not run: the final answer ("+a.cfg.Answer.Name+") in the same turn was refused; make this call again if it is still needed")
+			}
+		}
 		results[i] = *res
 		return model.Messages{msg, model.ToolResults(results...)}, OutcomeNone, nil, nil
 	}
