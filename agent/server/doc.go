@@ -93,7 +93,9 @@
 // # Streams
 //
 // Stream modes values, updates, messages-tuple (SSE event "messages") and
-// custom are served; with stream_subgraphs, events of subgraphs are named
+// custom are served; events, debug, tasks, checkpoints and tools, which
+// LangGraph's servers also know, are refused (422) rather than streamed
+// without their events; with stream_subgraphs, events of subgraphs are named
 // mode|node:id. Every event of a run is kept in the run's event log (at most
 // Config.MaxRunEvents) with increasing ids, 0, 1, 2... (a log the
 // PostgreSQL store lost in a database crash, or never created because the

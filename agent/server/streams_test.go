@@ -174,3 +174,28 @@ func TestIndentedCodecStreamsValidSSE(t *testing.T) {
 		t.Fatalf("last values %+v, events %v", last, evs)
 	}
 }
+
+// A stream mode of LangGraph's servers that this one does not serve is
+// refused, naming the modes it serves, at run creation and on a join: a
+// run streamed without the mode's events would look like a run that
+// raised none.
+func TestStreamRefusesUnservedModes(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	tid := newThread(t, url)
+	rid := startRun(t, url, tid, map[string]any{"assistant_id": "chain", "input": humanInput("go")}, "create run")
+	for _, mode := range []string{"events", "debug", "tasks", "checkpoints", "tools"} {
+		var e map[string]any
+		body := map[string]any{"assistant_id": "chain", "input": humanInput("go"), "stream_mode": []string{"values", mode}}
+		code := do(t, "POST", url+"/threads/"+tid+"/runs/stream", body, nil, &e)
+		detail, _ := e["detail"].(string)
+		if code != 422 || !strings.Contains(detail, `"`+mode+`"`) || !strings.Contains(detail, "values, updates, messages-tuple") {
+			t.Errorf("stream_mode %s at run creation: %d %v; want 422 naming the mode and the modes served", mode, code, e)
+		}
+		e = nil
+		code = do(t, "GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?stream_mode="+mode, nil, nil, &e)
+		detail, _ = e["detail"].(string)
+		if code != 422 || !strings.Contains(detail, `"`+mode+`"`) {
+			t.Errorf("stream_mode %s on a join: %d %v; want 422 naming the mode", mode, code, e)
+		}
+	}
+}
