@@ -92,8 +92,10 @@
 //
 // # Streams
 //
-// Stream modes values, updates, messages-tuple (SSE event "messages") and
-// custom are served; events, debug, tasks, checkpoints and tools, which
+// Stream modes values, updates, messages-tuple (SSE event "messages"),
+// the legacy messages (events messages/metadata, messages/partial with a
+// model reply so far, and messages/complete with the messages a step adds
+// to the state's "messages" list) and custom are served; events, debug, tasks, checkpoints and tools, which
 // LangGraph's servers also know, are refused (422) rather than streamed
 // without their events; with stream_subgraphs, events of subgraphs are named
 // mode|node:id. Every event of a run is kept in the run's event log (at most

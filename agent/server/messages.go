@@ -109,3 +109,118 @@ func DecodeMessages(data json.RawMessage) (model.Messages, error) {
 	}
 	return out, nil
 }
+
+// legacyMessages is the state of a run's stream in the legacy messages
+// mode (stream_mode "messages"), which sends, as LangGraph's servers do,
+// messages/metadata ({id: {metadata}}) when a model reply's first chunk
+// arrives, messages/partial ([the reply so far]) at each of its chunks,
+// and messages/complete ([new messages]) when a step adds messages to the
+// state's "messages" list, with the ids the state gives them. The
+// messages of the run's first values event (its input state) are not
+// new. It is used by one run's event loop only.
+type legacyMessages struct {
+	// partial holds the replies being streamed, by id: those of the
+	// current step, cleared at each values event (a reply ends with its
+	// task, in its step) and as each reply ends (model.ChunkDone).
+	partial map[string]*legacyReply
+	// seen holds the ids of the messages of the last values event, and
+	// count their number: a message without an id is new when its index
+	// is at least count.
+	seen    map[string]bool
+	count   int
+	started bool // a values event was read
+}
+
+// legacyReply is a model reply accumulated from its chunks.
+type legacyReply struct {
+	text  strings.Builder
+	calls []map[string]any // tool_call_chunks merged by index
+}
+
+func newLegacyMessages() *legacyMessages {
+	return &legacyMessages{partial: map[string]*legacyReply{}}
+}
+
+// chunk adds a streamed chunk (messageChunk's form) to its reply and
+// emits messages/metadata for a new reply, then messages/partial.
+func (l *legacyMessages) chunk(c, meta map[string]any, emit func(string, any) error) error {
+	id, _ := c["id"].(string)
+	r := l.partial[id]
+	if r == nil {
+		r = &legacyReply{}
+		l.partial[id] = r
+		if err := emit("messages/metadata", map[string]any{id: map[string]any{"metadata": meta}}); err != nil {
+			return err
+		}
+	}
+	text, _ := c["content"].(string)
+	r.text.WriteString(text)
+	tcs, _ := c["tool_call_chunks"].([]any)
+	for _, tc := range tcs {
+		d, _ := tc.(map[string]any)
+		idx, _ := d["index"].(int)
+		for len(r.calls) <= idx {
+			r.calls = append(r.calls, map[string]any{"id": nil, "name": nil, "args": ""})
+		}
+		call := r.calls[idx]
+		for _, k := range []string{"id", "name"} {
+			if v := d[k]; v != nil {
+				call[k] = v
+			}
+		}
+		args, _ := d["args"].(string)
+		call["args"] = call["args"].(string) + args
+	}
+	return emit("messages/partial", []any{r.message(id)})
+}
+
+// message gives the reply so far as a LangChain AI message: tool calls
+// whose arguments are not yet whole JSON are invalid_tool_calls.
+func (r *legacyReply) message(id string) map[string]any {
+	calls, invalid := []any{}, []any{}
+	for _, c := range r.calls {
+		args := c["args"].(string)
+		var v map[string]any
+		if json.Unmarshal([]byte(args), &v) == nil && v != nil {
+			calls = append(calls, map[string]any{"id": c["id"], "name": c["name"], "args": v, "type": "tool_call"})
+			continue
+		}
+		invalid = append(invalid, map[string]any{"id": c["id"], "name": c["name"], "args": args, "error": nil, "type": "invalid_tool_call"})
+	}
+	return map[string]any{"id": id, "type": "ai", "content": r.text.String(), "tool_calls": calls, "invalid_tool_calls": invalid,
+		"additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
+}
+
+// done forgets the reply id, which ended.
+func (l *legacyMessages) done(id string) { delete(l.partial, id) }
+
+// values reads a values event of the run (the state as JSON) and emits
+// messages/complete with the messages it adds to "messages".
+func (l *legacyMessages) values(v json.RawMessage, emit func(string, any) error) error {
+	clear(l.partial)
+	var st struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if json.Unmarshal(v, &st) != nil {
+		return nil // a state without a messages list adds none
+	}
+	seen := make(map[string]bool, len(st.Messages))
+	var added []json.RawMessage
+	for i, m := range st.Messages {
+		var h struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(m, &h)
+		if h.ID != "" {
+			seen[h.ID] = true
+		}
+		if l.started && ((h.ID != "" && !l.seen[h.ID]) || (h.ID == "" && i >= l.count)) {
+			added = append(added, m)
+		}
+	}
+	l.seen, l.count, l.started = seen, len(st.Messages), true
+	if len(added) == 0 {
+		return nil
+	}
+	return emit("messages/complete", added)
+}

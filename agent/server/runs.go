@@ -3042,7 +3042,9 @@ func keep(name string, modes []string) bool {
 	case "metadata", "error", "end":
 		return true
 	case "messages":
-		return slices.Contains(modes, "messages-tuple") || slices.Contains(modes, "messages")
+		return slices.Contains(modes, "messages-tuple")
+	case "messages/metadata", "messages/partial", "messages/complete":
+		return slices.Contains(modes, "messages")
 	}
 	return slices.Contains(modes, base)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -197,5 +198,70 @@ func TestStreamRefusesUnservedModes(t *testing.T) {
 		if code != 422 || !strings.Contains(detail, `"`+mode+`"`) {
 			t.Errorf("stream_mode %s on a join: %d %v; want 422 naming the mode", mode, code, e)
 		}
+	}
+}
+
+// The legacy messages mode sends what LangGraph's servers send for it:
+// messages/metadata at a reply's first chunk, messages/partial with the
+// reply so far at each chunk, and messages/complete with the messages a
+// step adds to the state (not the run's input), never the tuples of
+// messages-tuple (event "messages").
+func TestStreamLegacyMessagesMode(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid := newThread(t, ts.URL)
+	body := `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"hi"}]},"stream_mode":"messages"}`
+	resp, err := http.Post(ts.URL+"/threads/"+tid+"/runs/stream", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := readSSE(t, resp.Body)
+	resp.Body.Close()
+	var names, partial []string
+	var metaIDs []string
+	var complete []map[string]any
+	for _, e := range evs {
+		names = append(names, e.Name)
+		switch e.Name {
+		case "messages/metadata":
+			var m map[string]struct {
+				Metadata map[string]any `json:"metadata"`
+			}
+			if err := json.Unmarshal(e.Data, &m); err != nil {
+				t.Fatalf("messages/metadata %s: %v", e.Data, err)
+			}
+			for id, v := range m {
+				metaIDs = append(metaIDs, id)
+				if v.Metadata["langgraph_node"] != "draft" {
+					t.Errorf("messages/metadata %s: want langgraph_node draft", e.Data)
+				}
+			}
+		case "messages/partial":
+			var ms []map[string]any
+			if err := json.Unmarshal(e.Data, &ms); err != nil || len(ms) != 1 {
+				t.Fatalf("messages/partial %s: want one message", e.Data)
+			}
+			if ms[0]["type"] != "ai" || len(metaIDs) != 1 || ms[0]["id"] != metaIDs[0] {
+				t.Errorf("messages/partial %s: want an ai message with the id of messages/metadata %v", e.Data, metaIDs)
+			}
+			partial = append(partial, ms[0]["content"].(string))
+		case "messages/complete":
+			var ms []map[string]any
+			if err := json.Unmarshal(e.Data, &ms); err != nil {
+				t.Fatalf("messages/complete %s: %v", e.Data, err)
+			}
+			complete = append(complete, ms...)
+		}
+	}
+	if want := []string{"draft ", "draft for: ", "draft for: hi"}; !slices.Equal(partial, want) {
+		t.Errorf("messages/partial contents %q; want %q (events %v)", partial, want, names)
+	}
+	if len(metaIDs) != 1 {
+		t.Errorf("messages/metadata ids %v; want one, at the reply's first chunk (events %v)", metaIDs, names)
+	}
+	if len(complete) != 1 || complete[0]["content"] != "draft for: hi" || complete[0]["type"] != "ai" {
+		t.Errorf("messages/complete %v; want the draft's message alone, not the input (events %v)", complete, names)
+	}
+	if slices.Contains(names, "messages") || slices.Contains(names, "values") {
+		t.Errorf("events %v; want no messages-tuple or values events, which were not asked for", names)
 	}
 }
