@@ -92,7 +92,10 @@
 //
 // # Streams
 //
-// Stream modes values, updates, messages-tuple (SSE event "messages"),
+// Stream modes values, updates, messages-tuple (SSE event "messages": the
+// chunks of model replies, and each message a step adds to the state's
+// "messages" list without streaming a reply, such as a tool result, as one
+// whole chunk with its id in the state),
 // the legacy messages (events messages/metadata, messages/partial with a
 // model reply so far, and messages/complete with the messages a step adds
 // to the state's "messages" list) and custom are served; events, debug, tasks, checkpoints and tools, which

@@ -172,9 +172,9 @@ type runCall struct {
 	// runs. It clears the thread's head; an error ends the run before
 	// the graph runs.
 	begin func() error
-	// legacy is the state of the legacy messages mode (stream_mode
-	// "messages"), when the run asks for it.
-	legacy *legacyMessages
+	// msgs is the state of the messages modes (messages-tuple and the
+	// legacy messages), when the run asks for one.
+	msgs *streamedMessages
 }
 
 // recursionError is the error of a run that reached its step limit,
@@ -393,8 +393,13 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if rc.modes["messages-tuple"] || rc.modes["messages"] {
 		modes = append(modes, graph.StreamMessages)
 	}
-	if rc.modes["messages"] {
-		rc.legacy = newLegacyMessages()
+	if rc.modes["messages-tuple"] || rc.modes["messages"] {
+		rc.msgs = newStreamedMessages(rc.modes["messages"], rc.modes["messages-tuple"])
+		if !rc.modes["updates"] {
+			// The nodes of each step, for the metadata of the messages
+			// they write to the state without a model reply.
+			modes = append(modes, graph.StreamUpdates)
+		}
 	}
 	opts := []graph.RunOption{graph.WithModes(modes...)}
 	if d, ok := durabilities[rc.durability]; ok {
@@ -539,15 +544,15 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			return nil, err
 		}
 	}
-	if rc.legacy != nil {
+	if rc.msgs != nil {
 		// The messages the run starts with, input included, are not
-		// new: the legacy messages mode sends those its steps add.
+		// new: the messages modes send those its steps add.
 		b, ok, err := a.inputValues(ctx, th, rc, input, hasInput)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			_ = rc.legacy.values(b, func(string, any) error { return nil })
+			_ = rc.msgs.values(b, nil, func(string, any) error { return nil })
 		}
 	}
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: rc.runID, ThreadID: rc.threadID, Tags: rc.tags, Metadata: rc.metadata})
@@ -789,7 +794,7 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 	}
 	switch ev.Mode {
 	case graph.StreamValues:
-		if !rc.modes["values"] && (rc.legacy == nil || len(ev.Namespace) > 0) {
+		if !rc.modes["values"] && (rc.msgs == nil || len(ev.Namespace) > 0) {
 			return nil
 		}
 		if len(ev.Namespace) > 0 {
@@ -799,8 +804,9 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		if err != nil {
 			return err
 		}
-		if rc.legacy != nil {
-			if err := rc.legacy.values(v, emit); err != nil {
+		if rc.msgs != nil {
+			meta := func(node string) map[string]any { return tupleMeta(rc, node, ev.Step, "") }
+			if err := rc.msgs.values(v, meta, emit); err != nil {
 				return err
 			}
 		}
@@ -809,6 +815,9 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		}
 		return emit("values", v)
 	case graph.StreamUpdates:
+		if rc.msgs != nil && len(ev.Namespace) == 0 {
+			rc.msgs.ran(ev.Node)
+		}
 		if !rc.modes["updates"] {
 			return nil
 		}
@@ -833,42 +842,20 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		if !ok || !(rc.modes["messages-tuple"] || rc.modes["messages"]) {
 			return nil
 		}
-		if c.Kind == model.ChunkDone && rc.legacy != nil {
-			rc.legacy.done(replyID(rc.runID, ev.Task))
+		if c.Kind == model.ChunkDone {
+			rc.msgs.done(replyID(rc.runID, ev.Task))
 			return nil
 		}
 		msg, ok := messageChunk(rc.runID, ev.Task, c)
 		if !ok {
 			return nil
 		}
-		meta := map[string]any{}
-		for k, v := range rc.metadata {
-			meta[k] = v
-		}
 		ns := ""
 		if len(ev.Namespace) > 0 {
 			ns = namespace(rc.runID, ev.Namespace)
 		}
-		tags := rc.tags
-		if tags == nil {
-			tags = []string{}
-		}
-		meta["langgraph_node"] = ev.Node
-		meta["langgraph_step"] = ev.Step
-		meta["langgraph_checkpoint_ns"] = ns
-		meta["checkpoint_ns"] = ns
-		meta["langgraph_triggers"] = []string{}
-		meta["langgraph_path"] = []string{"__pregel_pull", ev.Node}
-		meta["tags"] = tags
-		if rc.legacy != nil {
-			if err := rc.legacy.chunk(msg, meta, func(mode string, data any) error { return emit(name(mode), data) }); err != nil {
-				return err
-			}
-		}
-		if !rc.modes["messages-tuple"] {
-			return nil
-		}
-		return emit(name("messages"), []any{msg, meta})
+		meta := tupleMeta(rc, ev.Node, ev.Step, ns)
+		return rc.msgs.chunk(msg, meta, func(mode string, data any) error { return emit(name(mode), data) })
 	case graph.StreamInterrupt:
 		ins := interruptsJSON(ev.Interrupts)
 		if rc.modes["values"] {
@@ -881,6 +868,27 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		}
 	}
 	return nil
+}
+
+// tupleMeta is the metadata of a messages-tuple event of node's step:
+// the run's metadata with LangGraph's langgraph_* keys.
+func tupleMeta(rc *runCall, node string, step int, ns string) map[string]any {
+	meta := make(map[string]any, len(rc.metadata)+8)
+	for k, v := range rc.metadata {
+		meta[k] = v
+	}
+	tags := rc.tags
+	if tags == nil {
+		tags = []string{}
+	}
+	meta["langgraph_node"] = node
+	meta["langgraph_step"] = step
+	meta["langgraph_checkpoint_ns"] = ns
+	meta["checkpoint_ns"] = ns
+	meta["langgraph_triggers"] = []string{}
+	meta["langgraph_path"] = []string{"__pregel_pull", node}
+	meta["tags"] = tags
+	return meta
 }
 
 // subgraphField returns a field of a subgraph's event (a graph.Event of

@@ -110,19 +110,28 @@ func DecodeMessages(data json.RawMessage) (model.Messages, error) {
 	return out, nil
 }
 
-// legacyMessages is the state of a run's stream in the legacy messages
-// mode (stream_mode "messages"), which sends, as LangGraph's servers do,
-// messages/metadata ({id: {metadata}}) when a model reply's first chunk
-// arrives, messages/partial ([the reply so far]) at each of its chunks,
-// and messages/complete ([new messages]) when a step adds messages to the
-// state's "messages" list, with the ids the state gives them. The
-// messages of the run's first values event (its input state) are not
-// new. It is used by one run's event loop only.
-type legacyMessages struct {
+// streamedMessages is the state of a run's stream in the messages modes.
+// In the legacy messages mode (stream_mode "messages") it sends, as
+// LangGraph's servers do, messages/metadata ({id: {metadata}}) when a
+// model reply's first chunk arrives, messages/partial ([the reply so
+// far]) at each of its chunks, and messages/complete ([new messages]) when
+// a step adds messages to the state's "messages" list, with the ids the
+// state gives them. In messages-tuple it sends, besides the chunks of
+// model replies, each message a step adds to the state without streaming
+// a reply (a tool result, a node's own message) as one whole chunk with
+// its state id. The messages of the run's input state are not new. It is
+// used by one run's event loop only.
+type streamedMessages struct {
+	legacy, tuple bool // the modes asked for
 	// partial holds the replies being streamed, by id: those of the
 	// current step, cleared at each values event (a reply ends with its
 	// task, in its step) and as each reply ends (model.ChunkDone).
 	partial map[string]*legacyReply
+	// streamed says that a model reply streamed since the last values
+	// event, and nodes holds the nodes that ran since (one per task of
+	// the step).
+	streamed bool
+	nodes    []string
 	// seen holds the ids of the messages of the last values event, and
 	// count their number: a message without an id is new when its index
 	// is at least count.
@@ -137,13 +146,30 @@ type legacyReply struct {
 	calls []map[string]any // tool_call_chunks merged by index
 }
 
-func newLegacyMessages() *legacyMessages {
-	return &legacyMessages{partial: map[string]*legacyReply{}}
+func newStreamedMessages(legacy, tuple bool) *streamedMessages {
+	return &streamedMessages{legacy: legacy, tuple: tuple, partial: map[string]*legacyReply{}}
 }
 
-// chunk adds a streamed chunk (messageChunk's form) to its reply and
-// emits messages/metadata for a new reply, then messages/partial.
-func (l *legacyMessages) chunk(c, meta map[string]any, emit func(string, any) error) error {
+// ran records that node ran in the current step.
+func (l *streamedMessages) ran(node string) { l.nodes = append(l.nodes, node) }
+
+// chunk sends a streamed chunk (messageChunk's form) as a messages-tuple
+// event and, in the legacy mode, adds it to its reply and emits
+// messages/metadata for a new reply, then messages/partial.
+func (l *streamedMessages) chunk(c, meta map[string]any, emit func(string, any) error) error {
+	l.streamed = true
+	if l.legacy {
+		if err := l.partialChunk(c, meta, emit); err != nil {
+			return err
+		}
+	}
+	if !l.tuple {
+		return nil
+	}
+	return emit("messages", []any{c, meta})
+}
+
+func (l *streamedMessages) partialChunk(c, meta map[string]any, emit func(string, any) error) error {
 	id, _ := c["id"].(string)
 	r := l.partial[id]
 	if r == nil {
@@ -192,12 +218,17 @@ func (r *legacyReply) message(id string) map[string]any {
 }
 
 // done forgets the reply id, which ended.
-func (l *legacyMessages) done(id string) { delete(l.partial, id) }
+func (l *streamedMessages) done(id string) { delete(l.partial, id) }
 
 // values reads a values event of the run (the state as JSON) and emits
-// messages/complete with the messages it adds to "messages".
-func (l *legacyMessages) values(v json.RawMessage, emit func(string, any) error) error {
+// the messages it adds to "messages": as messages/complete in the legacy
+// mode, and, when no reply streamed in the step, each as a whole
+// messages-tuple chunk with the metadata meta gives for its node (the
+// step's node when it ran one task, else "").
+func (l *streamedMessages) values(v json.RawMessage, meta func(node string) map[string]any, emit func(string, any) error) error {
 	clear(l.partial)
+	streamed, nodes := l.streamed, l.nodes
+	l.streamed, l.nodes = false, l.nodes[:0]
 	var st struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
@@ -222,5 +253,22 @@ func (l *legacyMessages) values(v json.RawMessage, emit func(string, any) error)
 	if len(added) == 0 {
 		return nil
 	}
-	return emit("messages/complete", added)
+	if l.legacy {
+		if err := emit("messages/complete", added); err != nil {
+			return err
+		}
+	}
+	if !l.tuple || streamed {
+		return nil
+	}
+	node := ""
+	if len(nodes) == 1 {
+		node = nodes[0]
+	}
+	for _, m := range added {
+		if err := emit("messages", []any{m, meta(node)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

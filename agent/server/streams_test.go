@@ -265,3 +265,53 @@ func TestStreamLegacyMessagesMode(t *testing.T) {
 		t.Errorf("events %v; want no messages-tuple or values events, which were not asked for", names)
 	}
 }
+
+// In messages-tuple, a message a node writes to the state without
+// streaming a model reply arrives as one whole chunk, with the id the
+// state gives it and its node, as on LangGraph's servers; a streamed
+// reply is not sent again whole, and the run's input is not sent.
+func TestStreamTupleSendsMessagesWrittenWithoutModel(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid := newThread(t, ts.URL)
+	stream := func(body string) []sseEvent {
+		resp, err := http.Post(ts.URL+"/threads/"+tid+"/runs/stream", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return readSSE(t, resp.Body)
+	}
+	type tuple struct {
+		msg  map[string]any
+		meta map[string]any
+	}
+	tuples := func(evs []sseEvent) []tuple {
+		var out []tuple
+		for _, e := range evs {
+			if e.Name != "messages" {
+				continue
+			}
+			var pair []map[string]any
+			if err := json.Unmarshal(e.Data, &pair); err != nil || len(pair) != 2 {
+				t.Fatalf("messages event %s: want [message, metadata]", e.Data)
+			}
+			out = append(out, tuple{pair[0], pair[1]})
+		}
+		return out
+	}
+	first := tuples(stream(`{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"hi"}]},"stream_mode":["messages-tuple"]}`))
+	var text strings.Builder
+	for _, tu := range first {
+		if tu.msg["id"] != first[0].msg["id"] {
+			t.Errorf("first run's messages %v: want only the streamed reply's chunks (no input, no reply sent again whole)", first)
+		}
+		text.WriteString(tu.msg["content"].(string))
+	}
+	if text.String() != "draft for: hi" {
+		t.Errorf("first run's chunks give %q; want the reply", text.String())
+	}
+	second := tuples(stream(`{"assistant_id":"agent","command":{"resume":"yes"},"stream_mode":["messages-tuple"]}`))
+	if len(second) != 1 || second[0].msg["content"] != "final: yes" || second[0].msg["type"] != "ai" || second[0].meta["langgraph_node"] != "finish" {
+		t.Fatalf("resumed run's messages %v; want finish's message whole, once, naming its node", second)
+	}
+}

@@ -23,3 +23,11 @@ for (const mode of ["events", "debug", "tasks", "checkpoints", "tools"]) {
   }
   check(status === 422 && String(text).includes(mode), `stream_mode ${mode} is refused with 422 naming it`, { status, text });
 }
+
+// A message a node writes without a model reply arrives in
+// messages-tuple as one whole chunk, with the id it has in the state.
+const resumed = await collect(client.runs.stream(thread.thread_id, "agent", { command: { resume: "yes" }, streamMode: ["messages-tuple", "values"] }));
+const whole = resumed.filter((e) => e.event === "messages");
+const finalValues = resumed.filter((e) => e.event === "values").at(-1)?.data;
+check(whole.length === 1 && whole[0].data[0].content === "final: yes" && whole[0].data[1].langgraph_node === "finish", "messages-tuple sends a node's message written without a model as one chunk", whole);
+check(finalValues?.messages?.at(-1)?.content === "final: yes" && (finalValues.messages.at(-1).id ?? null) === (whole[0]?.data[0].id ?? null), "the chunk has the message's id in the state", { whole, finalValues });
