@@ -143,7 +143,7 @@ type streamedMessages struct {
 // legacyReply is a model reply accumulated from its chunks.
 type legacyReply struct {
 	text  strings.Builder
-	calls []map[string]any // tool_call_chunks merged by index
+	calls []map[string]any // tool_call_chunks merged by index, in the order first seen
 }
 
 func newStreamedMessages(legacy, tuple bool) *streamedMessages {
@@ -184,11 +184,20 @@ func (l *streamedMessages) partialChunk(c, meta map[string]any, emit func(string
 	tcs, _ := c["tool_call_chunks"].([]any)
 	for _, tc := range tcs {
 		d, _ := tc.(map[string]any)
+		// Merged by index, looked up rather than used as a position: a
+		// model's index may be any number.
 		idx, _ := d["index"].(int)
-		for len(r.calls) <= idx {
-			r.calls = append(r.calls, map[string]any{"id": nil, "name": nil, "args": ""})
+		var call map[string]any
+		for _, c := range r.calls {
+			if c["index"] == idx {
+				call = c
+				break
+			}
 		}
-		call := r.calls[idx]
+		if call == nil {
+			call = map[string]any{"index": idx, "id": nil, "name": nil, "args": ""}
+			r.calls = append(r.calls, call)
+		}
 		for _, k := range []string{"id", "name"} {
 			if v := d[k]; v != nil {
 				call[k] = v
