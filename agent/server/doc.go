@@ -105,8 +105,15 @@
 //
 // # Streams
 //
-// Stream modes values, updates, messages-tuple (SSE event "messages") and
-// custom are served; with stream_subgraphs, events of subgraphs are named
+// Stream modes values, updates, messages-tuple (SSE event "messages": the
+// chunks of model replies, and each message a step adds to the state's
+// "messages" list without streaming a reply, such as a tool result, as one
+// whole chunk with its id in the state),
+// the legacy messages (events messages/metadata, messages/partial with a
+// model reply so far, and messages/complete with the messages a step adds
+// to the state's "messages" list) and custom are served; events, debug, tasks, checkpoints and tools, which
+// LangGraph's servers also know, are refused (422) rather than streamed
+// without their events; with stream_subgraphs, events of subgraphs are named
 // mode|node:id. Every event of a run is kept in the run's event log (at most
 // Config.MaxRunEvents) with increasing ids, 0, 1, 2... (a log the
 // PostgreSQL store lost in a database crash, or never created because the

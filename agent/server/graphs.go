@@ -210,6 +210,9 @@ type runCall struct {
 	// runs. It clears the thread's head; an error ends the run before
 	// the graph runs.
 	begin func() error
+	// msgs is the state of the messages modes (messages-tuple and the
+	// legacy messages), when the run asks for one.
+	msgs *streamedMessages
 }
 
 // recursionError is the error of a run that reached its step limit,
@@ -447,6 +450,14 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if rc.modes["messages-tuple"] || rc.modes["messages"] {
 		modes = append(modes, graph.StreamMessages)
 	}
+	if rc.modes["messages-tuple"] || rc.modes["messages"] {
+		rc.msgs = newStreamedMessages(rc.modes["messages"], rc.modes["messages-tuple"])
+		if !rc.modes["updates"] {
+			// The nodes of each step, for the metadata of the messages
+			// they write to the state without a model reply.
+			modes = append(modes, graph.StreamUpdates)
+		}
+	}
 	opts := []graph.RunOption{graph.WithModes(modes...)}
 	if d, ok := durabilities[rc.durability]; ok {
 		opts = append(opts, graph.WithDurability(d))
@@ -590,6 +601,17 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			return nil, err
 		}
 	}
+	if rc.msgs != nil {
+		// The messages the run starts with, input included, are not
+		// new: the messages modes send those its steps add.
+		b, ok, err := a.inputValues(ctx, th, rc, input, hasInput)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			_ = rc.msgs.values(b, nil, func(string, any) error { return nil })
+		}
+	}
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: rc.runID, ThreadID: rc.threadID, Tags: rc.tags, Metadata: rc.metadata})
 	if rc.context != nil {
 		ctx = context.WithValue(ctx, runContextKey{}, rc.context)
@@ -653,29 +675,39 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 // emitInput emits the thread's state with input merged, through the
 // fields' reducers, as a values event.
 func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], rc *runCall, input S, emit func(string, any) error) error {
-	var cur S
-	if snap, err := a.latestOf(ctx, th, rc); err == nil {
-		cur = snap.Values
-	} else if !errors.Is(err, checkpoint.ErrNotFound) {
-		return err
-	}
-	v := reflect.ValueOf(input)
-	var fields []string
-	for goName := range a.keys {
-		if f := v.FieldByName(goName); f.IsValid() && !f.IsZero() {
-			fields = append(fields, goName)
-		}
-	}
-	u, err := a.g.UpdateOf(input, fields...)
-	if err != nil {
-		return nil // a field without a handle: the engine replaces it; skip the preview
-	}
-	u.ApplyTo(&cur)
-	b, err := a.values(cur)
-	if err != nil {
-		return err
+	b, ok, err := a.inputValues(ctx, th, rc, input, true)
+	if err != nil || !ok {
+		return err // !ok: a field without a handle: the engine replaces it; skip the preview
 	}
 	return emit("values", b)
+}
+
+// inputValues returns, as JSON, the state the run starts from (see
+// startOf) with the run's input, when hasInput, merged in; ok is false
+// when a field of the input has no handle (the engine replaces it).
+func (a *adapter[S]) inputValues(ctx context.Context, th graph.Thread[S], rc *runCall, input S, hasInput bool) (json.RawMessage, bool, error) {
+	var cur S
+	if snap, err := a.startOf(ctx, th, rc); err == nil {
+		cur = snap.Values
+	} else if !errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, false, err
+	}
+	if hasInput {
+		v := reflect.ValueOf(input)
+		var fields []string
+		for goName := range a.keys {
+			if f := v.FieldByName(goName); f.IsValid() && !f.IsZero() {
+				fields = append(fields, goName)
+			}
+		}
+		u, err := a.g.UpdateOf(input, fields...)
+		if err != nil {
+			return nil, false, nil
+		}
+		u.ApplyTo(&cur)
+	}
+	b, err := a.values(cur)
+	return b, err == nil, err
 }
 
 // resumeOption turns command.resume into Resume or, for an object keyed by
@@ -819,7 +851,7 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 	}
 	switch ev.Mode {
 	case graph.StreamValues:
-		if !rc.modes["values"] {
+		if !rc.modes["values"] && (rc.msgs == nil || len(ev.Namespace) > 0) {
 			return nil
 		}
 		if len(ev.Namespace) > 0 {
@@ -829,8 +861,20 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		if err != nil {
 			return err
 		}
+		if rc.msgs != nil {
+			meta := func(node string) map[string]any { return tupleMeta(rc, node, ev.Step, "") }
+			if err := rc.msgs.values(v, meta, emit); err != nil {
+				return err
+			}
+		}
+		if !rc.modes["values"] {
+			return nil
+		}
 		return emit("values", v)
 	case graph.StreamUpdates:
+		if rc.msgs != nil && len(ev.Namespace) == 0 {
+			rc.msgs.ran(ev.Node)
+		}
 		if !rc.modes["updates"] {
 			return nil
 		}
@@ -855,30 +899,20 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		if !ok || !(rc.modes["messages-tuple"] || rc.modes["messages"]) {
 			return nil
 		}
+		if c.Kind == model.ChunkDone {
+			rc.msgs.done(replyID(rc.runID, ev.Task))
+			return nil
+		}
 		msg, ok := messageChunk(rc.runID, ev.Task, c)
 		if !ok {
 			return nil
-		}
-		meta := map[string]any{}
-		for k, v := range rc.metadata {
-			meta[k] = v
 		}
 		ns := ""
 		if len(ev.Namespace) > 0 {
 			ns = namespace(rc.runID, ev.Namespace)
 		}
-		tags := rc.tags
-		if tags == nil {
-			tags = []string{}
-		}
-		meta["langgraph_node"] = ev.Node
-		meta["langgraph_step"] = ev.Step
-		meta["langgraph_checkpoint_ns"] = ns
-		meta["checkpoint_ns"] = ns
-		meta["langgraph_triggers"] = []string{}
-		meta["langgraph_path"] = []string{"__pregel_pull", ev.Node}
-		meta["tags"] = tags
-		return emit(name("messages"), []any{msg, meta})
+		meta := tupleMeta(rc, ev.Node, ev.Step, ns)
+		return rc.msgs.chunk(msg, meta, func(mode string, data any) error { return emit(name(mode), data) })
 	case graph.StreamInterrupt:
 		ins := interruptsJSON(ev.Interrupts)
 		if rc.modes["values"] {
@@ -891,6 +925,27 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		}
 	}
 	return nil
+}
+
+// tupleMeta is the metadata of a messages-tuple event of node's step:
+// the run's metadata with LangGraph's langgraph_* keys.
+func tupleMeta(rc *runCall, node string, step int, ns string) map[string]any {
+	meta := make(map[string]any, len(rc.metadata)+8)
+	for k, v := range rc.metadata {
+		meta[k] = v
+	}
+	tags := rc.tags
+	if tags == nil {
+		tags = []string{}
+	}
+	meta["langgraph_node"] = node
+	meta["langgraph_step"] = step
+	meta["langgraph_checkpoint_ns"] = ns
+	meta["checkpoint_ns"] = ns
+	meta["langgraph_triggers"] = []string{}
+	meta["langgraph_path"] = []string{"__pregel_pull", node}
+	meta["tags"] = tags
+	return meta
 }
 
 // subgraphField returns a field of a subgraph's event (a graph.Event of
@@ -933,8 +988,7 @@ func subgraphUpdate(payload any) (string, any) {
 // messageChunk gives a model chunk as a LangChain message chunk; the
 // chunks of one reply share an id made from the run and the task.
 func messageChunk(runID string, t graph.TaskInfo, c model.Chunk) (map[string]any, bool) {
-	id := "run-" + uuid.NewSHA1(uuid.NameSpaceOID, []byte(runID+"|"+t.ID())).String()
-	m := map[string]any{"id": id, "type": "AIMessageChunk", "content": "", "tool_call_chunks": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
+	m := map[string]any{"id": replyID(runID, t), "type": "AIMessageChunk", "content": "", "tool_call_chunks": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
 	switch c.Kind {
 	case model.ChunkText:
 		m["content"] = c.Text
@@ -947,6 +1001,12 @@ func messageChunk(runID string, t graph.TaskInfo, c model.Chunk) (map[string]any
 		return nil, false
 	}
 	return m, true
+}
+
+// replyID is the id of the streamed chunks of the model reply of task t
+// of run runID.
+func replyID(runID string, t graph.TaskInfo) string {
+	return "run-" + uuid.NewSHA1(uuid.NameSpaceOID, []byte(runID+"|"+t.ID())).String()
 }
 
 func nilIfEmpty(s string) any {

@@ -35,7 +35,7 @@ func nodeModules(t *testing.T) string {
 // "ok:" line per check and fails on the first broken one.
 func TestOfficialJSClient(t *testing.T) {
 	modules := nodeModules(t)
-	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "store.mjs", "threads.mjs"} {
+	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "store.mjs", "threads.mjs", "streammodes.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ts := newTestServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"test-key-0123456789": "tester"}), Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
 			runScript(t, modules, script, ts.URL, "test-key-0123456789")

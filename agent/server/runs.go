@@ -133,7 +133,16 @@ type checkpointSel struct {
 	CheckpointID string `json:"checkpoint_id,omitempty"`
 }
 
-var streamModes = []string{"values", "updates", "messages-tuple", "messages", "custom", "events", "debug", "tasks", "checkpoints", "tools"}
+// streamModes are the stream modes the server serves.
+var streamModes = []string{"values", "updates", "messages-tuple", "messages", "custom"}
+
+// unservedModes are stream modes of LangGraph's servers that this one
+// does not serve: a run asking for one is refused (422) rather than
+// streamed without its events. events and tools are LangChain callback
+// events, which the engine does not raise; debug, tasks and checkpoints
+// need task inputs and results and each saved checkpoint, which its
+// stream does not carry.
+var unservedModes = []string{"events", "debug", "tasks", "checkpoints", "tools"}
 
 // validate checks the body and fills in the defaults of the reference
 // server: multitask_strategy enqueue, on_disconnect cancel.
@@ -3039,7 +3048,9 @@ func keep(name string, modes []string) bool {
 	case "metadata", "error", "end":
 		return true
 	case "messages":
-		return slices.Contains(modes, "messages-tuple") || slices.Contains(modes, "messages")
+		return slices.Contains(modes, "messages-tuple")
+	case "messages/metadata", "messages/partial", "messages/complete":
+		return slices.Contains(modes, "messages")
 	}
 	return slices.Contains(modes, base)
 }
@@ -3505,6 +3516,9 @@ func responseDeadline(w http.ResponseWriter, d time.Duration) *writeDeadline {
 func checkModes(modes []string) ([]string, error) {
 	out := make([]string, 0, min(len(modes), len(streamModes)))
 	for _, m := range modes {
+		if slices.Contains(unservedModes, m) {
+			return nil, errorf(422, "stream_mode: %q is not served by this server; use %s", m, strings.Join(streamModes, ", "))
+		}
 		if !slices.Contains(streamModes, m) {
 			return nil, errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", "))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -172,5 +173,145 @@ func TestIndentedCodecStreamsValidSSE(t *testing.T) {
 	}
 	if last.Reply != "hi ada" || evs[len(evs)-1].Name != "end" {
 		t.Fatalf("last values %+v, events %v", last, evs)
+	}
+}
+
+// A stream mode of LangGraph's servers that this one does not serve is
+// refused, naming the modes it serves, at run creation and on a join: a
+// run streamed without the mode's events would look like a run that
+// raised none.
+func TestStreamRefusesUnservedModes(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	tid := newThread(t, url)
+	rid := startRun(t, url, tid, map[string]any{"assistant_id": "chain", "input": humanInput("go")}, "create run")
+	for _, mode := range []string{"events", "debug", "tasks", "checkpoints", "tools"} {
+		var e map[string]any
+		body := map[string]any{"assistant_id": "chain", "input": humanInput("go"), "stream_mode": []string{"values", mode}}
+		code := do(t, "POST", url+"/threads/"+tid+"/runs/stream", body, nil, &e)
+		detail, _ := e["detail"].(string)
+		if code != 422 || !strings.Contains(detail, `"`+mode+`"`) || !strings.Contains(detail, "values, updates, messages-tuple") {
+			t.Errorf("stream_mode %s at run creation: %d %v; want 422 naming the mode and the modes served", mode, code, e)
+		}
+		e = nil
+		code = do(t, "GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?stream_mode="+mode, nil, nil, &e)
+		detail, _ = e["detail"].(string)
+		if code != 422 || !strings.Contains(detail, `"`+mode+`"`) {
+			t.Errorf("stream_mode %s on a join: %d %v; want 422 naming the mode", mode, code, e)
+		}
+	}
+}
+
+// The legacy messages mode sends what LangGraph's servers send for it:
+// messages/metadata at a reply's first chunk, messages/partial with the
+// reply so far at each chunk, and messages/complete with the messages a
+// step adds to the state (not the run's input), never the tuples of
+// messages-tuple (event "messages").
+func TestStreamLegacyMessagesMode(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid := newThread(t, ts.URL)
+	body := `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"hi"}]},"stream_mode":"messages"}`
+	resp, err := http.Post(ts.URL+"/threads/"+tid+"/runs/stream", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := readSSE(t, resp.Body)
+	resp.Body.Close()
+	var names, partial []string
+	var metaIDs []string
+	var complete []map[string]any
+	for _, e := range evs {
+		names = append(names, e.Name)
+		switch e.Name {
+		case "messages/metadata":
+			var m map[string]struct {
+				Metadata map[string]any `json:"metadata"`
+			}
+			if err := json.Unmarshal(e.Data, &m); err != nil {
+				t.Fatalf("messages/metadata %s: %v", e.Data, err)
+			}
+			for id, v := range m {
+				metaIDs = append(metaIDs, id)
+				if v.Metadata["langgraph_node"] != "draft" {
+					t.Errorf("messages/metadata %s: want langgraph_node draft", e.Data)
+				}
+			}
+		case "messages/partial":
+			var ms []map[string]any
+			if err := json.Unmarshal(e.Data, &ms); err != nil || len(ms) != 1 {
+				t.Fatalf("messages/partial %s: want one message", e.Data)
+			}
+			if ms[0]["type"] != "ai" || len(metaIDs) != 1 || ms[0]["id"] != metaIDs[0] {
+				t.Errorf("messages/partial %s: want an ai message with the id of messages/metadata %v", e.Data, metaIDs)
+			}
+			partial = append(partial, ms[0]["content"].(string))
+		case "messages/complete":
+			var ms []map[string]any
+			if err := json.Unmarshal(e.Data, &ms); err != nil {
+				t.Fatalf("messages/complete %s: %v", e.Data, err)
+			}
+			complete = append(complete, ms...)
+		}
+	}
+	if want := []string{"draft ", "draft for: ", "draft for: hi"}; !slices.Equal(partial, want) {
+		t.Errorf("messages/partial contents %q; want %q (events %v)", partial, want, names)
+	}
+	if len(metaIDs) != 1 {
+		t.Errorf("messages/metadata ids %v; want one, at the reply's first chunk (events %v)", metaIDs, names)
+	}
+	if len(complete) != 1 || complete[0]["content"] != "draft for: hi" || complete[0]["type"] != "ai" {
+		t.Errorf("messages/complete %v; want the draft's message alone, not the input (events %v)", complete, names)
+	}
+	if slices.Contains(names, "messages") || slices.Contains(names, "values") {
+		t.Errorf("events %v; want no messages-tuple or values events, which were not asked for", names)
+	}
+}
+
+// In messages-tuple, a message a node writes to the state without
+// streaming a model reply arrives as one whole chunk, with the id the
+// state gives it and its node, as on LangGraph's servers; a streamed
+// reply is not sent again whole, and the run's input is not sent.
+func TestStreamTupleSendsMessagesWrittenWithoutModel(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid := newThread(t, ts.URL)
+	stream := func(body string) []sseEvent {
+		resp, err := http.Post(ts.URL+"/threads/"+tid+"/runs/stream", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return readSSE(t, resp.Body)
+	}
+	type tuple struct {
+		msg  map[string]any
+		meta map[string]any
+	}
+	tuples := func(evs []sseEvent) []tuple {
+		var out []tuple
+		for _, e := range evs {
+			if e.Name != "messages" {
+				continue
+			}
+			var pair []map[string]any
+			if err := json.Unmarshal(e.Data, &pair); err != nil || len(pair) != 2 {
+				t.Fatalf("messages event %s: want [message, metadata]", e.Data)
+			}
+			out = append(out, tuple{pair[0], pair[1]})
+		}
+		return out
+	}
+	first := tuples(stream(`{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"hi"}]},"stream_mode":["messages-tuple"]}`))
+	var text strings.Builder
+	for _, tu := range first {
+		if tu.msg["id"] != first[0].msg["id"] {
+			t.Errorf("first run's messages %v: want only the streamed reply's chunks (no input, no reply sent again whole)", first)
+		}
+		text.WriteString(tu.msg["content"].(string))
+	}
+	if text.String() != "draft for: hi" {
+		t.Errorf("first run's chunks give %q; want the reply", text.String())
+	}
+	second := tuples(stream(`{"assistant_id":"agent","command":{"resume":"yes"},"stream_mode":["messages-tuple"]}`))
+	if len(second) != 1 || second[0].msg["content"] != "final: yes" || second[0].msg["type"] != "ai" || second[0].meta["langgraph_node"] != "finish" {
+		t.Fatalf("resumed run's messages %v; want finish's message whole, once, naming its node", second)
 	}
 }
