@@ -138,7 +138,6 @@ func decodeMessages(data json.RawMessage) (model.Messages, error) {
 	return out, nil
 }
 
-<<<<<<< HEAD
 // decodeMessage reads one message; its error's text starts with the
 // path of what is wrong within the message (".content[1]: ...", or ":
 // ..." for the message itself).
@@ -342,7 +341,8 @@ func pathError(path string, err error) error {
 		return fmt.Errorf("%s%w", path, err)
 	}
 	return fmt.Errorf("%s: %w", path, err)
-=======
+}
+
 // streamedMessages is the state of a run's stream in the messages modes.
 // In the legacy messages mode (stream_mode "messages") it sends, as
 // LangGraph's servers do, messages/metadata ({id: {metadata}}) when a
@@ -513,5 +513,4 @@ func (l *streamedMessages) values(v json.RawMessage, meta func(node string) map[
 		}
 	}
 	return nil
->>>>>>> sdk1
 }
