@@ -69,7 +69,11 @@
 // starts from, the one the request names, or the one a rollback returned
 // the thread to, else the latest, is refused with 422, or, for a run queued behind others, fails with
 // UnknownInterruptError when it starts, instead of being passed on as a
-// value; an object is then read as answers by interrupt id), durability
+// value; an object is then read as answers by interrupt id; without
+// strict_resume, a resume on a state that waits on no interrupt is
+// ignored, as LangGraph ignores it: the run goes on with the pending step,
+// or, on a finished thread, takes no step and returns its values; the
+// graph package's graph.Resume stays strict), durability
 // (sync, async
 // or exit: the graph.Durability the run saves checkpoints with) and
 // webhook, an http(s) URL POSTed the run, its status, times and values
