@@ -3529,7 +3529,15 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if finished(run.Status) {
-		writeError(w, errorf(http.StatusConflict, "run %s already ended with status %s", run.ID, run.Status))
+		// LangGraph's servers leave a run that ended as it is and answer
+		// as for a cancel (the JS SDK's runs.cancel then resolves): there
+		// is nothing to stop, and a client racing the run's end is not
+		// told it failed.
+		if wait {
+			w.WriteHeader(http.StatusNoContent)
+		} else {
+			w.WriteHeader(http.StatusAccepted)
+		}
 		return
 	}
 	s.cancelRunByID(run, action)
