@@ -37,7 +37,11 @@
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
 // /runs/{run_id}/stream; DELETE /threads/{id}/runs/{run_id}; POST
-// /threads/{id}/runs/{run_id}/cancel?action=interrupt|rollback&wait=0|1.
+// /threads/{id}/runs/{run_id}/cancel?action=interrupt|rollback&wait=0|1
+// (a run that ended is left as it is, and the answer is the same); POST
+// /runs/cancel?action=, with {thread_id, run_ids} or {status:
+// pending|running|all}, cancels several of the caller's runs; GET
+// /runs/{run_id}/stream joins a stateless run's stream.
 //
 // Runs follow the reference (Python) server rather than the JS dev server
 // where they differ: multitask_strategy defaults to enqueue and reject
