@@ -271,6 +271,10 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		Key       string          `json:"key"`
 		Value     json.RawMessage `json:"value"`
 		TTL       *float64        `json:"ttl"`
+		// Index is LangGraph's list of the value's fields to embed for
+		// semantic search, or false for none. The item stores have no
+		// semantic index: false (or null) is accepted, a list refused.
+		Index json.RawMessage `json:"index"`
 	}
 	it := s.itemsBody(w, r, &body)
 	if it == nil {
@@ -278,6 +282,10 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(body.Namespace) == 0 {
 		writeError(w, errEmptyNamespace)
+		return
+	}
+	if idx := strings.TrimSpace(string(body.Index)); idx != "" && idx != "null" && idx != "false" {
+		writeError(w, errorf(422, "index: asks for semantic indexing, which this server's item store does not have (search's query is a plain text match); leave index out or set it to false"))
 		return
 	}
 	rec := memory.Record{Namespace: s.scoped(r, body.Namespace), Key: body.Key, Value: body.Value}
