@@ -54,6 +54,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /runs", s.createRunBackground)
 	m.HandleFunc("POST /runs/stream", s.createRunStream)
 	m.HandleFunc("POST /runs/wait", s.createRunWait)
+	m.HandleFunc("GET /runs/{rid}/stream", s.joinStream)
+	m.HandleFunc("POST /runs/cancel", s.cancelRuns)
 	s.itemRoutes()
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethods(m, r); len(allow) > 0 {

@@ -39,7 +39,11 @@
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
 // /runs/{run_id}/stream; DELETE /threads/{id}/runs/{run_id}; POST
-// /threads/{id}/runs/{run_id}/cancel?action=interrupt|rollback&wait=0|1.
+// /threads/{id}/runs/{run_id}/cancel?action=interrupt|rollback&wait=0|1
+// (a run that ended is left as it is, and the answer is the same); POST
+// /runs/cancel?action=, with {thread_id, run_ids} or {status:
+// pending|running|all}, cancels several of the caller's runs; GET
+// /runs/{run_id}/stream joins a stateless run's stream.
 //
 // Runs follow the reference (Python) server rather than the JS dev server
 // where they differ: multitask_strategy defaults to enqueue and reject
@@ -82,7 +86,11 @@
 // starts from, the one the request names, or the one a rollback returned
 // the thread to, else the latest, is refused with 422, or, for a run queued behind others, fails with
 // UnknownInterruptError when it starts, instead of being passed on as a
-// value; an object is then read as answers by interrupt id), durability
+// value; an object is then read as answers by interrupt id; without
+// strict_resume, a resume on a state that waits on no interrupt is
+// ignored, as LangGraph ignores it: the run goes on with the pending step,
+// or, on a finished thread, takes no step and returns its values; the
+// graph package's graph.Resume stays strict), durability
 // (sync, async
 // or exit: the graph.Durability the run saves checkpoints with) and
 // webhook, an http(s) URL POSTed the run, its status, times and values

@@ -550,12 +550,17 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			}
 		}
 	}
+	ignored := false // a resume that answers no interrupt, and nothing to continue (resumeOption)
 	if len(rc.resume) > 0 {
 		o, err := a.resumeOption(ctx, th, rc, rc.resume)
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, o)
+		if o != nil {
+			opts = append(opts, o)
+		} else {
+			ignored = !copied && a.nothingPending(ctx, th, rc)
+		}
 	} else if hasInput && (rc.checkpointID == "" || rc.head) {
 		// New input on a thread that paused or was stopped mid-run starts
 		// a new run from START, as LangGraph does: the pending step is
@@ -590,6 +595,12 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		if err := rc.begin(); err != nil {
 			return nil, err
 		}
+	}
+	if ignored {
+		// LangGraph ignores a resume that answers no interrupt (without
+		// strict_resume): the run has no step to take, and its result is
+		// the thread's state as it is.
+		return a.unchanged(ctx, rc, emit)
 	}
 	if rc.checkpointID != "" {
 		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))
@@ -712,19 +723,59 @@ func (a *adapter[S]) inputValues(ctx context.Context, th graph.Thread[S], rc *ru
 
 // resumeOption turns command.resume into Resume or, for an object keyed by
 // interrupt ids the run's starting state waits on, ResumeByID. A strict
-// resume (rc.strictResume) is checked against those interrupts.
+// resume (rc.strictResume) is checked against those interrupts. Without
+// strict_resume, a resume on a state that waits on no interrupt (a
+// thread that finished, has no checkpoint, or was moved past its
+// interrupt by POST /threads/{id}/state) is ignored, as LangGraph ignores
+// it: the option is nil and the run goes on as with no input. The
+// engine's graph.Resume stays strict (ErrNothingToResume) for callers of
+// the graph package; the leniency is the HTTP API's.
 func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], rc *runCall, raw json.RawMessage) (graph.RunOption, error) {
-	var byID map[string]json.RawMessage
-	isObject := json.Unmarshal(raw, &byID) == nil && len(byID) > 0
-	if !rc.strictResume && !isObject {
-		return graph.Resume(raw), nil
-	}
 	snap, err := a.startOf(ctx, th, rc)
 	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 		return nil, err
 	}
+	if !rc.strictResume && !hasRaised(snap.Interrupts) {
+		return nil, nil
+	}
 	o, _, err := resumeFor(snap, err, rc, raw)
 	return o, err
+}
+
+// hasRaised reports whether ins holds an interrupt a node raised, one a
+// resume answers (not a breakpoint's).
+func hasRaised(ins []graph.InterruptInfo) bool {
+	for _, in := range ins {
+		if in.Kind == graph.InterruptRaised {
+			return true
+		}
+	}
+	return false
+}
+
+// nothingPending reports whether the state the run starts from has no
+// step to take: a thread without checkpoint, or one that finished.
+func (a *adapter[S]) nothingPending(ctx context.Context, th graph.Thread[S], rc *runCall) bool {
+	snap, err := a.startOf(ctx, th, rc)
+	return errors.Is(err, checkpoint.ErrNotFound) || err == nil && len(snap.Next) == 0
+}
+
+// unchanged is the result of a run that takes no step: the thread's
+// state, emitted as one values event when the run streams values.
+func (a *adapter[S]) unchanged(ctx context.Context, rc *runCall, emit func(string, any) error) (*runResult, error) {
+	st, err := a.state(context.WithoutCancel(ctx), rc.threadID, "")
+	if err != nil {
+		return nil, err
+	}
+	if st == nil { // no checkpoint: the empty state of GET /threads/{id}/state
+		st = &threadState{Values: json.RawMessage(`{}`), Next: []string{}, Tasks: []stateTask{}, Interrupts: []Interrupt{}}
+	}
+	if rc.modes["values"] {
+		if err := emit("values", st.Values); err != nil {
+			return nil, err
+		}
+	}
+	return &runResult{state: st}, nil
 }
 
 // resumeFor is resumeOption on the state the run starts from, snap (read

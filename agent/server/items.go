@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -271,6 +272,10 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		Key       string          `json:"key"`
 		Value     json.RawMessage `json:"value"`
 		TTL       *float64        `json:"ttl"`
+		// Index is LangGraph's list of the value's fields to embed for
+		// semantic search, or false for none. The item stores have no
+		// semantic index: false (or null) is accepted, a list refused.
+		Index json.RawMessage `json:"index"`
 	}
 	it := s.itemsBody(w, r, &body)
 	if it == nil {
@@ -278,6 +283,10 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(body.Namespace) == 0 {
 		writeError(w, errEmptyNamespace)
+		return
+	}
+	if idx := strings.TrimSpace(string(body.Index)); idx != "" && idx != "null" && idx != "false" {
+		writeError(w, errorf(422, "index: asks for semantic indexing, which this server's item store does not have (search's query is a plain text match); leave index out or set it to false"))
 		return
 	}
 	rec := memory.Record{Namespace: s.scoped(r, body.Namespace), Key: body.Key, Value: body.Value}
@@ -450,6 +459,10 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
+	if slices.Contains(body.Prefix, "*") || slices.Contains(body.Suffix, "*") {
+		s.listNamespacesWild(w, r, it, body.Prefix, body.Suffix, body.MaxDepth, body.Limit, body.Offset)
+		return
+	}
 	depth := body.MaxDepth
 	if depth > 0 {
 		// Past the scope's labels; a depth beyond every namespace's
@@ -468,4 +481,101 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, 200, map[string]any{"namespaces": out})
+}
+
+// maxWildNamespaces bounds the namespaces a wildcard listing reads
+// (listNamespacesWild).
+const maxWildNamespaces = 100_000
+
+// listNamespacesWild is POST /store/namespaces with "*" in prefix or
+// suffix, which LangGraph reads as a wildcard matching any one label:
+// the store lists the namespaces that match the labels before the
+// prefix's first "*" and after the suffix's last, page by page, and the
+// server keeps those that match the whole prefix and suffix, then cuts
+// them to max_depth (each once) and pages them. A listing that would read
+// more than maxWildNamespaces namespaces is refused with 422.
+func (s *Server) listNamespacesWild(w http.ResponseWriter, r *http.Request, it memory.Items, prefix, suffix []string, maxDepth, limit, offset int) {
+	if limit < 0 || limit > memory.MaxNamespaceLimit {
+		writeError(w, errorf(422, "limit: %d is out of range; use 1 to %d", limit, memory.MaxNamespaceLimit))
+		return
+	}
+	if offset < 0 {
+		writeError(w, errorf(422, "offset: %d is negative; use 0 or more", offset))
+		return
+	}
+	if limit == 0 {
+		limit = memory.DefaultNamespaceLimit
+	}
+	fixedPrefix := prefix
+	if i := slices.Index(prefix, "*"); i >= 0 {
+		fixedPrefix = prefix[:i]
+	}
+	fixedSuffix := suffix
+	if i := slices.Index(suffix, "*"); i >= 0 {
+		fixedSuffix = suffix[lastIndex(suffix, "*")+1:]
+	}
+	out := [][]string{}
+	seen := map[string]bool{}
+	matched := 0
+	for read := 0; ; read += memory.MaxNamespaceLimit {
+		if read >= maxWildNamespaces {
+			writeError(w, errorf(422, "prefix, suffix: the wildcard \"*\" would read more than %d namespaces; give more labels before it", maxWildNamespaces))
+			return
+		}
+		nss, err := it.Namespaces(r.Context(), memory.NamespaceQuery{Prefix: s.scoped(r, fixedPrefix), Suffix: fixedSuffix, Limit: memory.MaxNamespaceLimit, Offset: read})
+		if err != nil {
+			s.writeItemError(w, r, err)
+			return
+		}
+		for _, ns := range nss {
+			u := s.unscoped(r, ns)
+			if len(u) == 0 || !labelsMatch(u, prefix, suffix) {
+				continue
+			}
+			if maxDepth > 0 && len(u) > maxDepth {
+				u = u[:maxDepth]
+			}
+			k := strings.Join(u, "\x00")
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if matched++; matched > offset && len(out) < limit {
+				out = append(out, slices.Clone(u))
+			}
+		}
+		if len(nss) < memory.MaxNamespaceLimit || len(out) == limit {
+			break
+		}
+	}
+	writeJSON(w, 200, map[string]any{"namespaces": out})
+}
+
+// lastIndex is the index of the last v in xs, or -1.
+func lastIndex(xs []string, v string) int {
+	for i := len(xs) - 1; i >= 0; i-- {
+		if xs[i] == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// labelsMatch reports whether namespace ns starts with prefix and ends
+// with suffix, a "*" in either matching any one label.
+func labelsMatch(ns, prefix, suffix []string) bool {
+	if len(ns) < len(prefix) || len(ns) < len(suffix) {
+		return false
+	}
+	for i, p := range prefix {
+		if p != "*" && ns[i] != p {
+			return false
+		}
+	}
+	for i, x := range suffix {
+		if x != "*" && ns[len(ns)-len(suffix)+i] != x {
+			return false
+		}
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,47 @@ func decodeNumbers(b []byte, v any) error {
 // 9007199254740993 and 9007199254740992 are not), whichever Go type holds
 // them (float64, an integer, json.Number).
 func jsonEqual(a, b any) bool { return reflect.DeepEqual(canonJSON(a), canonJSON(b)) }
+
+// jsonContains reports whether JSON value have contains want, as
+// PostgreSQL's jsonb @> (below the top level) decides it: an object
+// contains an object whose every key it has, with a value that contains
+// that key's value ({"obj":{"x":1,"y":2}} contains {"obj":{"x":1}}); an
+// array contains an array each of whose elements some element of it
+// contains, in any order and with repeats ([1,2,3] contains [3,1]); a
+// scalar contains only an equal scalar (numbers compared as jsonEqual
+// compares them). Values of different kinds contain nothing of each
+// other.
+func jsonContains(have, want any) bool { return canonContains(canonJSON(have), canonJSON(want)) }
+
+// canonContains is jsonContains on canonJSON's forms.
+func canonContains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok || !canonContains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			return false
+		}
+		for _, wv := range w {
+			if !slices.ContainsFunc(h, func(hv any) bool { return canonContains(hv, wv) }) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(have, want)
+}
 
 // numKey is a number in canonJSON's form: the canonical text of its
 // exact value (see canonNumber).

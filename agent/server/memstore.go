@@ -228,12 +228,14 @@ func page[T any](xs []T, offset, limit int) []T {
 	return xs
 }
 
-// containsAll reports whether every pair of want is in have (JSON
-// containment, compared by value, numbers exactly: see jsonEqual).
+// containsAll reports whether have contains want as PostgreSQL's jsonb
+// @> does, which LangGraph's servers filter metadata and values with
+// (see jsonContains): every key of want is in have, with a value that
+// contains want's.
 func containsAll(have, want map[string]any) bool {
 	for k, v := range want {
 		h, ok := have[k]
-		if !ok || !jsonEqual(h, v) {
+		if !ok || !jsonContains(h, v) {
 			return false
 		}
 	}

@@ -2572,6 +2572,26 @@ func (s *Server) ownRun(r *http.Request) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.PathValue("tid") == "" {
+		// A route without the thread (GET /runs/{rid}/stream, the JS
+		// SDK's joinStream of a stateless run): the run's thread, which
+		// must be the caller's, as on the routes that name it.
+		run, err := s.store.Run(r.Context(), rid)
+		if errors.Is(err, ErrNotFound) {
+			return nil, errorf(http.StatusNotFound, "run %s not found", rid)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.ownThread(r, run.ThreadID); err != nil {
+			var re *requestError
+			if errors.As(err, &re) && re.status == http.StatusNotFound {
+				return nil, errorf(http.StatusNotFound, "run %s not found", rid)
+			}
+			return nil, err
+		}
+		return run, nil
+	}
 	t, err := s.ownThread(r, r.PathValue("tid"))
 	if err != nil {
 		return nil, err
@@ -3549,7 +3569,15 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if finished(run.Status) {
-		writeError(w, errorf(http.StatusConflict, "run %s already ended with status %s", run.ID, run.Status))
+		// LangGraph's servers leave a run that ended as it is and answer
+		// as for a cancel (the JS SDK's runs.cancel then resolves): there
+		// is nothing to stop, and a client racing the run's end is not
+		// told it failed.
+		if wait {
+			w.WriteHeader(http.StatusNoContent)
+		} else {
+			w.WriteHeader(http.StatusAccepted)
+		}
 		return
 	}
 	s.cancelRunByID(run, action)
@@ -3562,6 +3590,120 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	} else if !ok {
 		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// maxCancelRuns bounds the run_ids of one POST /runs/cancel.
+const maxCancelRuns = 1000
+
+// cancelRuns is POST /runs/cancel (the JS SDK's runs.cancelMany): it
+// cancels, with query action interrupt (the default) or rollback, the
+// runs run_ids of thread thread_id, or the caller's runs of status
+// pending, running or all (of thread_id, when given). A run of run_ids
+// that is not the caller's is 404 before any is cancelled; one that
+// ended is left as it is, as by POST .../runs/{run_id}/cancel. Answers 204.
+func (s *Server) cancelRuns(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ThreadID string   `json:"thread_id"`
+		RunIDs   []string `json:"run_ids"`
+		Status   string   `json:"status"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	action := r.URL.Query().Get("action")
+	if action == "" {
+		action = "interrupt"
+	}
+	if action != "interrupt" && action != "rollback" {
+		writeError(w, errorf(422, "action: %q is not interrupt or rollback", action))
+		return
+	}
+	switch {
+	case body.Status != "" && len(body.RunIDs) > 0:
+		writeError(w, errorf(422, "status and run_ids: give one or the other, not both"))
+		return
+	case body.Status == "" && (len(body.RunIDs) == 0 || body.ThreadID == ""):
+		writeError(w, errorf(422, "run_ids and thread_id, or status: give the runs to cancel by id (with their thread), or by status"))
+		return
+	case body.Status != "" && body.Status != "pending" && body.Status != "running" && body.Status != "all":
+		writeError(w, errorf(422, "status: %q is not one of pending, running, all", body.Status))
+		return
+	case len(body.RunIDs) > maxCancelRuns:
+		writeError(w, errorf(422, "run_ids: %d ids; give at most %d per request", len(body.RunIDs), maxCancelRuns))
+		return
+	}
+	ctx := r.Context()
+	var runs []*Run
+	if len(body.RunIDs) > 0 {
+		t, err := s.ownThread(r, body.ThreadID)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		for i, id := range body.RunIDs {
+			rid, err := canonUUID(fmt.Sprintf("run_ids[%d]", i), id)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			run, err := s.store.Run(ctx, rid)
+			if errors.Is(err, ErrNotFound) || err == nil && run.ThreadID != t.ID {
+				writeError(w, errorf(http.StatusNotFound, "run %s of thread %s not found", rid, t.ID))
+				return
+			}
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			runs = append(runs, run)
+		}
+	} else {
+		var threads []string
+		if body.ThreadID != "" {
+			t, err := s.ownThread(r, body.ThreadID)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			threads = []string{t.ID}
+		} else {
+			// The caller's busy threads: a thread with a pending or
+			// running run is busy.
+			const page = 100
+			for offset := 0; ; offset += page {
+				ts, _, err := s.store.SearchThreads(ctx, ThreadQuery{Owner: principal(r), Status: ThreadBusy, Limit: page, Offset: offset})
+				if err != nil {
+					writeError(w, err)
+					return
+				}
+				for _, t := range ts {
+					threads = append(threads, t.ID)
+				}
+				if len(ts) < page {
+					break
+				}
+			}
+		}
+		for _, tid := range threads {
+			active, err := s.activeRuns(ctx, tid)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			for _, run := range active {
+				if body.Status == "all" || run.Status == body.Status {
+					runs = append(runs, run)
+				}
+			}
+		}
+	}
+	for _, run := range runs {
+		if !finished(run.Status) {
+			s.cancelRunByID(run, action)
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

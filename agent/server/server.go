@@ -195,7 +195,9 @@ type Config struct {
 	// Items, when set, is served by the Store endpoints (/store/items,
 	// /store/items/search, /store/namespaces): LangGraph's long-term
 	// memory. With Authenticate set, each principal sees only the items it
-	// put.
+	// put. There is no semantic index: a put's index false is accepted, a
+	// list of fields to index refused with 422, and search's query is
+	// memory.ItemQuery's plain text match.
 	Items memory.Items
 	// MaxItems bounds the items of one principal in Items (all its
 	// namespaces, expired items not counted): putting a new item past it

@@ -183,6 +183,12 @@ func decodeThread(doc string) (*Thread, error) {
 	}
 	t := d.Thread
 	t.Owner, t.GraphID, t.Head, t.Rolled = d.XOwner, d.XGraphID, d.XHead, d.XRolled
+	if string(t.Values) == "null" {
+		// A thread without values is stored as values: null; it reads
+		// back without values, as from the other stores (and is shown as
+		// {}, as it was when created).
+		t.Values = nil
+	}
 	return &t, nil
 }
 

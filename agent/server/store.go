@@ -136,11 +136,15 @@ type Event struct {
 
 // ThreadQuery selects threads for [Store.SearchThreads].
 type ThreadQuery struct {
-	Owner    string         // only the threads of this principal
-	IDs      []string       // when set, only these threads
-	Metadata map[string]any // threads whose metadata contains these pairs
-	// Values keeps the threads whose values (a JSON object) hold these
-	// top-level pairs, compared as JSON (see ThreadQuery.ValuesMatch).
+	Owner string   // only the threads of this principal
+	IDs   []string // when set, only these threads
+	// Metadata keeps the threads whose metadata contains these pairs, as
+	// PostgreSQL's jsonb @> decides containment (LangGraph's semantics):
+	// a nested object matches one with more keys, an array one with more
+	// elements.
+	Metadata map[string]any
+	// Values keeps the threads whose values (a JSON object) contain these
+	// pairs, as Metadata (see ThreadQuery.ValuesMatch).
 	Values map[string]any
 	Status string // when set, only threads of this status
 	Limit  int
@@ -686,9 +690,11 @@ func (f ThreadRefresh) Apply(t *Thread, active int) {
 	t.UpdatedAt = f.At
 }
 
-// ValuesMatch reports whether values, a thread's values as JSON, hold
-// every pair of q.Values, compared as JSON values (1 and 1.0 are equal,
-// numbers exactly: 9007199254740993 is not 9007199254740992);
+// ValuesMatch reports whether values, a thread's values as JSON, contain
+// every pair of q.Values as jsonb @> decides it ({"obj":{"x":1}} matches
+// {"obj":{"x":1,"y":2}}, [1] matches [1,2]), numbers compared as JSON
+// values (1 and 1.0 are equal, numbers exactly: 9007199254740993 is not
+// 9007199254740992);
 // true when q.Values is empty. Values that are not a JSON object match
 // no pair. A Store may filter on Values with it after its query.
 func (q ThreadQuery) ValuesMatch(values json.RawMessage) bool {

@@ -510,12 +510,14 @@ func (s *Store) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*ser
 	if len(q.IDs) > 0 {
 		where = append(where, "id = ANY("+arg(q.IDs)+")")
 	}
-	for k, v := range q.Metadata {
-		b, err := json.Marshal(v)
+	if len(q.Metadata) > 0 {
+		// jsonb containment, as LangGraph's servers filter metadata:
+		// {"obj":{"x":1}} selects {"obj":{"x":1,"y":2}}.
+		b, err := json.Marshal(q.Metadata)
 		if err != nil {
-			return nil, 0, fmt.Errorf("postgres: search threads: metadata %q: %w", k, err)
+			return nil, 0, fmt.Errorf("postgres: search threads: metadata: %w", err)
 		}
-		where = append(where, "metadata -> "+arg(k)+" = "+arg(string(b))+"::jsonb")
+		where = append(where, "metadata @> "+arg(string(b))+"::jsonb")
 	}
 	cond := strings.Join(where, " AND ")
 	if len(q.Values) > 0 {

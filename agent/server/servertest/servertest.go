@@ -213,7 +213,12 @@ func testSearchValues(t *testing.T, st server.Store) {
 		{server.ThreadQuery{Values: map[string]any{"topic": "go", "n": 1}}, []string{"v0"}},
 		{server.ThreadQuery{Values: map[string]any{"n": 1.0}}, []string{"v0", "v2"}},
 		{server.ThreadQuery{Values: map[string]any{"tags": []any{"a", "b"}}}, []string{"v0"}},
-		{server.ThreadQuery{Values: map[string]any{"tags": []any{"a"}}}, nil},
+		// Containment, as jsonb @>: an array matches one with more
+		// elements, in any order; an element it lacks does not.
+		{server.ThreadQuery{Values: map[string]any{"tags": []any{"a"}}}, []string{"v0"}},
+		{server.ThreadQuery{Values: map[string]any{"tags": []any{"b", "a"}}}, []string{"v0"}},
+		{server.ThreadQuery{Values: map[string]any{"tags": []any{"c"}}}, nil},
+		{server.ThreadQuery{Values: map[string]any{"tags": "a"}}, nil},
 		{server.ThreadQuery{Values: map[string]any{"topic": "go"}, Metadata: map[string]any{"k": "v"}}, []string{"v0"}},
 		{server.ThreadQuery{Values: map[string]any{"missing": nil}}, nil},
 		{server.ThreadQuery{Values: map[string]any{"topic": "nul\x00"}}, []string{"v5"}},
