@@ -249,7 +249,13 @@ func (r *run) reSplit(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	if s == "" {
 		return starlark.NewList([]starlark.Value{starlark.String("")}), nil
 	}
-	ms, err := r.reMatches(thread, b.Name(), re, s, 0)
+	limit := 0
+	if maxsplit > 0 {
+		// maxsplit splits need maxsplit matches, and one more when
+		// the first is the empty match at the start, which splits nothing.
+		limit = min(maxsplit+1, MaxRegexpMatches+1)
+	}
+	ms, err := r.reMatches(thread, b.Name(), re, s, limit)
 	if err != nil {
 		return nil, err
 	}

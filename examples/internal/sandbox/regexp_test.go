@@ -28,6 +28,9 @@ func TestRegexpModule(t *testing.T) {
 		{`re.sub(r"\s", r"\n", "a b")`, `"a\nb"`},
 		{`re.split(r"\s*;\s*", "a ; b;c")`, `["a", "b", "c"]`},
 		{`re.split(r",", "a,b,c", maxsplit = 1)`, `["a", "b,c"]`},
+		// maxsplit bounds the matches looked for: past MaxRegexpMatches separators is fine.
+		{`len(re.split(r",", "a" + "," * 100005, maxsplit = 2))`, `3`},
+		{`re.split(r"x*", "ab", maxsplit = 1)`, `["a", "b"]`},
 	} {
 		res, err := sandbox.Run(context.Background(), "result = "+c.src, sandbox.Options{Modules: sandbox.Regexp, Globals: []string{"result"}})
 		if err != nil || res.Globals["result"] != c.want {
