@@ -56,7 +56,9 @@ type Config struct {
 	// value, globals and output), each host function call's encoded
 	// arguments and each value a host function returns, encoded (a larger
 	// one fails the call with an error naming the limit). Zero means
-	// DefaultMaxResult.
+	// DefaultMaxResult; more than about 10.6 MiB (maxMaxResult) is refused,
+	// since a string of MaxResult bytes can take six times as many once
+	// encoded for the worker, which reads frames of at most 64 MiB.
 	MaxResult int
 	// MaxWorkers bounds the workers alive at once, so the runs in flight;
 	// more runs wait for one to end. Zero means GOMAXPROCS, at least 2.
@@ -106,6 +108,11 @@ type Pool struct {
 	closed bool
 }
 
+// maxMaxResult bounds Config.MaxResult: a host function's string of that
+// many bytes, each escaped to six in JSON, still fits a frame the worker
+// reads (maxInbound), with room for the frame's other fields.
+const maxMaxResult = (maxInbound - 64<<10) / 6
+
 // NewPool returns a pool configured by cfg. It starts no process.
 func NewPool(cfg Config) (*Pool, error) {
 	for _, f := range []struct {
@@ -131,6 +138,9 @@ func NewPool(cfg Config) (*Pool, error) {
 	}
 	if cfg.MaxResult == 0 {
 		cfg.MaxResult = DefaultMaxResult
+	}
+	if cfg.MaxResult > maxMaxResult {
+		return nil, fmt.Errorf("sandbox: Config.MaxResult is %d bytes, more than the %d a worker can be sent (a string is up to six bytes a byte once encoded); lower it", cfg.MaxResult, maxMaxResult)
 	}
 	if cfg.MaxWorkers == 0 {
 		cfg.MaxWorkers = max(2, runtime.GOMAXPROCS(0))
