@@ -83,8 +83,13 @@ type Config struct {
 	// them.
 	MaxAbandoned int
 	// Logger receives the workers' starts and deaths, at Debug, and each
-	// abandoned host function call, at Warn. Nil means none.
+	// abandoned host function call, and workers started without their own
+	// namespaces, at Warn. Nil means none.
 	Logger *zap.Logger
+	// RequireNamespaces makes a worker that cannot start in its own user
+	// and network namespaces (Linux only; see startProcess) fail to start,
+	// so its run fails, instead of starting in the host's namespaces.
+	RequireNamespaces bool
 }
 
 // ErrTooManyAbandoned is the error of a run with host functions started
@@ -312,7 +317,7 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 	cmd := exec.Command(exe)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errF
 	cmd.Env = p.workerEnv()
-	if err := startProcess(ctx, cmd); err != nil {
+	if err := startProcess(ctx, cmd, p.log, p.cfg.RequireNamespaces); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("starting %s: %w", exe, err)
 	}

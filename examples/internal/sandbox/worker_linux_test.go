@@ -435,3 +435,28 @@ func TestWorkerHardened(t *testing.T) {
 		t.Errorf("the worker's network namespace has interfaces:\n%s", out)
 	}
 }
+
+// With Config.RequireNamespaces a worker runs in its own user and network
+// namespaces, or does not run at all.
+func TestRequireNamespaces(t *testing.T) {
+	p, err := NewPool(Config{RequireNamespaces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	_, err = p.Run(context.Background(), "result = 1", Options{Globals: []string{"result"}})
+	if err != nil {
+		if !strings.Contains(err.Error(), "RequireNamespaces") {
+			t.Fatalf("a run refused namespaces failed with %v; want an error naming Config.RequireNamespaces", err)
+		}
+		t.Skipf("user namespaces are refused here: %v", err)
+	}
+	pid := idlePID(t, p)
+	for _, ns := range []string{"net", "user"} {
+		mine, _ := os.Readlink("/proc/self/ns/" + ns)
+		its, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if err != nil || mine == its {
+			t.Errorf("the worker's %s namespace %s, %v; want its own", ns, its, err)
+		}
+	}
+}
