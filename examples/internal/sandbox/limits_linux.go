@@ -188,7 +188,31 @@ func cpuSpent(seconds int64) bool {
 	if seconds <= 0 || syscall.Getrlimit(syscall.RLIMIT_CPU, &lim) != nil || lim.Max == unix.RLIM_INFINITY {
 		return false
 	}
-	return uint64(cpuUsed()+seconds) > lim.Max
+	// A second to spare: a soft limit equal to the hard one makes the
+	// kernel send SIGKILL, not SIGXCPU, which reads as a crash.
+	return uint64(cpuUsed()+seconds+1) > lim.Max
+}
+
+// killedAtCPULimit reports whether a worker whose runs have seconds of CPU
+// time each was killed by the kernel at its hard RLIMIT_CPU: by SIGKILL
+// after about workerCPURuns runs' worth of CPU time. The kernel samples
+// CPU time more coarsely than the rusage the host reads, which can come
+// short of the limit: three quarters of it count.
+func killedAtCPULimit(state *os.ProcessState, seconds int64) bool {
+	return killedAfterCPU(state, time.Duration(workerCPURuns*seconds)*time.Second*3/4)
+}
+
+// killedAfterCPU reports whether state is of a process killed by SIGKILL
+// after using at least cpu of CPU time.
+func killedAfterCPU(state *os.ProcessState, cpu time.Duration) bool {
+	if state == nil {
+		return false
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		return false
+	}
+	return state.UserTime()+state.SystemTime() >= cpu
 }
 
 // hostPoll is how often a worker checks that its host lives when the

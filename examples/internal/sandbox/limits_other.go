@@ -70,3 +70,6 @@ func hardenWorker() {}
 
 // cpuSpent is false outside Linux: there is no CPU time limit to spend.
 func cpuSpent(int64) bool { return false }
+
+// killedAtCPULimit is false outside Linux: no hard CPU limit is set.
+func killedAtCPULimit(*os.ProcessState, int64) bool { return false }

@@ -650,7 +650,7 @@ func (p *Pool) deathError(ctx, killCtx context.Context, opts Options, w *worker,
 	case opts.Timeout > 0 && killCtx.Err() != nil:
 		return &Error{Kind: KindTimeLimit, Err: context.DeadlineExceeded,
 			Msg: fmt.Sprintf("the program ran longer than %v and its worker was stopped", opts.Timeout)}
-	case code == exitCPU:
+	case code == exitCPU || killedAtCPULimit(w.state, int64((p.cfg.CPUTime+time.Second-1)/time.Second)):
 		return &Error{Kind: KindCPULimit, Msg: fmt.Sprintf("the program used more than %v of CPU time and its worker was stopped", p.cfg.CPUTime)}
 	case has("stack overflow", "stack exceeds"):
 		return &Error{Kind: KindStackLimit, Msg: fmt.Sprintf("the program nested too deep: its worker passed the stack limit of %d MiB and was stopped", p.cfg.MaxStack>>20)}

@@ -460,3 +460,23 @@ func TestRequireNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// A process the kernel kills at its hard CPU limit (soft equal to hard:
+// SIGKILL, not SIGXCPU) reads as killed at the CPU limit, not a crash.
+func TestKilledAfterCPU(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh:", err)
+	}
+	cmd := exec.Command("sh", "-c", "ulimit -t 1; while :; do :; done")
+	err := cmd.Run()
+	if err == nil {
+		t.Fatal("the busy loop ended by itself")
+	}
+	// The rusage read can come short of the 1 s the kernel counted.
+	if !killedAfterCPU(cmd.ProcessState, 500*time.Millisecond) {
+		t.Errorf("%v after %v of CPU: not read as killed at the CPU limit", cmd.ProcessState, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+	}
+	if killedAfterCPU(cmd.ProcessState, time.Hour) {
+		t.Error("read as killed after an hour of CPU")
+	}
+}
