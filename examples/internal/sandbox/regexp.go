@@ -59,14 +59,23 @@ func (r *run) reBudget() int {
 	return DefaultMaxResult
 }
 
-// reMatches finds at most MaxRegexpMatches matches of re in s (submatch
-// indices), counting each as an execution step.
-func (r *run) reMatches(thread *starlark.Thread, fn string, re *regexp.Regexp, s string, limit int) ([][]int, error) {
+// reMatches finds at most MaxRegexpMatches matches of re in s, and at
+// most limit when it is above 0, counting each as an execution step. With
+// groups each match holds the indices of every group, else only those of
+// the whole match: a caller that needs no group asks for none, since
+// matches times groups ints are held at once. The search's own time is
+// bounded by Config.CPUTime and Options.Timeout, not Options.MaxSteps.
+func (r *run) reMatches(thread *starlark.Thread, fn string, re *regexp.Regexp, s string, limit int, groups bool) ([][]int, error) {
 	n := MaxRegexpMatches + 1
 	if limit > 0 {
 		n = min(n, limit)
 	}
-	ms := re.FindAllStringSubmatchIndex(s, n)
+	var ms [][]int
+	if groups {
+		ms = re.FindAllStringSubmatchIndex(s, n)
+	} else {
+		ms = re.FindAllStringIndex(s, n)
+	}
 	if len(ms) > MaxRegexpMatches {
 		return nil, fmt.Errorf("%s: more than %d matches (MaxRegexpMatches); match fewer, or work on a part of the string", fn, MaxRegexpMatches)
 	}
@@ -90,12 +99,14 @@ func (r *run) reFindall(thread *starlark.Thread, b *starlark.Builtin, args starl
 	if err != nil {
 		return nil, err
 	}
-	ms, err := r.reMatches(thread, b.Name(), re, s, 0)
+	groups := re.NumSubexp()
+	budget := r.reBudget()
+	// Each group of each match costs at least regexpItemCost of the
+	// budget: one match more than it allows is enough to fail.
+	ms, err := r.reMatches(thread, b.Name(), re, s, budget/(regexpItemCost*max(1, groups))+1, groups > 0)
 	if err != nil {
 		return nil, err
 	}
-	groups := re.NumSubexp()
-	budget := r.reBudget()
 	used := 0
 	text := func(m []int, g int) starlark.String {
 		if m[2*g] < 0 {
@@ -167,11 +178,15 @@ func (r *run) reSub(thread *starlark.Thread, b *starlark.Builtin, args starlark.
 	if err != nil {
 		return nil, err
 	}
-	ms, err := r.reMatches(thread, b.Name(), re, s, count)
+	if count < 0 {
+		return nil, fmt.Errorf("%s: count is %d; it must be 0 (replace all) or more", b.Name(), count)
+	}
+	tmpl := goTemplate(repl)
+	// Groups are needed only when the template refers to one.
+	ms, err := r.reMatches(thread, b.Name(), re, s, count, strings.Contains(strings.ReplaceAll(tmpl, "$$", ""), "$"))
 	if err != nil {
 		return nil, err
 	}
-	tmpl := goTemplate(repl)
 	budget := r.reBudget()
 	var out []byte
 	last := 0
@@ -255,7 +270,11 @@ func (r *run) reSplit(thread *starlark.Thread, b *starlark.Builtin, args starlar
 		// the first is the empty match at the start, which splits nothing.
 		limit = min(maxsplit+1, MaxRegexpMatches+1)
 	}
-	ms, err := r.reMatches(thread, b.Name(), re, s, limit)
+	if limit == 0 {
+		// Each part costs regexpItemCost of the budget.
+		limit = min(r.reBudget()/regexpItemCost+2, MaxRegexpMatches+1)
+	}
+	ms, err := r.reMatches(thread, b.Name(), re, s, limit, false)
 	if err != nil {
 		return nil, err
 	}

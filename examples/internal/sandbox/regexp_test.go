@@ -59,7 +59,11 @@ func TestRegexpLimits(t *testing.T) {
 		{"sub of the tail", `re.sub("x", "", "a" * 70000)`, "re.sub: the result comes to more than 65536 bytes"},
 		{"findall", `re.findall("(a)(a)", "a" * 60000)`, "re.findall: the matches come to more than 65536 bytes"},
 		{"split", `re.split("b", "ab" * 30000)`, "re.split: the parts come to more than 65536 bytes"},
-		{"matches", fmt.Sprintf(`re.findall("", "a" * %d)`, sandbox.MaxRegexpMatches), fmt.Sprintf("more than %d matches (MaxRegexpMatches)", sandbox.MaxRegexpMatches)},
+		{"matches", fmt.Sprintf(`re.sub("", "", "a" * %d)`, sandbox.MaxRegexpMatches), fmt.Sprintf("more than %d matches (MaxRegexpMatches)", sandbox.MaxRegexpMatches)},
+		// Matches times groups indices would take about 480 MB: the
+		// search stops at the matches the budget allows.
+		{"findall of many groups", `re.findall("(a?)" * 300, "b" * 99999)`, "re.findall: the matches come to more than 65536 bytes"},
+		{"negative count", `re.sub("a", "b", "aaa", count = -1)`, "re.sub: count is -1"},
 	} {
 		se := poolErr(t, p, c.src, opts)
 		if se.Kind != sandbox.KindRuntime || !strings.Contains(se.Msg, c.want) {
