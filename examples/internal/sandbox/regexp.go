@@ -145,6 +145,10 @@ func (r *run) reSearch(start, end bool) func(*starlark.Thread, *starlark.Builtin
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pattern", &pattern, "string", &s); err != nil {
 			return nil, err
 		}
+		// The pattern must compile alone: wrapped, "a)|(?:b" would.
+		if _, err := reCompile(b.Name(), pattern); err != nil {
+			return nil, err
+		}
 		full := pattern
 		if start {
 			full = `\A(?:` + full + ")"
@@ -206,7 +210,9 @@ func (r *run) reSub(thread *starlark.Thread, b *starlark.Builtin, args starlark.
 }
 
 // goTemplate turns a Python replacement (\1, \g<1>, \g<name>, \n, \t,
-// \\) into one for Regexp.Expand.
+// \\, \0 and \0nn octal escapes) into one for Regexp.Expand. Unlike
+// Python, an unknown escape is kept as is rather than refused, and a
+// reference to a group the pattern lacks expands to "".
 func goTemplate(repl string) string {
 	var b strings.Builder
 	for i := 0; i < len(repl); i++ {
@@ -216,7 +222,16 @@ func goTemplate(repl string) string {
 			b.WriteString("$$")
 		case c != '\\' || i+1 == len(repl):
 			b.WriteByte(c)
-		case repl[i+1] >= '0' && repl[i+1] <= '9':
+		case repl[i+1] == '0':
+			// Python's octal escape: \0 is NUL, \0nn the byte nn.
+			j, v := i+2, 0
+			for j < len(repl) && j < i+4 && repl[j] >= '0' && repl[j] <= '7' {
+				v = v*8 + int(repl[j]-'0')
+				j++
+			}
+			b.WriteByte(byte(v))
+			i = j - 1
+		case repl[i+1] >= '1' && repl[i+1] <= '9':
 			j := i + 1
 			for j < len(repl) && j < i+3 && repl[j] >= '0' && repl[j] <= '9' {
 				j++

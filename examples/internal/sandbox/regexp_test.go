@@ -28,6 +28,8 @@ func TestRegexpModule(t *testing.T) {
 		{`re.sub(r"\s", r"\n", "a b")`, `"a\nb"`},
 		{`re.split(r"\s*;\s*", "a ; b;c")`, `["a", "b", "c"]`},
 		{`re.split(r",", "a,b,c", maxsplit = 1)`, `["a", "b,c"]`},
+		{`re.sub(r"a", r"[\0]", "xa")`, `"x[\x00]"`},
+		{`re.sub(r"a", r"\012", "a")`, `"\n"`},
 		// maxsplit bounds the matches looked for: past MaxRegexpMatches separators is fine.
 		{`len(re.split(r",", "a" + "," * 100005, maxsplit = 2))`, `3`},
 		{`re.split(r"x*", "ab", maxsplit = 1)`, `["a", "b"]`},
@@ -35,6 +37,13 @@ func TestRegexpModule(t *testing.T) {
 		res, err := sandbox.Run(context.Background(), "result = "+c.src, sandbox.Options{Modules: sandbox.Regexp, Globals: []string{"result"}})
 		if err != nil || res.Globals["result"] != c.want {
 			t.Errorf("%s = %s, %v; want %s", c.src, res.Globals["result"], err, c.want)
+		}
+	}
+	for _, fn := range []string{"match", "fullmatch"} {
+		// Valid only once wrapped in (?:…): refused as Python does.
+		se := runErr(t, context.Background(), `re.`+fn+`("a)|(?:b", "b")`, sandbox.Options{Modules: sandbox.Regexp})
+		if se.Kind != sandbox.KindRuntime || !strings.Contains(se.Msg, "pattern") {
+			t.Errorf("re.%s of an unbalanced pattern: %v", fn, se)
 		}
 	}
 	se := runErr(t, context.Background(), `re.findall(r"(?<=a)b", "ab")`, sandbox.Options{Modules: sandbox.Regexp})
