@@ -182,7 +182,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.SessionID == "" {
 		cfg.SessionID = NewSessionID(time.Now())
 	}
-	mem, err := OpenMemory(cfg.MemoryDir, cfg.SessionID)
+	mem, err := openMemory(cfg.MemoryDir, cfg.SessionID, a.log)
 	if err != nil {
 		return nil, err
 	}

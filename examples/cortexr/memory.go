@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 	"github.com/agentgraph/agentgraph/internal/utf8clip"
+	"go.uber.org/zap"
 )
 
 // Kinds of MemoryItem.
@@ -51,15 +52,25 @@ type MemoryItem struct {
 // session's file (<dir>/YYYY/MM/DD/session-<unix>-<id>.jsonl), never
 // rewriting it. Items are indexed for Search as they are added. It is safe
 // for concurrent use.
+//
+// A session never fills up: the items held in memory are the newest ones
+// whose lines come to at most MaxSessionBytes (older ones are forgotten),
+// and once the file reaches MaxSessionBytes it is no longer appended to
+// (a warning is logged once) while the session goes on in memory.
 type Memory struct {
 	mu    sync.Mutex
 	id    string
 	dir   string
 	path  string // empty: not persisted
 	items []MemoryItem
+	sizes []int // sizes[i]: bytes of items[i]'s line
+	base  int   // items forgotten from the front; index keys are base+i
 	size  int64 // bytes of the items' lines, bounded by MaxSessionBytes
+	file  int64 // bytes of the file, bounded by MaxSessionBytes
+	full  bool  // the file reached MaxSessionBytes: no longer appended
 	index *rag.ExactIndex
 	emb   rag.Embedder
+	log   *zap.Logger
 }
 
 // NewSessionID returns a session id in the seed's format,
@@ -74,8 +85,20 @@ func NewSessionID(now time.Time) string {
 // file if it exists. Other sessions are read only by
 // RecentSuccessesAcrossSessions. An empty dir keeps memory in this process
 // only.
+//
+// The session's own file is read whatever its size: only its newest items
+// up to MaxSessionBytes are kept, and a line longer than the lines Add
+// writes, or not an item, is skipped.
 func OpenMemory(dir, id string) (*Memory, error) {
-	m := &Memory{id: id, dir: dir, index: rag.NewExactIndex(), emb: rag.HashEmbedder{}}
+	return openMemory(dir, id, nil)
+}
+
+// openMemory is OpenMemory logging to log (nil: no logging).
+func openMemory(dir, id string, log *zap.Logger) (*Memory, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	m := &Memory{id: id, dir: dir, index: rag.NewExactIndex(), emb: rag.HashEmbedder{}, log: log}
 	if dir == "" {
 		return m, nil
 	}
@@ -83,16 +106,40 @@ func OpenMemory(dir, id string) (*Memory, error) {
 		return nil, fmt.Errorf("cortexr: session id %q must be a relative path without ..", id)
 	}
 	m.path = filepath.Join(dir, filepath.FromSlash(id)+".jsonl")
-	items, err := readSession(m.path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	f, err := os.Open(m.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
 	}
-	m.items = items
-	if st, err := os.Stat(m.path); err == nil {
-		m.size = st.Size()
+	if err != nil {
+		return nil, fmt.Errorf("cortexr: session memory: %w", err)
+	}
+	defer f.Close()
+	n, skipped, err := scanSession(f, func(it MemoryItem, size int) { m.keep(it, size) })
+	if err != nil {
+		return nil, fmt.Errorf("cortexr: session memory %s: %w", m.path, err)
+	}
+	m.file = n
+	if skipped > 0 {
+		m.log.Warn("cortexr: session memory: skipped lines that are too long or not items",
+			zap.String("path", m.path), zap.Int("skipped", skipped), zap.Int("max_line_bytes", maxMemoryLine))
 	}
 	m.indexItems(0)
 	return m, nil
+}
+
+// keep appends it, whose line is size bytes, to the items held, forgetting
+// the oldest ones past MaxSessionBytes. The caller indexes the new item.
+func (m *Memory) keep(it MemoryItem, size int) {
+	m.items = append(m.items, it)
+	m.sizes = append(m.sizes, size)
+	m.size += int64(size)
+	for m.size > MaxSessionBytes && len(m.items) > 1 {
+		m.index.Delete(strconv.Itoa(m.base))
+		m.size -= int64(m.sizes[0])
+		m.items[0] = MemoryItem{}
+		m.items, m.sizes = m.items[1:], m.sizes[1:]
+		m.base++
+	}
 }
 
 // Bounds of session memory.
@@ -101,9 +148,10 @@ const (
 	// and the JSON of its ToolArgs and ToolResult, in bytes: Add clips a
 	// longer one at a UTF-8 boundary and marks it with the size it had.
 	MaxMemoryText = 4 << 10
-	// MaxSessionBytes bounds a session's file, and a session kept in
-	// memory only: Add fails past it (start a new session), and a file
-	// longer than that is not read.
+	// MaxSessionBytes bounds a session's file and the items a session
+	// holds in memory: past it, the file is no longer appended to and the
+	// oldest items are forgotten (see Memory). An earlier session's file
+	// longer than that is not read by RecentSuccessesAcrossSessions.
 	MaxSessionBytes = 32 << 20
 	// maxMemoryLine bounds one item's JSON line, written and read. A
 	// clipped item comes well under it: four clipped fields of
@@ -145,7 +193,8 @@ func (it MemoryItem) clip() MemoryItem {
 	return it
 }
 
-// readSession reads a session file, one JSON item a line.
+// readSession reads an earlier session's file, one JSON item a line,
+// skipping lines that are too long or not items.
 func readSession(path string) ([]MemoryItem, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -156,22 +205,51 @@ func readSession(path string) ([]MemoryItem, error) {
 		return nil, fmt.Errorf("cortexr: session memory %s is %d bytes, more than MaxSessionBytes (%d); not read", path, st.Size(), MaxSessionBytes)
 	}
 	var items []MemoryItem
-	sc := bufio.NewScanner(io.LimitReader(f, MaxSessionBytes))
-	sc.Buffer(make([]byte, 0, 64<<10), maxMemoryLine)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var it MemoryItem
-		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
-			return nil, fmt.Errorf("cortexr: session memory %s line %d: %w", path, n, err)
-		}
-		items = append(items, it)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("cortexr: session memory %s (lines are at most %d bytes): %w", path, maxMemoryLine, err)
+	if _, _, err := scanSession(io.LimitReader(f, MaxSessionBytes), func(it MemoryItem, _ int) { items = append(items, it) }); err != nil {
+		return nil, fmt.Errorf("cortexr: session memory %s: %w", path, err)
 	}
 	return items, nil
+}
+
+// scanSession calls add with each item of a session file read from r and
+// the size of its line. It skips and counts the lines longer than
+// maxMemoryLine (older versions wrote longer ones) and those that are not
+// items, and returns the bytes read.
+func scanSession(r io.Reader, add func(MemoryItem, int)) (n int64, skipped int, err error) {
+	br := bufio.NewReaderSize(r, maxMemoryLine+1)
+	for {
+		line, err := br.ReadSlice('\n')
+		n += int64(len(line))
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Too long: skip the rest of the line.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				n += int64(len(line))
+			}
+			skipped++
+			if err == io.EOF {
+				return n, skipped, nil
+			}
+			if err != nil {
+				return n, skipped, err
+			}
+			continue
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			var it MemoryItem
+			if jerr := json.Unmarshal(t, &it); jerr != nil {
+				skipped++
+			} else {
+				add(it, len(line))
+			}
+		}
+		if err == io.EOF {
+			return n, skipped, nil
+		}
+		if err != nil {
+			return n, skipped, err
+		}
+	}
 }
 
 // ID returns the session id.
@@ -189,13 +267,15 @@ func (m *Memory) Items() []MemoryItem {
 
 // Add appends items to the session and to its file. An item with a zero
 // Time gets the current time. Texts and values longer than MaxMemoryText
-// are stored clipped. Add fails, storing none of items, when the session
-// would pass MaxSessionBytes.
+// are stored clipped. Past MaxSessionBytes, Add forgets the oldest items
+// and stops appending to the file (see Memory); it fails only when an
+// item cannot be stored or the file cannot be written.
 func (m *Memory) Add(items ...MemoryItem) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var buf bytes.Buffer
 	clipped := make([]MemoryItem, 0, len(items))
+	sizes := make([]int, 0, len(items))
 	for _, it := range items {
 		if it.Time.IsZero() {
 			it.Time = time.Now().UTC()
@@ -211,15 +291,21 @@ func (m *Memory) Add(items ...MemoryItem) error {
 		buf.Write(b)
 		buf.WriteByte('\n')
 		clipped = append(clipped, it)
+		sizes = append(sizes, len(b)+1)
 	}
-	if m.size+int64(buf.Len()) > MaxSessionBytes {
-		return fmt.Errorf("cortexr: session memory %s: %d more bytes would pass MaxSessionBytes (%d); start a new session", m.id, buf.Len(), MaxSessionBytes)
-	}
+	forgotten := m.base
 	from := len(m.items)
-	m.items = append(m.items, clipped...)
-	m.size += int64(buf.Len())
-	m.indexItems(from)
-	if m.path == "" {
+	for i, it := range clipped {
+		m.keep(it, sizes[i])
+	}
+	m.indexItems(max(0, from-(m.base-forgotten)))
+	if m.path == "" || m.full {
+		return nil
+	}
+	if m.file+int64(buf.Len()) > MaxSessionBytes {
+		m.full = true
+		m.log.Warn("cortexr: session memory file reached MaxSessionBytes; no longer written, the session goes on in memory",
+			zap.String("path", m.path), zap.Int64("bytes", m.file), zap.Int("max_bytes", MaxSessionBytes))
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
@@ -236,6 +322,7 @@ func (m *Memory) Add(items ...MemoryItem) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("cortexr: session memory: %w", err)
 	}
+	m.file += int64(buf.Len())
 	return nil
 }
 
@@ -251,7 +338,7 @@ func (m *Memory) indexItems(from int) {
 		if err != nil {
 			continue
 		}
-		key := strconv.Itoa(i)
+		key := strconv.Itoa(m.base + i)
 		m.index.Put(key, v, []rag.Hit{{Text: t, Source: key, ChunkID: key}})
 	}
 }
@@ -279,7 +366,8 @@ func (m *Memory) Search(query string, k int) []MemoryHit {
 	var out []MemoryHit
 	for _, h := range m.index.Search(v[0], k) {
 		i, _ := strconv.Atoi(h.Source)
-		if h.Score > 0 && i < len(m.items) {
+		i -= m.base
+		if h.Score > 0 && i >= 0 && i < len(m.items) {
 			out = append(out, MemoryHit{Item: m.items[i], Score: h.Score})
 		}
 	}

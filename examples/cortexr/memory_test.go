@@ -163,18 +163,112 @@ func TestMemoryClipsLargeItems(t *testing.T) {
 		t.Errorf("text %.40q…%q", it.Text, it.Text[len(it.Text)-40:])
 	}
 
-	// A session stops growing at MaxSessionBytes.
-	mem, _ := cortexr.OpenMemory("", "s")
-	for i := 0; ; i++ {
-		err := mem.Add(cortexr.MemoryItem{Type: cortexr.ItemToolCall, Text: strings.Repeat("x", cortexr.MaxMemoryText)})
+}
+
+// bigItem is an item whose line comes to about 60 KB once clipped: its
+// texts are at MaxMemoryText bytes, each escaped to six.
+func bigItem(i int) cortexr.MemoryItem {
+	lt := strings.Repeat("<", 2*cortexr.MaxMemoryText)
+	return cortexr.MemoryItem{Type: cortexr.ItemToolOutput, Text: fmt.Sprintf("item %d %s", i, lt), FinalAnswer: lt,
+		ToolName: "add", ToolArgs: map[string]any{"a": lt}, ToolResult: lt}
+}
+
+// A session that reaches MaxSessionBytes goes on: Add keeps succeeding,
+// the file stops growing at the bound, memory holds the newest items, and
+// the session can be reopened and added to.
+func TestMemoryPastMaxSessionBytes(t *testing.T) {
+	t.Parallel()
+	for _, dir := range []string{t.TempDir(), ""} {
+		m, err := cortexr.OpenMemory(dir, "2026/01/01/session-1-aaaaaa")
 		if err != nil {
-			if !strings.Contains(err.Error(), "MaxSessionBytes") || i < cortexr.MaxSessionBytes/(cortexr.MaxMemoryText+200) {
-				t.Errorf("item %d: %v", i, err)
+			t.Fatal(err)
+		}
+		const n = 700 // about 40 MB of lines
+		for i := range n {
+			if err := m.Add(bigItem(i)); err != nil {
+				t.Fatalf("dir %q: Add %d: %v", dir, i, err)
 			}
-			break
 		}
-		if i > cortexr.MaxSessionBytes/cortexr.MaxMemoryText {
-			t.Fatalf("%d items of %d bytes were added", i, cortexr.MaxMemoryText)
+		items := m.Items()
+		if len(items) == 0 || len(items) >= n || !strings.HasPrefix(items[len(items)-1].Text, fmt.Sprintf("item %d ", n-1)) {
+			t.Fatalf("dir %q: %d items held, last %.20q; want the newest, fewer than %d", dir, len(items), items[len(items)-1].Text, n)
 		}
+		if hits := m.Search(fmt.Sprintf("item %d", n-1), 1); len(hits) != 1 {
+			t.Errorf("dir %q: search found %d items", dir, len(hits))
+		}
+		if dir == "" {
+			continue
+		}
+		st, err := os.Stat(m.Path())
+		if err != nil || st.Size() > cortexr.MaxSessionBytes || st.Size() < cortexr.MaxSessionBytes/2 {
+			t.Fatalf("file %v, %v; want at most MaxSessionBytes", st.Size(), err)
+		}
+		again, err := cortexr.OpenMemory(dir, m.ID())
+		if err != nil {
+			t.Fatalf("reopening a full session: %v", err)
+		}
+		if err := again.Add(bigItem(n)); err != nil {
+			t.Fatalf("adding to a reopened full session: %v", err)
+		}
+		if st2, _ := os.Stat(m.Path()); st2.Size() != st.Size() {
+			t.Errorf("a full session's file grew from %d to %d bytes", st.Size(), st2.Size())
+		}
+	}
+}
+
+// A session file written by an earlier version, with lines longer than
+// Add writes, a line that is not an item and more than MaxSessionBytes in
+// all, opens: the bad lines are skipped and the newest items kept.
+func TestMemoryOpensOldSessionFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	id := "2026/01/01/session-2-bbbbbb"
+	path := dir + "/" + id + ".jsonl"
+	if err := os.MkdirAll(dir+"/2026/01/01", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := func(text string) string {
+		return fmt.Sprintf(`{"timestamp":"2026-01-01T00:00:00Z","type":"tool_output","text":%q}`+"\n", text)
+	}
+	var b strings.Builder
+	b.WriteString(line("first"))
+	b.WriteString(line(strings.Repeat("x", 1<<20))) // 1 MiB: longer than Add writes
+	b.WriteString("{not json\n")
+	filler := line(strings.Repeat("y", 100<<10))
+	for b.Len() < cortexr.MaxSessionBytes+(4<<20) {
+		b.WriteString(filler)
+	}
+	b.WriteString(line("last"))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := cortexr.OpenMemory(dir, id)
+	if err != nil {
+		t.Fatalf("OpenMemory: %v", err)
+	}
+	items := m.Items()
+	if len(items) == 0 || items[len(items)-1].Text != "last" || items[0].Text == "first" {
+		t.Errorf("%d items; want the newest ending with \"last\", the oldest forgotten", len(items))
+	}
+	for _, it := range items {
+		if len(it.Text) > 200<<10 {
+			t.Errorf("an over-long line was kept (%d bytes)", len(it.Text))
+		}
+	}
+	if err := m.Add(cortexr.MemoryItem{Type: cortexr.ItemRunStart, Text: "go on"}); err != nil {
+		t.Errorf("Add to an old full session: %v", err)
+	}
+
+	// Small with an over-long line: the other items are read.
+	small := "2026/01/01/session-3-cccccc"
+	if err := os.WriteFile(dir+"/"+small+".jsonl", []byte(line("a")+line(strings.Repeat("x", 1<<20))+line("b")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := cortexr.OpenMemory(dir, small)
+	if err != nil {
+		t.Fatalf("OpenMemory: %v", err)
+	}
+	if got := s.Items(); len(got) != 2 || got[0].Text != "a" || got[1].Text != "b" {
+		t.Errorf("items %+v; want a and b", got)
 	}
 }

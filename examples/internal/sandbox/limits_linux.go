@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,14 +71,22 @@ func limitWorker(pid int, memory int64) error {
 // limits, even when the host runs as root), and cannot signal or trace
 // processes outside it that it would not be allowed to as an unprivileged
 // user. Where that is refused (user namespaces disabled, or filtered as in
-// a container's default seccomp profile), the first refusal is remembered
-// and workers start in the host's namespaces. A new PID namespace is not
-// used: the worker's watch of its host needs its real parent's pid.
-func startProcess(ctx context.Context, cmd *exec.Cmd) error {
+// a container's default seccomp profile: EPERM, EINVAL, EUSERS) and the
+// worker then starts without them, the refusal is remembered and workers
+// start in the host's namespaces, logged once at Warn. ENOSPC (the user's
+// namespaces are all in use) and EACCES are not remembered: that worker
+// starts in the host's namespaces, logged. With require, a worker that
+// cannot have its own namespaces fails to start instead. A new PID
+// namespace is not used: the worker's watch of its host needs its real
+// parent's pid.
+func startProcess(ctx context.Context, cmd *exec.Cmd, log *zap.Logger, require bool) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
 	if noNamespaces.Load() {
+		if require {
+			return errors.New("sandbox: the kernel refuses workers their own user and network namespaces, and Config.RequireNamespaces is set; allow user namespaces or unset it")
+		}
 		return cmd.Start()
 	}
 	ns := *cmd
@@ -91,13 +100,24 @@ func startProcess(ctx context.Context, cmd *exec.Cmd) error {
 		*cmd = ns
 		return nil
 	}
-	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSPC) &&
-		!errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.EUSERS) {
+	refused := errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EUSERS)
+	transient := errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EACCES)
+	if !refused && !transient {
 		return err
 	}
-	noNamespaces.Store(true)
-	fmt.Fprintf(os.Stderr, "sandbox: workers start in the host's namespaces: creating a user and network namespace failed: %v\n", err)
-	return cmd.Start()
+	if require {
+		return fmt.Errorf("sandbox: starting a worker in its own user and network namespaces failed, and Config.RequireNamespaces is set: %w", err)
+	}
+	if perr := cmd.Start(); perr != nil {
+		// Not a matter of namespaces: nothing is remembered.
+		return perr
+	}
+	if refused && !noNamespaces.Swap(true) {
+		log.Warn("sandbox: workers start in the host's namespaces: creating a user and network namespace was refused", zap.Error(err))
+	} else if transient {
+		log.Warn("sandbox: a worker starts in the host's namespaces: creating a user and network namespace failed", zap.Error(err))
+	}
+	return nil
 }
 
 // noNamespaces is set once the kernel refused a worker new namespaces.
@@ -168,7 +188,31 @@ func cpuSpent(seconds int64) bool {
 	if seconds <= 0 || syscall.Getrlimit(syscall.RLIMIT_CPU, &lim) != nil || lim.Max == unix.RLIM_INFINITY {
 		return false
 	}
-	return uint64(cpuUsed()+seconds) > lim.Max
+	// A second to spare: a soft limit equal to the hard one makes the
+	// kernel send SIGKILL, not SIGXCPU, which reads as a crash.
+	return uint64(cpuUsed()+seconds+1) > lim.Max
+}
+
+// killedAtCPULimit reports whether a worker whose runs have seconds of CPU
+// time each was killed by the kernel at its hard RLIMIT_CPU: by SIGKILL
+// after about workerCPURuns runs' worth of CPU time. The kernel samples
+// CPU time more coarsely than the rusage the host reads, which can come
+// short of the limit: three quarters of it count.
+func killedAtCPULimit(state *os.ProcessState, seconds int64) bool {
+	return killedAfterCPU(state, time.Duration(workerCPURuns*seconds)*time.Second*3/4)
+}
+
+// killedAfterCPU reports whether state is of a process killed by SIGKILL
+// after using at least cpu of CPU time.
+func killedAfterCPU(state *os.ProcessState, cpu time.Duration) bool {
+	if state == nil {
+		return false
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		return false
+	}
+	return state.UserTime()+state.SystemTime() >= cpu
 }
 
 // hostPoll is how often a worker checks that its host lives when the

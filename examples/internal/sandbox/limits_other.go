@@ -4,11 +4,14 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"sync"
+
+	"go.uber.org/zap"
 )
 
 // osLimits says which limits the operating system enforces on workers:
@@ -51,7 +54,13 @@ func watchMemory() (stop func()) {
 
 // startProcess starts cmd. Outside Linux nothing watches the host (see
 // watchHost); the worker ends when its standard input does (readFrames).
-func startProcess(_ context.Context, cmd *exec.Cmd) error { return cmd.Start() }
+// Workers have no namespaces of their own: with require, none starts.
+func startProcess(_ context.Context, cmd *exec.Cmd, _ *zap.Logger, require bool) error {
+	if require {
+		return errors.New("sandbox: Config.RequireNamespaces is set, and workers start in their own namespaces only on Linux; unset it")
+	}
+	return cmd.Start()
+}
 
 // watchHost does nothing outside Linux.
 func watchHost() {}
@@ -61,3 +70,6 @@ func hardenWorker() {}
 
 // cpuSpent is false outside Linux: there is no CPU time limit to spend.
 func cpuSpent(int64) bool { return false }
+
+// killedAtCPULimit is false outside Linux: no hard CPU limit is set.
+func killedAtCPULimit(*os.ProcessState, int64) bool { return false }

@@ -56,7 +56,9 @@ type Config struct {
 	// value, globals and output), each host function call's encoded
 	// arguments and each value a host function returns, encoded (a larger
 	// one fails the call with an error naming the limit). Zero means
-	// DefaultMaxResult.
+	// DefaultMaxResult; more than about 10.6 MiB (maxMaxResult) is refused,
+	// since a string of MaxResult bytes can take six times as many once
+	// encoded for the worker, which reads frames of at most 64 MiB.
 	MaxResult int
 	// MaxWorkers bounds the workers alive at once, so the runs in flight;
 	// more runs wait for one to end. Zero means GOMAXPROCS, at least 2.
@@ -81,8 +83,13 @@ type Config struct {
 	// them.
 	MaxAbandoned int
 	// Logger receives the workers' starts and deaths, at Debug, and each
-	// abandoned host function call, at Warn. Nil means none.
+	// abandoned host function call, and workers started without their own
+	// namespaces, at Warn. Nil means none.
 	Logger *zap.Logger
+	// RequireNamespaces makes a worker that cannot start in its own user
+	// and network namespaces (Linux only; see startProcess) fail to start,
+	// so its run fails, instead of starting in the host's namespaces.
+	RequireNamespaces bool
 }
 
 // ErrTooManyAbandoned is the error of a run with host functions started
@@ -105,6 +112,11 @@ type Pool struct {
 	idle   []*worker
 	closed bool
 }
+
+// maxMaxResult bounds Config.MaxResult: a host function's string of that
+// many bytes, each escaped to six in JSON, still fits a frame the worker
+// reads (maxInbound), with room for the frame's other fields.
+const maxMaxResult = (maxInbound - 64<<10) / 6
 
 // NewPool returns a pool configured by cfg. It starts no process.
 func NewPool(cfg Config) (*Pool, error) {
@@ -131,6 +143,9 @@ func NewPool(cfg Config) (*Pool, error) {
 	}
 	if cfg.MaxResult == 0 {
 		cfg.MaxResult = DefaultMaxResult
+	}
+	if cfg.MaxResult > maxMaxResult {
+		return nil, fmt.Errorf("sandbox: Config.MaxResult is %d bytes, more than the %d a worker can be sent (a string is up to six bytes a byte once encoded); lower it", cfg.MaxResult, maxMaxResult)
 	}
 	if cfg.MaxWorkers == 0 {
 		cfg.MaxWorkers = max(2, runtime.GOMAXPROCS(0))
@@ -302,7 +317,7 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 	cmd := exec.Command(exe)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errF
 	cmd.Env = p.workerEnv()
-	if err := startProcess(ctx, cmd); err != nil {
+	if err := startProcess(ctx, cmd, p.log, p.cfg.RequireNamespaces); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("starting %s: %w", exe, err)
 	}
@@ -635,7 +650,7 @@ func (p *Pool) deathError(ctx, killCtx context.Context, opts Options, w *worker,
 	case opts.Timeout > 0 && killCtx.Err() != nil:
 		return &Error{Kind: KindTimeLimit, Err: context.DeadlineExceeded,
 			Msg: fmt.Sprintf("the program ran longer than %v and its worker was stopped", opts.Timeout)}
-	case code == exitCPU:
+	case code == exitCPU || killedAtCPULimit(w.state, int64((p.cfg.CPUTime+time.Second-1)/time.Second)):
 		return &Error{Kind: KindCPULimit, Msg: fmt.Sprintf("the program used more than %v of CPU time and its worker was stopped", p.cfg.CPUTime)}
 	case has("stack overflow", "stack exceeds"):
 		return &Error{Kind: KindStackLimit, Msg: fmt.Sprintf("the program nested too deep: its worker passed the stack limit of %d MiB and was stopped", p.cfg.MaxStack>>20)}

@@ -94,3 +94,20 @@ func TestSharedPoolBoundsAbandoned(t *testing.T) {
 		t.Errorf("the shared pool's MaxAbandoned is %d, want SharedMaxAbandoned (%d)", got, SharedMaxAbandoned)
 	}
 }
+
+// A MaxResult whose strings, once JSON-escaped, would not fit a frame the
+// worker reads is refused, not left to crash the worker on the first large
+// host function return.
+func TestNewPoolRefusesMaxResultPastFrame(t *testing.T) {
+	if 6*maxMaxResult > maxInbound {
+		t.Fatalf("maxMaxResult %d: six times it passes maxInbound %d", maxMaxResult, maxInbound)
+	}
+	if _, err := NewPool(Config{MaxResult: maxMaxResult + 1}); err == nil || !strings.Contains(err.Error(), "Config.MaxResult") {
+		t.Errorf("NewPool with MaxResult %d: %v; want an error naming Config.MaxResult", maxMaxResult+1, err)
+	}
+	p, err := NewPool(Config{MaxResult: maxMaxResult})
+	if err != nil {
+		t.Fatalf("NewPool with MaxResult %d: %v", maxMaxResult, err)
+	}
+	p.Close()
+}

@@ -59,14 +59,23 @@ func (r *run) reBudget() int {
 	return DefaultMaxResult
 }
 
-// reMatches finds at most MaxRegexpMatches matches of re in s (submatch
-// indices), counting each as an execution step.
-func (r *run) reMatches(thread *starlark.Thread, fn string, re *regexp.Regexp, s string, limit int) ([][]int, error) {
+// reMatches finds at most MaxRegexpMatches matches of re in s, and at
+// most limit when it is above 0, counting each as an execution step. With
+// groups each match holds the indices of every group, else only those of
+// the whole match: a caller that needs no group asks for none, since
+// matches times groups ints are held at once. The search's own time is
+// bounded by Config.CPUTime and Options.Timeout, not Options.MaxSteps.
+func (r *run) reMatches(thread *starlark.Thread, fn string, re *regexp.Regexp, s string, limit int, groups bool) ([][]int, error) {
 	n := MaxRegexpMatches + 1
 	if limit > 0 {
 		n = min(n, limit)
 	}
-	ms := re.FindAllStringSubmatchIndex(s, n)
+	var ms [][]int
+	if groups {
+		ms = re.FindAllStringSubmatchIndex(s, n)
+	} else {
+		ms = re.FindAllStringIndex(s, n)
+	}
 	if len(ms) > MaxRegexpMatches {
 		return nil, fmt.Errorf("%s: more than %d matches (MaxRegexpMatches); match fewer, or work on a part of the string", fn, MaxRegexpMatches)
 	}
@@ -90,12 +99,14 @@ func (r *run) reFindall(thread *starlark.Thread, b *starlark.Builtin, args starl
 	if err != nil {
 		return nil, err
 	}
-	ms, err := r.reMatches(thread, b.Name(), re, s, 0)
+	groups := re.NumSubexp()
+	budget := r.reBudget()
+	// Each group of each match costs at least regexpItemCost of the
+	// budget: one match more than it allows is enough to fail.
+	ms, err := r.reMatches(thread, b.Name(), re, s, budget/(regexpItemCost*max(1, groups))+1, groups > 0)
 	if err != nil {
 		return nil, err
 	}
-	groups := re.NumSubexp()
-	budget := r.reBudget()
 	used := 0
 	text := func(m []int, g int) starlark.String {
 		if m[2*g] < 0 {
@@ -134,6 +145,10 @@ func (r *run) reSearch(start, end bool) func(*starlark.Thread, *starlark.Builtin
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pattern", &pattern, "string", &s); err != nil {
 			return nil, err
 		}
+		// The pattern must compile alone: wrapped, "a)|(?:b" would.
+		if _, err := reCompile(b.Name(), pattern); err != nil {
+			return nil, err
+		}
 		full := pattern
 		if start {
 			full = `\A(?:` + full + ")"
@@ -167,11 +182,15 @@ func (r *run) reSub(thread *starlark.Thread, b *starlark.Builtin, args starlark.
 	if err != nil {
 		return nil, err
 	}
-	ms, err := r.reMatches(thread, b.Name(), re, s, count)
+	if count < 0 {
+		return nil, fmt.Errorf("%s: count is %d; it must be 0 (replace all) or more", b.Name(), count)
+	}
+	tmpl := goTemplate(repl)
+	// Groups are needed only when the template refers to one.
+	ms, err := r.reMatches(thread, b.Name(), re, s, count, strings.Contains(strings.ReplaceAll(tmpl, "$$", ""), "$"))
 	if err != nil {
 		return nil, err
 	}
-	tmpl := goTemplate(repl)
 	budget := r.reBudget()
 	var out []byte
 	last := 0
@@ -191,7 +210,9 @@ func (r *run) reSub(thread *starlark.Thread, b *starlark.Builtin, args starlark.
 }
 
 // goTemplate turns a Python replacement (\1, \g<1>, \g<name>, \n, \t,
-// \\) into one for Regexp.Expand.
+// \\, \0 and \0nn octal escapes) into one for Regexp.Expand. Unlike
+// Python, an unknown escape is kept as is rather than refused, and a
+// reference to a group the pattern lacks expands to "".
 func goTemplate(repl string) string {
 	var b strings.Builder
 	for i := 0; i < len(repl); i++ {
@@ -201,7 +222,16 @@ func goTemplate(repl string) string {
 			b.WriteString("$$")
 		case c != '\\' || i+1 == len(repl):
 			b.WriteByte(c)
-		case repl[i+1] >= '0' && repl[i+1] <= '9':
+		case repl[i+1] == '0':
+			// Python's octal escape: \0 is NUL, \0nn the byte nn.
+			j, v := i+2, 0
+			for j < len(repl) && j < i+4 && repl[j] >= '0' && repl[j] <= '7' {
+				v = v*8 + int(repl[j]-'0')
+				j++
+			}
+			b.WriteByte(byte(v))
+			i = j - 1
+		case repl[i+1] >= '1' && repl[i+1] <= '9':
 			j := i + 1
 			for j < len(repl) && j < i+3 && repl[j] >= '0' && repl[j] <= '9' {
 				j++
@@ -249,7 +279,17 @@ func (r *run) reSplit(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	if s == "" {
 		return starlark.NewList([]starlark.Value{starlark.String("")}), nil
 	}
-	ms, err := r.reMatches(thread, b.Name(), re, s, 0)
+	limit := 0
+	if maxsplit > 0 {
+		// maxsplit splits need maxsplit matches, and one more when
+		// the first is the empty match at the start, which splits nothing.
+		limit = min(maxsplit+1, MaxRegexpMatches+1)
+	}
+	if limit == 0 {
+		// Each part costs regexpItemCost of the budget.
+		limit = min(r.reBudget()/regexpItemCost+2, MaxRegexpMatches+1)
+	}
+	ms, err := r.reMatches(thread, b.Name(), re, s, limit, false)
 	if err != nil {
 		return nil, err
 	}

@@ -28,10 +28,22 @@ func TestRegexpModule(t *testing.T) {
 		{`re.sub(r"\s", r"\n", "a b")`, `"a\nb"`},
 		{`re.split(r"\s*;\s*", "a ; b;c")`, `["a", "b", "c"]`},
 		{`re.split(r",", "a,b,c", maxsplit = 1)`, `["a", "b,c"]`},
+		{`re.sub(r"a", r"[\0]", "xa")`, `"x[\x00]"`},
+		{`re.sub(r"a", r"\012", "a")`, `"\n"`},
+		// maxsplit bounds the matches looked for: past MaxRegexpMatches separators is fine.
+		{`len(re.split(r",", "a" + "," * 100005, maxsplit = 2))`, `3`},
+		{`re.split(r"x*", "ab", maxsplit = 1)`, `["a", "b"]`},
 	} {
 		res, err := sandbox.Run(context.Background(), "result = "+c.src, sandbox.Options{Modules: sandbox.Regexp, Globals: []string{"result"}})
 		if err != nil || res.Globals["result"] != c.want {
 			t.Errorf("%s = %s, %v; want %s", c.src, res.Globals["result"], err, c.want)
+		}
+	}
+	for _, fn := range []string{"match", "fullmatch"} {
+		// Valid only once wrapped in (?:…): refused as Python does.
+		se := runErr(t, context.Background(), `re.`+fn+`("a)|(?:b", "b")`, sandbox.Options{Modules: sandbox.Regexp})
+		if se.Kind != sandbox.KindRuntime || !strings.Contains(se.Msg, "pattern") {
+			t.Errorf("re.%s of an unbalanced pattern: %v", fn, se)
 		}
 	}
 	se := runErr(t, context.Background(), `re.findall(r"(?<=a)b", "ab")`, sandbox.Options{Modules: sandbox.Regexp})
@@ -56,7 +68,11 @@ func TestRegexpLimits(t *testing.T) {
 		{"sub of the tail", `re.sub("x", "", "a" * 70000)`, "re.sub: the result comes to more than 65536 bytes"},
 		{"findall", `re.findall("(a)(a)", "a" * 60000)`, "re.findall: the matches come to more than 65536 bytes"},
 		{"split", `re.split("b", "ab" * 30000)`, "re.split: the parts come to more than 65536 bytes"},
-		{"matches", fmt.Sprintf(`re.findall("", "a" * %d)`, sandbox.MaxRegexpMatches), fmt.Sprintf("more than %d matches (MaxRegexpMatches)", sandbox.MaxRegexpMatches)},
+		{"matches", fmt.Sprintf(`re.sub("", "", "a" * %d)`, sandbox.MaxRegexpMatches), fmt.Sprintf("more than %d matches (MaxRegexpMatches)", sandbox.MaxRegexpMatches)},
+		// Matches times groups indices would take about 480 MB: the
+		// search stops at the matches the budget allows.
+		{"findall of many groups", `re.findall("(a?)" * 300, "b" * 99999)`, "re.findall: the matches come to more than 65536 bytes"},
+		{"negative count", `re.sub("a", "b", "aaa", count = -1)`, "re.sub: count is -1"},
 	} {
 		se := poolErr(t, p, c.src, opts)
 		if se.Kind != sandbox.KindRuntime || !strings.Contains(se.Msg, c.want) {

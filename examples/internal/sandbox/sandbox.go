@@ -144,6 +144,9 @@ const (
 	// limits. Each match counts as an execution step; a call goes through
 	// at most MaxRegexpMatches matches, and one that would produce more
 	// than Config.MaxResult bytes fails with an error naming the limit.
+	// The time a search itself takes is bounded by Config.CPUTime and
+	// Options.Timeout, not by Options.MaxSteps. re.sub's count must not
+	// be negative.
 	Regexp
 )
 

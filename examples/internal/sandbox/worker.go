@@ -19,7 +19,7 @@ const (
 	// envWorker marks a process started as a worker; its value is the
 	// protocol version.
 	envWorker     = "AGENTGRAPH_SANDBOX_WORKER"
-	workerVersion = "1"
+	workerVersion = "2"
 	// envHost holds the pid of the host that started the worker, which
 	// the worker watches (watchHost).
 	envHost = "AGENTGRAPH_SANDBOX_HOST"

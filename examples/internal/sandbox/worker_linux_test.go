@@ -410,8 +410,7 @@ func TestWorkerHardened(t *testing.T) {
 		t.Errorf("worker directory %s, want a removed one", cwd)
 	}
 	if noNamespaces.Load() {
-		t.Log("user namespaces are refused here: the worker shares the host's network")
-		return
+		t.Skip("user namespaces are refused here: the worker shares the host's network; namespace checks skipped")
 	}
 	for _, ns := range []string{"net", "user"} {
 		mine, _ := os.Readlink("/proc/self/ns/" + ns)
@@ -422,8 +421,62 @@ func TestWorkerHardened(t *testing.T) {
 	}
 	// The worker's program cannot reach the network: checked from a
 	// process in its namespace.
+	for _, tool := range []string{"nsenter", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: the worker's network is not checked from inside its namespace", tool)
+		}
+	}
 	cmd := exec.Command("nsenter", "-t", strconv.Itoa(pid), "-n", "ip", "-o", "link")
-	if out, err := cmd.CombinedOutput(); err == nil && (strings.Contains(string(out), "eth") || strings.Contains(string(out), "state UP")) {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot enter the worker's network namespace (entering needs root): nsenter: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "eth") || strings.Contains(string(out), "state UP") {
 		t.Errorf("the worker's network namespace has interfaces:\n%s", out)
+	}
+}
+
+// With Config.RequireNamespaces a worker runs in its own user and network
+// namespaces, or does not run at all.
+func TestRequireNamespaces(t *testing.T) {
+	p, err := NewPool(Config{RequireNamespaces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	_, err = p.Run(context.Background(), "result = 1", Options{Globals: []string{"result"}})
+	if err != nil {
+		if !strings.Contains(err.Error(), "RequireNamespaces") {
+			t.Fatalf("a run refused namespaces failed with %v; want an error naming Config.RequireNamespaces", err)
+		}
+		t.Skipf("user namespaces are refused here: %v", err)
+	}
+	pid := idlePID(t, p)
+	for _, ns := range []string{"net", "user"} {
+		mine, _ := os.Readlink("/proc/self/ns/" + ns)
+		its, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if err != nil || mine == its {
+			t.Errorf("the worker's %s namespace %s, %v; want its own", ns, its, err)
+		}
+	}
+}
+
+// A process the kernel kills at its hard CPU limit (soft equal to hard:
+// SIGKILL, not SIGXCPU) reads as killed at the CPU limit, not a crash.
+func TestKilledAfterCPU(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh:", err)
+	}
+	cmd := exec.Command("sh", "-c", "ulimit -t 1; while :; do :; done")
+	err := cmd.Run()
+	if err == nil {
+		t.Fatal("the busy loop ended by itself")
+	}
+	// The rusage read can come short of the 1 s the kernel counted.
+	if !killedAfterCPU(cmd.ProcessState, 500*time.Millisecond) {
+		t.Errorf("%v after %v of CPU: not read as killed at the CPU limit", cmd.ProcessState, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+	}
+	if killedAfterCPU(cmd.ProcessState, time.Hour) {
+		t.Error("read as killed after an hour of CPU")
 	}
 }
