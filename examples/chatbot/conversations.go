@@ -83,6 +83,15 @@ type conversationIndex struct {
 	// conversation's messages, which would otherwise stay in memory
 	// uncounted.
 	forgotten func(ctx context.Context, ns []string, id string)
+	// exclusive, when set, runs forget, the forgetting of conversation id
+	// of ns (its record, and its messages through forgotten), unless a
+	// turn of the conversation runs or waits to run, and reports whether
+	// it ran forget. No turn of the conversation starts while forget runs
+	// (a turn is tracked before it loads its conversation): a turn either
+	// keeps its conversation, listed, or finds it gone and counts it as
+	// new. forget must not block (it takes no conversation lock: touch
+	// runs under one).
+	exclusive func(ns []string, id string, forget func()) bool
 
 	mu sync.Mutex
 	// unprobed counts, by namespace key, the new conversations listed
@@ -191,11 +200,10 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 		return
 	}
 	for _, r := range recs[maxListedConversations:] {
-		if err := x.items.Delete(ctx, ns, r.Key); err != nil {
+		if _, err := x.drop(ctx, r, false); err != nil {
 			x.log.Warn("chatbot: pruning the conversation list failed", zap.Error(err))
 			return
 		}
-		x.forget1(ctx, ns, r.Key)
 	}
 }
 
@@ -276,12 +284,14 @@ func (x *conversationIndex) evictOwn(ctx context.Context, ns []string, share, ba
 	}
 	n := 0
 	for _, r := range recs[max(share, len(recs)-batch):] {
-		if err := x.items.Delete(ctx, ns, r.Key); err != nil {
+		dropped, err := x.drop(ctx, r, true)
+		if err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
-		x.forget1(ctx, ns, r.Key)
-		n++
+		if dropped {
+			n++
+		}
 	}
 	if n > 0 {
 		x.log.Info("chatbot: the conversation list was full; forgot the least recently used entries of a principal over its share",
@@ -384,29 +394,54 @@ func (x *conversationIndex) forget(ctx context.Context, recs []memory.Record) in
 func (x *conversationIndex) deleteUnchanged(ctx context.Context, recs []memory.Record) int {
 	n := 0
 	for _, r := range recs {
-		now, err := x.items.Get(ctx, r.Namespace, r.Key, false)
-		if errors.Is(err, memory.ErrNotFound) || err == nil && !now.Updated.Equal(r.Updated) {
-			continue
-		}
-		if err == nil {
-			err = x.items.Delete(ctx, r.Namespace, r.Key)
-		}
+		dropped, err := x.drop(ctx, r, true)
 		if err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
-		x.forget1(ctx, r.Namespace, r.Key)
-		n++
+		if dropped {
+			n++
+		}
 	}
 	return n
 }
 
-// forget1 tells x.forgotten, when set, that the record of conversation
-// id in ns was forgotten.
-func (x *conversationIndex) forget1(ctx context.Context, ns []string, id string) {
-	if x.forgotten != nil {
-		x.forgotten(ctx, ns, id)
+// drop forgets r, a record of the list, and reports whether it did: it
+// deletes r and tells x.forgotten, when set, which deletes the
+// conversation's messages. With x.exclusive, a conversation a turn runs
+// or waits for is kept, and no turn starts meanwhile. With unchanged, a
+// record used since it was read (a turn touched it: it is recently used
+// now) or gone is kept too; the check and the delete are one step under
+// x.exclusive, which no touch runs within (touches run in turns).
+func (x *conversationIndex) drop(ctx context.Context, r memory.Record, unchanged bool) (bool, error) {
+	var dropped bool
+	var err error
+	forget := func() {
+		if unchanged {
+			var now memory.Record
+			now, err = x.items.Get(ctx, r.Namespace, r.Key, false)
+			if errors.Is(err, memory.ErrNotFound) || err == nil && !now.Updated.Equal(r.Updated) {
+				err = nil
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+		if err = x.items.Delete(ctx, r.Namespace, r.Key); err != nil {
+			return
+		}
+		dropped = true
+		if x.forgotten != nil {
+			x.forgotten(ctx, r.Namespace, r.Key)
+		}
 	}
+	if x.exclusive == nil {
+		forget()
+	} else {
+		x.exclusive(r.Namespace, r.Key, forget)
+	}
+	return dropped, err
 }
 
 // records returns ns's records, most recently used first.
