@@ -301,7 +301,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 			if fresh && !stored {
 				return // reserve listed it
 			}
-			b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, stored)
+			_ = b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, stored) // logged; the stored exchange stays
 		}}
 	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message,
 		ClientContext: clientContext(req.Context), Writer: cmp.Or(req.Model, b.cfg.WriterModel)}

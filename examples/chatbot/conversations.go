@@ -128,9 +128,10 @@ func (x *conversationIndex) namespace(principal string) []string {
 // record, one statement less per new conversation; one with history keeps
 // the title it has. So a conversation whose first turns failed before
 // storing anything is titled by the first turn whose exchange is stored,
-// the question its history starts with. A failure is logged: the turn
-// goes on without it.
-func (x *conversationIndex) touch(ctx context.Context, principal, id, message string, started bool) {
+// the question its history starts with. A failure to list it is logged
+// and returned: a turn whose exchange is stored goes on without it, a new
+// conversation's turn fails (see reserve).
+func (x *conversationIndex) touch(ctx context.Context, principal, id, message string, started bool) error {
 	ns := x.namespace(principal)
 	entry := listedConversation{Title: title(message)}
 	known := false
@@ -154,11 +155,12 @@ func (x *conversationIndex) touch(ctx context.Context, principal, id, message st
 	}
 	if err != nil {
 		x.log.Warn("chatbot: adding to the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
-		return
+		return err
 	}
 	if !known && x.probeDue(ns) {
 		x.prune(ctx, ns)
 	}
+	return nil
 }
 
 // probeDue counts a new conversation in ns and reports whether ns is due a
@@ -547,9 +549,9 @@ func (x *conversationIndex) remove(ctx context.Context, principal, id string) (b
 func (b *Bot) admit(ctx context.Context, principal, id string) (fresh bool, err error) {
 	st, err := b.convs.Store().Load(ctx, scoped(principal, id), 0)
 	if err != nil {
-		// The turn loads the conversation itself, fails the same way and
-		// reports it as a failed turn.
-		return false, nil
+		// Not knowing whether the conversation is new, the turn cannot
+		// count it against Config.MaxConversations: it fails.
+		return false, fmt.Errorf("chatbot: loading conversation %q: %w", id, cmp.Or(context.Cause(ctx), err))
 	}
 	// Each turn stores two messages: the question and the answer.
 	if turns := st.Last / 2; turns >= int64(b.cfg.MaxConversationTurns) {
@@ -593,7 +595,11 @@ func (b *Bot) reserve(ctx context.Context, principal, id, message string) error 
 	if err := b.checkRoom(ctx, principal, id); err != nil {
 		return err
 	}
-	b.convIndex.touch(ctx, principal, id, message, false)
+	// A conversation the list could not take would be neither listed nor
+	// counted: its turn fails instead.
+	if err := b.convIndex.touch(ctx, principal, id, message, false); err != nil {
+		return fmt.Errorf("chatbot: listing conversation %q: %w", id, err)
+	}
 	return nil
 }
 

@@ -2,6 +2,8 @@ package chatbot
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +133,46 @@ func TestFullMemoryListKeepsBusyConversations(t *testing.T) {
 	}
 	if len(ids) != 2 || ids[0] != "a1" || ids[1] != "a3" {
 		t.Fatalf("alice's list: %v; want a1, a3 (a2 forgotten)", ids)
+	}
+}
+
+// refusingItems is a conversation list whose every Put fails.
+type refusingItems struct{ memory.Items }
+
+func (refusingItems) Put(context.Context, memory.Record) error {
+	return errors.New("refusing items: put refused")
+}
+
+// TestUnlistedNewConversationFails: a new conversation the list cannot
+// take fails its turn, storing nothing: it ran on, stored, neither
+// listed nor counted against MaxConversations.
+func TestUnlistedNewConversationFails(t *testing.T) {
+	b, err := New(context.Background(), Config{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	b.convIndex.items = refusingItems{memory.NewInMemoryItems(memory.InMemoryItemsConfig{})}
+	var turnErr error
+	for _, err := range b.Chat(WithPrincipal(t.Context(), "alice"), Request{ConversationID: "c1", Message: "Hello!"}) {
+		if err != nil {
+			turnErr = err
+		}
+	}
+	if turnErr == nil || !strings.Contains(turnErr.Error(), "put refused") {
+		t.Errorf("the unlisted conversation's turn: %v; want the list's error", turnErr)
+	}
+	st, err := b.convs.Store().Load(t.Context(), scoped("alice", "c1"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Last != 0 {
+		t.Errorf("the unlisted conversation keeps %d messages; want none", st.Last)
 	}
 }
