@@ -80,3 +80,31 @@ func TestNewConversationsCountedAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedNewConversationNotCounted: a new conversation whose turn
+// fails after its graph started, with nothing stored, is neither listed
+// nor counted against MaxConversations: another may start. Its entry
+// stayed once the graph's initialize had run.
+func TestFailedNewConversationNotCounted(t *testing.T) {
+	var failed atomic.Bool
+	cfg := chatbot.Config{Offline: true, MaxConversations: 1}
+	cfg.Hooks = graph.Hooks{NodeStart: func(ctx context.Context, ti graph.TaskInfo) context.Context {
+		if ti.Node == chatbot.NodeSupervisor && failed.CompareAndSwap(false, true) {
+			c, cancel := context.WithCancel(ctx)
+			cancel() // the first turn fails in its supervisor
+			return c
+		}
+		return ctx
+	}}
+	bot, _ := serve(t, cfg, 10*time.Second)
+	alice := chatbot.WithPrincipal(t.Context(), "alice")
+	if err := turnErr(alice, bot, "a"); err == nil {
+		t.Fatal("the failing turn: no error")
+	}
+	if list, err := bot.Conversations(alice); err != nil || len(list) != 0 {
+		t.Errorf("alice's conversations after the failed turn: %+v, %v; want none", list, err)
+	}
+	if err := turnErr(alice, bot, "b"); err != nil {
+		t.Errorf("a new conversation after the failed one: %v; want it admitted (MaxConversations 1)", err)
+	}
+}
