@@ -376,6 +376,15 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if body.IfExists == "do_nothing" {
+			// The answer holds the thread's values: a read, counted
+			// as GET /threads/{id} is (Config.MaxReads).
+			who := principal(r)
+			if !s.take(s.reads, who, s.cfg.MaxReads) {
+				w.Header().Set("Retry-After", "1")
+				writeError(w, errorf(http.StatusTooManyRequests, "%d reads of yours are served at once (Config.MaxReads); wait for one to end", s.cfg.MaxReads))
+				return
+			}
+			defer s.give(s.reads, who)
 			writeJSON(w, 200, threadJSON(old))
 			return
 		}

@@ -131,8 +131,17 @@ func TestMaxReadsPerPrincipal(t *testing.T) {
 		{"POST", "/threads/" + tid + "/state/checkpoint", `{"checkpoint":{"checkpoint_id":"` + cid + `"}}`},
 		{"GET", "/threads/" + tid, ""},
 		{"GET", "/threads/" + tid + "/runs/" + rid, ""},
+		// HEAD is served (and computed) as GET.
+		{"HEAD", "/threads/" + tid + "/state", ""},
+		{"HEAD", "/threads/" + tid, ""},
+		{"HEAD", "/threads/" + tid + "/history", ""},
+		{"HEAD", "/threads/" + tid + "/runs/" + rid, ""},
+		// Writes that answer the thread's values.
+		{"PATCH", "/threads/" + tid, `{"metadata":{"k":"v"}}`},
+		{"POST", "/threads/" + tid + "/copy", `{}`},
+		{"POST", "/threads", `{"thread_id":"` + tid + `","if_exists":"do_nothing"}`},
 	} {
-		if code, body := raw(t, rd[0], ts.URL+rd[1], rd[2], map[string]string{"X-Api-Key": "key-a-0123456789"}); code != http.StatusTooManyRequests || !strings.Contains(body, "Config.MaxReads") {
+		if code, body := raw(t, rd[0], ts.URL+rd[1], rd[2], map[string]string{"X-Api-Key": "key-a-0123456789"}); code != http.StatusTooManyRequests || rd[0] != "HEAD" && !strings.Contains(body, "Config.MaxReads") {
 			t.Errorf("alice's %s %s at once: %d %s; want 429 naming Config.MaxReads", rd[0], rd[1], code, body)
 		}
 		var body any

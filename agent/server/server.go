@@ -368,7 +368,10 @@ type Config struct {
 	// /threads/{id}/state[/{checkpoint_id}], POST
 	// /threads/{id}/state/checkpoint, GET /threads/{id}, whose values
 	// it holds, GET /threads/{id}/runs/{run_id}, whose kwargs hold its
-	// input): one more is answered 429 with Retry-After, so
+	// input), and the writes that answer a thread's values (PATCH
+	// /threads/{id}, POST /threads/{id}/copy, POST /threads of an
+	// existing thread with if_exists do_nothing); HEAD counts as GET:
+	// one more is answered 429 with Retry-After, so
 	// that parallel requests do not multiply the bytes one principal
 	// makes the server hold. Zero means DefaultMaxReads.
 	MaxReads int
@@ -910,14 +913,14 @@ func healthCheck(r *http.Request) bool {
 
 // streaming reports whether r waits on a run for as long as it runs: a
 // run created with /runs/stream or /runs/wait, or joined with .../join
-// or .../stream. It matches path suffixes, so that it holds wherever the
-// server is mounted.
+// or .../stream (GET, or HEAD, which the routes serve as GET). It
+// matches path suffixes, so that it holds wherever the server is mounted.
 func streaming(r *http.Request) bool {
 	p := r.URL.Path
 	switch r.Method {
 	case http.MethodPost:
 		return strings.HasSuffix(p, "/runs/stream") || strings.HasSuffix(p, "/runs/wait")
-	case http.MethodGet:
+	case http.MethodGet, http.MethodHead:
 		return strings.Contains(p, "/runs/") && (strings.HasSuffix(p, "/join") || strings.HasSuffix(p, "/stream"))
 	}
 	return false
@@ -962,8 +965,12 @@ func (s *Server) give(slots map[string]int, who string) {
 // or a large state (GET .../threads/{id}/state[/{checkpoint_id}], POST
 // .../threads/{id}/state/checkpoint, GET .../threads/{id}, whose values
 // it holds, and GET .../threads/{id}/runs/{run_id}, whose kwargs hold
-// the run's input). It matches path suffixes, so that it holds wherever
-// the server is mounted.
+// the run's input), or a write that answers a thread's values (PATCH
+// .../threads/{id}, POST .../threads/{id}/copy). A HEAD request counts
+// as its GET, which the routes serve (and compute) in full. POST
+// .../threads with if_exists do_nothing counts in its handler, since
+// only an existing thread's answer holds values. It matches path
+// suffixes, so that it holds wherever the server is mounted.
 func listRead(r *http.Request) bool {
 	p := r.URL.Path
 	segs := strings.Split(p, "/")
@@ -973,8 +980,11 @@ func listRead(r *http.Request) bool {
 	switch r.Method {
 	case http.MethodPost:
 		return strings.HasSuffix(p, "/threads/search") || strings.HasSuffix(p, "/history") || strings.HasSuffix(p, "/store/items/search") ||
-			at(0, "checkpoint") && at(1, "state") && at(3, "threads")
-	case http.MethodGet:
+			at(0, "checkpoint") && at(1, "state") && at(3, "threads") ||
+			at(0, "copy") && at(2, "threads") // a thread's copy
+	case http.MethodPatch:
+		return at(1, "threads") && segs[n-1] != "" // a thread's metadata
+	case http.MethodGet, http.MethodHead:
 		return at(0, "history") || at(0, "runs") && strings.Contains(p, "/threads/") ||
 			at(0, "state") && at(2, "threads") || // a thread's state
 			at(1, "state") && at(3, "threads") || // its state at a checkpoint

@@ -369,6 +369,12 @@ func (b *Bot) openStores(ctx context.Context) error {
 				if err := mem.Delete(context.WithoutCancel(ctx), scoped(principalOf(ns), id)); err != nil {
 					b.log.Warn("chatbot: deleting a conversation the full list forgot failed", zap.String("conversation_id", id), zap.Error(err))
 				}
+			},
+			// A conversation with a turn running or waiting keeps its
+			// entry and its messages: the turn would go on with its
+			// history gone, on a conversation neither listed nor counted.
+			exclusive: func(ns []string, id string, forget func()) bool {
+				return b.turnsRun.unlessTracked(scoped(principalOf(ns), id), forget)
 			}}
 	}
 	convs, err := memory.NewConversations(memory.ConversationConfig{
@@ -524,6 +530,20 @@ func (k *turnCancels) cancelThread(thread string, cause error) int {
 		}
 	}
 	return n
+}
+
+// unlessTracked runs f, unless a turn of thread is tracked, and reports
+// whether it ran f. No turn is tracked while f runs: f must not block.
+func (k *turnCancels) unlessTracked(thread string, f func()) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, t := range k.cancels {
+		if t == thread {
+			return false
+		}
+	}
+	f()
+	return true
 }
 
 func (k *turnCancels) cancelAll(cause error) {

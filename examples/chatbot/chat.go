@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -245,19 +244,20 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		return err
 	}
 	// A new conversation is listed now, counted and listed in one step
-	// (see reserve); if the turn stops before its graph starts (no
-	// running slot, no tools), the entry goes again, as nothing of the
-	// conversation is stored.
-	var started atomic.Bool // the graph's initialize ran
+	// (see reserve); if the turn ends with nothing of the conversation
+	// stored (it stopped before its graph started, or failed before its
+	// exchange was stored), the entry goes again, under the
+	// conversation's lock still held.
 	if fresh {
 		if err := b.reserve(ctx, principal, req.ConversationID, req.Message); err != nil {
 			return err
 		}
 		defer func() {
-			if started.Load() {
-				return
+			ctx := context.WithoutCancel(ctx)
+			if st, err := b.convs.Store().Load(ctx, thread, 0); err != nil || st.Last > 0 || st.Summary.Text != "" {
+				return // stored (or unknown: kept listed, counted)
 			}
-			if _, err := b.convIndex.remove(context.WithoutCancel(ctx), principal, req.ConversationID); err != nil {
+			if _, err := b.convIndex.remove(ctx, principal, req.ConversationID); err != nil {
 				b.log.Warn("chatbot: removing an unstarted conversation from the list failed", zap.String("conversation_id", req.ConversationID), zap.Error(err))
 			}
 		}()
@@ -297,11 +297,10 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		turn: memory.NewTurn(thread, req.Message), tools: tools, meter: new(meter),
 		endTools: func() { _ = session.Close() }, slot: slot,
 		listed: func(ctx context.Context, stored bool) {
-			started.Store(true)
 			if fresh && !stored {
 				return // reserve listed it
 			}
-			b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, stored)
+			_ = b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, stored) // logged; the stored exchange stays
 		}}
 	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message,
 		ClientContext: clientContext(req.Context), Writer: cmp.Or(req.Model, b.cfg.WriterModel)}

@@ -80,3 +80,74 @@ func TestNewConversationsCountedAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedNewConversationNotCounted: a new conversation whose turn
+// fails after its graph started, with nothing stored, is neither listed
+// nor counted against MaxConversations: another may start. Its entry
+// stayed once the graph's initialize had run.
+func TestFailedNewConversationNotCounted(t *testing.T) {
+	var failed atomic.Bool
+	cfg := chatbot.Config{Offline: true, MaxConversations: 1}
+	cfg.Hooks = graph.Hooks{NodeStart: func(ctx context.Context, ti graph.TaskInfo) context.Context {
+		if ti.Node == chatbot.NodeSupervisor && failed.CompareAndSwap(false, true) {
+			c, cancel := context.WithCancel(ctx)
+			cancel() // the first turn fails in its supervisor
+			return c
+		}
+		return ctx
+	}}
+	bot, _ := serve(t, cfg, 10*time.Second)
+	alice := chatbot.WithPrincipal(t.Context(), "alice")
+	if err := turnErr(alice, bot, "a"); err == nil {
+		t.Fatal("the failing turn: no error")
+	}
+	if list, err := bot.Conversations(alice); err != nil || len(list) != 0 {
+		t.Errorf("alice's conversations after the failed turn: %+v, %v; want none", list, err)
+	}
+	if err := turnErr(alice, bot, "b"); err != nil {
+		t.Errorf("a new conversation after the failed one: %v; want it admitted (MaxConversations 1)", err)
+	}
+}
+
+// TestNewConversationsRacing: two new conversations of a principal
+// started at once, racing for the lock of its new conversations, are
+// counted one after the other: at MaxConversations 1 exactly one is
+// admitted and listed, the other refused with ErrConversationLimit.
+func TestNewConversationsRacing(t *testing.T) {
+	for name, dir := range map[string]bool{"memory": false, "sqlite": true} {
+		t.Run(name, func(t *testing.T) {
+			cfg := chatbot.Config{Offline: true, MaxConversations: 1, MaxRunningTurns: -1}
+			if dir {
+				cfg.DataDir = t.TempDir()
+			}
+			bot, _ := serve(t, cfg, 10*time.Second)
+			alice := chatbot.WithPrincipal(t.Context(), "alice")
+			start := make(chan struct{})
+			errs := make(chan error, 2)
+			for _, id := range []string{"a", "b"} {
+				go func() {
+					<-start
+					errs <- turnErr(alice, bot, id)
+				}()
+			}
+			close(start)
+			admitted, refused := 0, 0
+			for range 2 {
+				switch err := <-errs; {
+				case err == nil:
+					admitted++
+				case errors.Is(err, chatbot.ErrConversationLimit):
+					refused++
+				default:
+					t.Errorf("a racing turn: %v", err)
+				}
+			}
+			if admitted != 1 || refused != 1 {
+				t.Errorf("racing new conversations: %d admitted, %d refused; want 1 and 1 (MaxConversations 1)", admitted, refused)
+			}
+			if list, err := bot.Conversations(alice); err != nil || len(list) != 1 {
+				t.Errorf("alice's conversations: %+v, %v; want one", list, err)
+			}
+		})
+	}
+}

@@ -83,6 +83,15 @@ type conversationIndex struct {
 	// conversation's messages, which would otherwise stay in memory
 	// uncounted.
 	forgotten func(ctx context.Context, ns []string, id string)
+	// exclusive, when set, runs forget, the forgetting of conversation id
+	// of ns (its record, and its messages through forgotten), unless a
+	// turn of the conversation runs or waits to run, and reports whether
+	// it ran forget. No turn of the conversation starts while forget runs
+	// (a turn is tracked before it loads its conversation): a turn either
+	// keeps its conversation, listed, or finds it gone and counts it as
+	// new. forget must not block (it takes no conversation lock: touch
+	// runs under one).
+	exclusive func(ns []string, id string, forget func()) bool
 
 	mu sync.Mutex
 	// unprobed counts, by namespace key, the new conversations listed
@@ -119,9 +128,10 @@ func (x *conversationIndex) namespace(principal string) []string {
 // record, one statement less per new conversation; one with history keeps
 // the title it has. So a conversation whose first turns failed before
 // storing anything is titled by the first turn whose exchange is stored,
-// the question its history starts with. A failure is logged: the turn
-// goes on without it.
-func (x *conversationIndex) touch(ctx context.Context, principal, id, message string, started bool) {
+// the question its history starts with. A failure to list it is logged
+// and returned: a turn whose exchange is stored goes on without it, a new
+// conversation's turn fails (see reserve).
+func (x *conversationIndex) touch(ctx context.Context, principal, id, message string, started bool) error {
 	ns := x.namespace(principal)
 	entry := listedConversation{Title: title(message)}
 	known := false
@@ -145,11 +155,12 @@ func (x *conversationIndex) touch(ctx context.Context, principal, id, message st
 	}
 	if err != nil {
 		x.log.Warn("chatbot: adding to the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
-		return
+		return err
 	}
 	if !known && x.probeDue(ns) {
 		x.prune(ctx, ns)
 	}
+	return nil
 }
 
 // probeDue counts a new conversation in ns and reports whether ns is due a
@@ -191,11 +202,10 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 		return
 	}
 	for _, r := range recs[maxListedConversations:] {
-		if err := x.items.Delete(ctx, ns, r.Key); err != nil {
+		if _, err := x.drop(ctx, r, false); err != nil {
 			x.log.Warn("chatbot: pruning the conversation list failed", zap.Error(err))
 			return
 		}
-		x.forget1(ctx, ns, r.Key)
 	}
 }
 
@@ -276,12 +286,14 @@ func (x *conversationIndex) evictOwn(ctx context.Context, ns []string, share, ba
 	}
 	n := 0
 	for _, r := range recs[max(share, len(recs)-batch):] {
-		if err := x.items.Delete(ctx, ns, r.Key); err != nil {
+		dropped, err := x.drop(ctx, r, true)
+		if err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
-		x.forget1(ctx, ns, r.Key)
-		n++
+		if dropped {
+			n++
+		}
 	}
 	if n > 0 {
 		x.log.Info("chatbot: the conversation list was full; forgot the least recently used entries of a principal over its share",
@@ -384,29 +396,54 @@ func (x *conversationIndex) forget(ctx context.Context, recs []memory.Record) in
 func (x *conversationIndex) deleteUnchanged(ctx context.Context, recs []memory.Record) int {
 	n := 0
 	for _, r := range recs {
-		now, err := x.items.Get(ctx, r.Namespace, r.Key, false)
-		if errors.Is(err, memory.ErrNotFound) || err == nil && !now.Updated.Equal(r.Updated) {
-			continue
-		}
-		if err == nil {
-			err = x.items.Delete(ctx, r.Namespace, r.Key)
-		}
+		dropped, err := x.drop(ctx, r, true)
 		if err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
-		x.forget1(ctx, r.Namespace, r.Key)
-		n++
+		if dropped {
+			n++
+		}
 	}
 	return n
 }
 
-// forget1 tells x.forgotten, when set, that the record of conversation
-// id in ns was forgotten.
-func (x *conversationIndex) forget1(ctx context.Context, ns []string, id string) {
-	if x.forgotten != nil {
-		x.forgotten(ctx, ns, id)
+// drop forgets r, a record of the list, and reports whether it did: it
+// deletes r and tells x.forgotten, when set, which deletes the
+// conversation's messages. With x.exclusive, a conversation a turn runs
+// or waits for is kept, and no turn starts meanwhile. With unchanged, a
+// record used since it was read (a turn touched it: it is recently used
+// now) or gone is kept too; the check and the delete are one step under
+// x.exclusive, which no touch runs within (touches run in turns).
+func (x *conversationIndex) drop(ctx context.Context, r memory.Record, unchanged bool) (bool, error) {
+	var dropped bool
+	var err error
+	forget := func() {
+		if unchanged {
+			var now memory.Record
+			now, err = x.items.Get(ctx, r.Namespace, r.Key, false)
+			if errors.Is(err, memory.ErrNotFound) || err == nil && !now.Updated.Equal(r.Updated) {
+				err = nil
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+		if err = x.items.Delete(ctx, r.Namespace, r.Key); err != nil {
+			return
+		}
+		dropped = true
+		if x.forgotten != nil {
+			x.forgotten(ctx, r.Namespace, r.Key)
+		}
 	}
+	if x.exclusive == nil {
+		forget()
+	} else {
+		x.exclusive(r.Namespace, r.Key, forget)
+	}
+	return dropped, err
 }
 
 // records returns ns's records, most recently used first.
@@ -512,9 +549,9 @@ func (x *conversationIndex) remove(ctx context.Context, principal, id string) (b
 func (b *Bot) admit(ctx context.Context, principal, id string) (fresh bool, err error) {
 	st, err := b.convs.Store().Load(ctx, scoped(principal, id), 0)
 	if err != nil {
-		// The turn loads the conversation itself, fails the same way and
-		// reports it as a failed turn.
-		return false, nil
+		// Not knowing whether the conversation is new, the turn cannot
+		// count it against Config.MaxConversations: it fails.
+		return false, fmt.Errorf("chatbot: loading conversation %q: %w", id, cmp.Or(context.Cause(ctx), err))
 	}
 	// Each turn stores two messages: the question and the answer.
 	if turns := st.Last / 2; turns >= int64(b.cfg.MaxConversationTurns) {
@@ -558,7 +595,11 @@ func (b *Bot) reserve(ctx context.Context, principal, id, message string) error 
 	if err := b.checkRoom(ctx, principal, id); err != nil {
 		return err
 	}
-	b.convIndex.touch(ctx, principal, id, message, false)
+	// A conversation the list could not take would be neither listed nor
+	// counted: its turn fails instead.
+	if err := b.convIndex.touch(ctx, principal, id, message, false); err != nil {
+		return fmt.Errorf("chatbot: listing conversation %q: %w", id, err)
+	}
 	return nil
 }
 
