@@ -415,3 +415,30 @@ func TestStreamedCallsKeepModelIDs(t *testing.T) {
 		t.Fatalf("second result %+v answers %q, want %q", r, r.CallID, kept[1].ID)
 	}
 }
+
+// TestIterationLimitIgnoresNegativeIterations: a run whose input says
+// Iterations is negative (a client's state, say) and ends with tool
+// results, as a run continues, still makes at most Config.MaxIterations
+// model calls, however high the step limit: the count was taken from the
+// input and a negative one let the model be called thousands of times.
+func TestIterationLimitIgnoresNegativeIterations(t *testing.T) {
+	m := &scripted{reply: func(n int, _ *model.Request) (*model.Response, error) {
+		return calls(call(fmt.Sprint("c", n), "echo", `{}`)), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{echoTool{name: "echo"}}, MaxIterations: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := react.State{Iterations: -1000, Messages: model.Messages{
+		{ID: "u", Role: model.RoleUser, Parts: []model.Part{model.TextPart("go")}},
+		{ID: "a", Role: model.RoleAssistant, Parts: []model.Part{model.ToolCallPart(call("x", "echo", `{}`))}},
+		{ID: "r", Role: model.RoleTool, Parts: []model.Part{{Kind: model.PartToolResult, ToolResult: &model.ToolResult{CallID: "x", Name: "echo", Content: []model.Part{model.TextPart("ok")}}}}},
+	}}
+	s, err := ag.Invoke(context.Background(), in, graph.WithStepLimit(10000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.requests()); n > 3 || s.Outcome != react.OutcomeIterationLimit || s.Iterations > 3 {
+		t.Fatalf("%d model calls, outcome %q, iterations %d; want at most 3 calls ending at the limit", n, s.Outcome, s.Iterations)
+	}
+}

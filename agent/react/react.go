@@ -154,7 +154,10 @@ type State struct {
 	Usage model.Usage `json:"usage"`
 	// RunUsage counts the tokens of the model calls of the last run.
 	RunUsage model.Usage `json:"run_usage"`
-	// Iterations is the number of model calls of the last run.
+	// Iterations is the number of model calls of the last run. A run
+	// continuing from tool results counts on from it (a negative count
+	// counts as zero), so an input with a count at or past
+	// Config.MaxIterations ends the run at its next model call.
 	Iterations int `json:"iterations"`
 	// Outcome says how the last run ended.
 	Outcome Outcome `json:"outcome,omitempty"`
@@ -454,7 +457,9 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	// copy the message.
 	runUsage, iter := resp.Usage, 1
 	if n := len(s.Messages); n > 0 && (s.Messages[n-1].Role == model.RoleTool || isReminder(&s.Messages[n-1])) {
-		runUsage, iter = s.RunUsage.Merge(resp.Usage), s.Iterations+1
+		// A count from the input is not trusted below zero: a negative
+		// one would let the run call the model past Config.MaxIterations.
+		runUsage, iter = s.RunUsage.Merge(resp.Usage), max(s.Iterations, 0)+1
 	}
 	t.msgs[0] = resp.Message
 	msg := &t.msgs[0]

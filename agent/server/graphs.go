@@ -55,12 +55,27 @@ type GraphOption[S any] func(*adapter[S])
 func WithCodec[S any](c Codec[S]) GraphOption[S] {
 	return func(a *adapter[S]) {
 		if c.Input != nil {
-			a.codec.Input = c.Input
+			a.codec.Input, a.customInput = c.Input, true
 		}
 		if c.Values != nil {
 			a.codec.Values = c.Values
 		}
 	}
+}
+
+// WithInputFields limits the top-level keys of the state that clients may
+// write, in a run's input and in a state update's values, to keys (JSON
+// keys of the state's fields): any other key is refused with 422 naming
+// it. Without it, clients may write every field of the state, which suits
+// a state whose fields are all the caller's to give; a state that also
+// holds what the graph counts or decides (usage, a count of model calls,
+// an outcome) should list only the fields that are input. It limits the
+// default Codec.Input; Register refuses it with a Codec.Input of
+// WithCodec (which decides alone which keys it takes) and keys that name
+// no field of the state.
+func WithInputFields[S any](keys ...string) GraphOption[S] {
+	keys = slices.Clone(keys)
+	return func(a *adapter[S]) { a.inputKeys = append([]string{}, keys...) }
 }
 
 // WithDescription sets the description of the graph's assistant.
@@ -87,12 +102,19 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 		return err
 	}
 	a := &adapter[S]{id: graphID, asst: AssistantID(graphID), g: g}
-	a.codec.Input = defaultInput[S]()
+	a.codec.Input = defaultInput[S](nil)
 	a.codec.Values = func(v S) (json.RawMessage, error) { return json.Marshal(v) }
 	for _, o := range opts {
 		if o != nil {
 			o(a)
 		}
+	}
+	if a.inputKeys != nil {
+		fields, err := limitFields[S](graphID, a.inputKeys, a.customInput)
+		if err != nil {
+			return err
+		}
+		a.codec.Input = defaultInput[S](fields)
 	}
 	a.keys = jsonKeys(reflect.TypeFor[S]())
 	return s.addGraph(graphID, a)
@@ -285,6 +307,8 @@ type adapter[S any] struct {
 	asst        string // AssistantID(id)
 	g           *graph.Compiled[S]
 	codec       Codec[S]
+	customInput bool     // codec.Input is WithCodec's
+	inputKeys   []string // WithInputFields's keys; nil for every field
 	description string
 	keys        map[string]string // Go field name -> JSON key
 }
@@ -418,7 +442,14 @@ func (a *adapter[S]) inputError(input json.RawMessage, err error) error {
 func (a *adapter[S]) keyError(at string, err error) error {
 	var ke *unknownKeyError
 	if errors.As(err, &ke) {
-		return &requestError{status: 422, msg: fmt.Sprintf("%s.%s: not a field of the state of graph %q; give its fields only: %s", at, ke.key, a.id, strings.Join(ke.known, ", "))}
+		keys := make([]string, len(ke.keys))
+		for i, k := range ke.keys {
+			keys[i] = at + "." + k
+		}
+		if ke.limited {
+			return &requestError{status: 422, msg: fmt.Sprintf("%s: not a field clients may write in the state of graph %q (WithInputFields); give only: %s", strings.Join(keys, ", "), a.id, strings.Join(ke.known, ", "))}
+		}
+		return &requestError{status: 422, msg: fmt.Sprintf("%s: not a field of the state of graph %q; give its fields only: %s", strings.Join(keys, ", "), a.id, strings.Join(ke.known, ", "))}
 	}
 	var me *messagesError
 	if errors.As(err, &me) {

@@ -20,15 +20,20 @@ type stateField struct {
 	messages bool
 }
 
-// unknownKeyError is the default codec's error for an input key that
-// names no field of the state, which encoding/json would drop.
+// unknownKeyError is the default codec's error for the input keys that
+// name no field of the state, which encoding/json would drop, or no field
+// a client may write ([WithInputFields]).
 type unknownKeyError struct {
-	key   string
-	known []string // the state's keys
+	keys    []string // sorted
+	known   []string // the keys a client may write
+	limited bool     // known is the list of WithInputFields
 }
 
 func (e *unknownKeyError) Error() string {
-	return fmt.Sprintf("%q is not a field of the state; its fields are %s", e.key, strings.Join(e.known, ", "))
+	if e.limited {
+		return fmt.Sprintf("%s: not a field clients may write; write only %s", strings.Join(e.keys, ", "), strings.Join(e.known, ", "))
+	}
+	return fmt.Sprintf("%s: not a field of the state; its fields are %s", strings.Join(e.keys, ", "), strings.Join(e.known, ", "))
 }
 
 // messagesError is the default codec's error for a messages field that
@@ -48,9 +53,13 @@ func (e *messagesError) Unwrap() error { return e.err }
 // model.Messages is read with decodeMessages, which takes the LangChain
 // messages of the official SDKs as well as model.Message's own form. A
 // state that is not a struct, or decodes itself (json.Unmarshaler), is
-// decoded by encoding/json alone.
-func defaultInput[S any]() func(json.RawMessage) (S, error) {
-	fields := inputFields(reflect.TypeFor[S]())
+// decoded by encoding/json alone. fields, when not nil, is the list of
+// WithInputFields: the keys a client may write, all of them fields of S.
+func defaultInput[S any](fields []stateField) func(json.RawMessage) (S, error) {
+	limited := fields != nil
+	if !limited {
+		fields = inputFields(reflect.TypeFor[S]())
+	}
 	return func(data json.RawMessage) (S, error) {
 		var v S
 		if fields == nil {
@@ -60,16 +69,23 @@ func defaultInput[S any]() func(json.RawMessage) (S, error) {
 		if json.Unmarshal(data, &obj) != nil || obj == nil {
 			return v, json.Unmarshal(data, &v) // its error names what is wrong
 		}
+		var unknown []string
+		for k := range obj {
+			if _, ok := findField(fields, k); !ok {
+				unknown = append(unknown, k)
+			}
+		}
+		if unknown != nil {
+			slices.Sort(unknown)
+			known := make([]string, len(fields))
+			for i, f := range fields {
+				known[i] = f.key
+			}
+			return v, &unknownKeyError{keys: unknown, known: known, limited: limited}
+		}
 		changed := false
 		for k, raw := range obj {
-			f, ok := findField(fields, k)
-			if !ok {
-				known := make([]string, len(fields))
-				for i, f := range fields {
-					known[i] = f.key
-				}
-				return v, &unknownKeyError{key: k, known: known}
-			}
+			f, _ := findField(fields, k)
 			if !f.messages {
 				continue
 			}
@@ -92,6 +108,34 @@ func defaultInput[S any]() func(json.RawMessage) (S, error) {
 		}
 		return v, json.Unmarshal(data, &v)
 	}
+}
+
+// limitFields returns the fields of S named by keys (WithInputFields's),
+// or an error naming a key that names no field of S.
+func limitFields[S any](graphID string, keys []string, customInput bool) ([]stateField, error) {
+	if customInput {
+		return nil, fmt.Errorf("server: graph %q has both WithInputFields and a Codec.Input (WithCodec), which decides alone which keys it takes; limit the keys in that Input, or drop it", graphID)
+	}
+	all := inputFields(reflect.TypeFor[S]())
+	if all == nil {
+		return nil, fmt.Errorf("server: graph %q has WithInputFields, but its state %v is not a struct decoded by encoding/json; limit the keys in a Codec.Input (WithCodec) instead", graphID, reflect.TypeFor[S]())
+	}
+	fields := []stateField{}
+	for _, k := range keys {
+		i := slices.IndexFunc(all, func(f stateField) bool { return f.key == k })
+		if i < 0 {
+			known := make([]string, len(all))
+			for i, f := range all {
+				known[i] = f.key
+			}
+			return nil, fmt.Errorf("server: graph %q: WithInputFields key %q names no field of the state; its fields are %s", graphID, k, strings.Join(known, ", "))
+		}
+		if !slices.ContainsFunc(fields, func(f stateField) bool { return f.key == k }) {
+			fields = append(fields, all[i])
+		}
+	}
+	slices.SortFunc(fields, func(a, b stateField) int { return strings.Compare(a.key, b.key) })
+	return fields, nil
 }
 
 // findField finds the field an object key sets, as encoding/json matches

@@ -62,7 +62,9 @@ func EncodeMessages(ms model.Messages) []map[string]any {
 // {role or type, content, id, name, tool_calls, tool_call_id, status}:
 //   - role user or type human, role assistant or type ai, system (or
 //     developer), tool (with tool_call_id; status "error" marks a failed
-//     call), and type remove with an id (model.Remove); a type ending in
+//     call), and type remove with an id (model.Remove; the id
+//     "__remove_all__", the SDKs' REMOVE_ALL_MESSAGES, is
+//     model.RemoveAll); a type ending in
 //     MessageChunk (AIMessageChunk) is read as its short form;
 //   - content a string, or a list of content blocks: strings, {type:
 //     "text", text}, images ({type: "image_url", image_url: {url} or url},
@@ -70,6 +72,11 @@ func EncodeMessages(ms model.Messages) []map[string]any {
 //     assistant's {type: "tool_call" or "tool_use", id, name, args or
 //     input}; another block is refused, naming it;
 //   - tool_calls, an assistant's [{id, name, args}].
+//
+// Every message needs content (or an assistant's tool calls); a tool
+// call needs its id, unique in the message, and name, and its arguments
+// must be a JSON object (or a string of one). One input holds at most
+// 10000 messages, one message at most 1000 blocks or tool calls.
 //
 // data is an array of messages, or one message (an object, or a string:
 // a user message). Messages without an id get one ([model.NewID]). Use it
@@ -109,6 +116,17 @@ type lcToolCall struct {
 	Input json.RawMessage `json:"input"` // a tool_use block's (Anthropic's form)
 }
 
+// Bounds of one input's messages: a small body must not become many
+// stored messages or parts.
+const (
+	maxInputMessages = 10000 // messages in one input
+	maxInputBlocks   = 1000  // content blocks, or tool calls, of one message
+)
+
+// removeAllID is the id of LangChain's REMOVE_ALL_MESSAGES removal, which
+// is model.RemoveAll here.
+const removeAllID = "__remove_all__"
+
 // decodeMessages is DecodeMessages without giving ids, which the messages
 // reducer gives: a codec's Input must give the same value for the same
 // data.
@@ -127,6 +145,9 @@ func decodeMessages(data json.RawMessage) (model.Messages, error) {
 	default:
 		return nil, fmt.Errorf("must be an array of messages {role or type, content}, not %.20s", data)
 	}
+	if len(in) > maxInputMessages {
+		return nil, fmt.Errorf(": %d messages, over the limit of %d in one input; send fewer", len(in), maxInputMessages)
+	}
 	out := make(model.Messages, 0, len(in))
 	for i, raw := range in {
 		m, err := decodeMessage(raw)
@@ -142,6 +163,9 @@ func decodeMessages(data json.RawMessage) (model.Messages, error) {
 // path of what is wrong within the message (".content[1]: ...", or ":
 // ..." for the message itself).
 func decodeMessage(raw json.RawMessage) (model.Message, error) {
+	if isNull(raw) {
+		return model.Message{}, errors.New(": must be a message {role or type, content}, not null")
+	}
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
 		return model.User(text), nil
@@ -150,12 +174,12 @@ func decodeMessage(raw json.RawMessage) (model.Message, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return model.Message{}, fmt.Errorf(": must be a message {role or type, content}: %w", err)
 	}
-	if len(m.Parts) > 0 && len(m.Content) == 0 {
+	if !isNull(m.Parts) && len(m.Content) == 0 {
 		var msg model.Message // model.Message's own form
 		if err := json.Unmarshal(raw, &msg); err != nil {
 			return model.Message{}, fmt.Errorf(": %w", err)
 		}
-		return msg, nil
+		return msg, checkOwnForm(&msg)
 	}
 	kind := m.Role
 	if kind == "" {
@@ -178,6 +202,9 @@ func decodeMessage(raw json.RawMessage) (model.Message, error) {
 		if m.ID == "" {
 			return model.Message{}, errors.New(".id: required for a message of type remove; give the id of the message to remove")
 		}
+		if m.ID == removeAllID {
+			return model.Remove(model.RemoveAll), nil
+		}
 		return model.Remove(m.ID), nil
 	default:
 		return model.Message{}, fmt.Errorf(": role %q is not user, assistant, system or tool (or type human, ai, system, tool or remove)", kind)
@@ -195,6 +222,9 @@ func decodeMessage(raw json.RawMessage) (model.Message, error) {
 		msg.Parts = []model.Part{{Kind: model.PartToolResult, ToolResult: &model.ToolResult{CallID: m.ToolCallID, Name: m.Name, Content: parts, IsError: m.Status == "error"}}}
 		return msg, nil
 	}
+	if len(m.ToolCalls) > maxInputBlocks {
+		return model.Message{}, fmt.Errorf(".tool_calls: %d calls, over the limit of %d in one message", len(m.ToolCalls), maxInputBlocks)
+	}
 	if len(m.ToolCalls) > 0 && role != model.RoleAssistant {
 		return model.Message{}, fmt.Errorf(".tool_calls: only an assistant (ai) message has tool calls, not a %s one", kind)
 	}
@@ -204,38 +234,95 @@ func decodeMessage(raw json.RawMessage) (model.Message, error) {
 			seen[p.ToolCall.ID] = true
 		}
 	}
+	listed := map[string]bool{}
 	for j, c := range m.ToolCalls {
 		if c.Name == "" {
 			return model.Message{}, fmt.Errorf(".tool_calls[%d].name: required; give the tool's name", j)
 		}
-		if c.ID != "" && seen[c.ID] {
+		if c.ID == "" {
+			return model.Message{}, fmt.Errorf(".tool_calls[%d].id: required; give the call's id, which its tool message names (tool_call_id)", j)
+		}
+		if listed[c.ID] {
+			return model.Message{}, fmt.Errorf(".tool_calls[%d].id: %q is the id of an earlier call of the message; give each call its own id", j, c.ID)
+		}
+		listed[c.ID] = true
+		args, err := callArgs(c)
+		if err != nil {
+			return model.Message{}, fmt.Errorf(".tool_calls[%d].args: %w", j, err)
+		}
+		if seen[c.ID] {
 			continue // also a block of content, as LangChain keeps Anthropic's
 		}
-		parts = append(parts, model.ToolCallPart(model.ToolCall{ID: c.ID, Name: c.Name, Arguments: callArgs(c)}))
+		parts = append(parts, model.ToolCallPart(model.ToolCall{ID: c.ID, Name: c.Name, Arguments: args}))
+	}
+	if len(parts) == 0 {
+		return model.Message{}, errors.New(".content: required; give the message's text or content blocks (or an assistant's tool_calls)")
 	}
 	msg.Parts = parts
 	return msg, nil
 }
 
+// isNull says whether raw is absent or JSON null.
+func isNull(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s == "" || s == "null"
+}
+
+// checkOwnForm checks a message given in model.Message's form as a
+// LangChain one is checked: a known role, some parts, and a call id on
+// each tool call and result.
+func checkOwnForm(m *model.Message) error {
+	switch m.Role {
+	case model.RoleUser, model.RoleAssistant, model.RoleSystem, model.RoleTool:
+	default:
+		return fmt.Errorf(".role: %q is not user, assistant, system or tool", m.Role)
+	}
+	if len(m.Parts) == 0 {
+		return errors.New(".parts: required; give at least one part")
+	}
+	if len(m.Parts) > maxInputBlocks {
+		return fmt.Errorf(".parts: %d parts, over the limit of %d in one message", len(m.Parts), maxInputBlocks)
+	}
+	ids := map[string]bool{}
+	for i, p := range m.Parts {
+		switch {
+		case p.Kind == model.PartToolCall && p.ToolCall != nil:
+			if p.ToolCall.ID == "" || p.ToolCall.Name == "" {
+				return fmt.Errorf(".parts[%d].tool_call: id and name are required", i)
+			}
+			if ids[p.ToolCall.ID] {
+				return fmt.Errorf(".parts[%d].tool_call.id: %q is the id of an earlier call of the message; give each call its own id", i, p.ToolCall.ID)
+			}
+			ids[p.ToolCall.ID] = true
+		case p.Kind == model.PartToolCall:
+			return fmt.Errorf(".parts[%d].tool_call: required for a part of kind %q", i, p.Kind)
+		case p.Kind == model.PartToolResult && (p.ToolResult == nil || p.ToolResult.CallID == ""):
+			return fmt.Errorf(".parts[%d].tool_result.call_id: required; give the id of the call it answers", i)
+		}
+	}
+	return nil
+}
+
 // callArgs gives a tool call's arguments as the JSON object model.ToolCall
 // holds: args (or a tool_use block's input), which a chunk may give as a
-// string of JSON.
-func callArgs(c lcToolCall) json.RawMessage {
+// string of JSON; an error when they are not an object.
+func callArgs(c lcToolCall) (json.RawMessage, error) {
 	args := c.Args
-	if len(args) == 0 || string(args) == "null" {
+	if isNull(args) {
 		args = c.Input
 	}
 	var s string
 	if json.Unmarshal(args, &s) == nil {
-		if s == "" {
-			return nil
-		}
-		return json.RawMessage(s)
+		args = json.RawMessage(s)
 	}
-	if string(args) == "null" {
-		return nil
+	if isNull(args) {
+		return nil, nil
 	}
-	return args
+	var obj map[string]json.RawMessage
+	if t := strings.TrimSpace(string(args)); t[0] != '{' || json.Unmarshal(args, &obj) != nil {
+		return nil, fmt.Errorf("must be a JSON object of the tool's arguments (or a string of one), not %.40s", args)
+	}
+	return args, nil
 }
 
 // contentBlock is one block of a LangChain message's content.
@@ -264,8 +351,15 @@ func contentParts(content json.RawMessage, assistant bool) ([]model.Part, error)
 	if err := json.Unmarshal(content, &blocks); err != nil {
 		return nil, errors.New(".content: must be a string or a list of content blocks")
 	}
+	if len(blocks) > maxInputBlocks {
+		return nil, fmt.Errorf(".content: %d blocks, over the limit of %d in one message", len(blocks), maxInputBlocks)
+	}
 	parts := make([]model.Part, 0, len(blocks))
+	ids := map[string]bool{}
 	for i, raw := range blocks {
+		if isNull(raw) {
+			return nil, fmt.Errorf(".content[%d]: must be a string or a block {type, ...}, not null", i)
+		}
 		if json.Unmarshal(raw, &text) == nil {
 			parts = append(parts, model.TextPart(text))
 			continue
@@ -299,12 +393,32 @@ func contentParts(content json.RawMessage, assistant bool) ([]model.Part, error)
 			if !assistant {
 				return nil, fmt.Errorf(".content[%d]: a %s block belongs to an assistant (ai) message", i, b.Type)
 			}
-			parts = append(parts, model.ToolCallPart(model.ToolCall{ID: b.ID, Name: b.Name, Arguments: callArgs(b.lcToolCall)}))
+			if b.ID == "" || b.Name == "" {
+				return nil, fmt.Errorf(".content[%d]: a %s block needs its id and name", i, b.Type)
+			}
+			if ids[b.ID] {
+				return nil, fmt.Errorf(".content[%d].id: %q is the id of an earlier call of the message; give each call its own id", i, b.ID)
+			}
+			ids[b.ID] = true
+			args, err := callArgs(b.lcToolCall)
+			if err != nil {
+				return nil, fmt.Errorf(".content[%d].%s: %w", i, argsKey(b.lcToolCall), err)
+			}
+			parts = append(parts, model.ToolCallPart(model.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}))
 		default:
 			return nil, fmt.Errorf(".content[%d].type: block type %q is not read; give text, image_url, image, tool_call or tool_use blocks", i, b.Type)
 		}
 	}
 	return parts, nil
+}
+
+// argsKey names the key of a call's arguments: args, or a tool_use
+// block's input.
+func argsKey(c lcToolCall) string {
+	if isNull(c.Args) && !isNull(c.Input) {
+		return "input"
+	}
+	return "args"
 }
 
 // imagePart reads an image block of LangChain's standard form: url, or

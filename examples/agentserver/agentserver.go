@@ -190,7 +190,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := server.Register(srv, "agent", agent, server.WithCodec(reactCodec), server.WithDescription[react.State]("The prebuilt tool-calling agent (package react).")); err != nil {
+	if err := server.Register(srv, "agent", agent, server.WithCodec(reactCodec), server.WithInputFields[react.State](reactInput...), server.WithDescription[react.State]("The prebuilt tool-calling agent (package react).")); err != nil {
 		return fail(err)
 	}
 	approval, err := Approval(saver)
@@ -239,8 +239,14 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	return app, nil
 }
 
+// reactInput are the fields of react.State a client may write: the rest
+// (usage, run_usage, iterations, outcome, answer) are the agent's
+// accounting, which a client could otherwise fake.
+var reactInput = []string{"messages", "instructions"}
+
 // reactCodec writes the agent's messages in LangChain's form, which
-// useStream renders; the default codec reads them (server.Codec).
+// useStream renders; the default codec reads them (server.Codec), only
+// the fields of reactInput.
 var reactCodec = server.Codec[react.State]{
 	Values: func(s react.State) (json.RawMessage, error) {
 		return json.Marshal(map[string]any{"messages": server.EncodeMessages(s.Messages), "outcome": s.Outcome, "iterations": s.Iterations})

@@ -153,3 +153,47 @@ func TestTwoInstancesOnPostgres(t *testing.T) {
 		t.Fatalf("the chatbot's schema holds %d tables (%v); want its conversations in PostgreSQL", tables, err)
 	}
 }
+
+// TestAgentInputOnlyMessagesAndInstructions: a client writes only the
+// agent's messages and instructions; its accounting (iterations, usage,
+// outcome) is refused with 422 naming the keys, on runs and on state
+// updates, so that a client cannot fake it (negative iterations let a run
+// call the model past its limit).
+func TestAgentInputOnlyMessagesAndInstructions(t *testing.T) {
+	app, err := agentserver.New(t.Context(), agentserver.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(app)
+	defer func() {
+		hs.Close()
+		if err := app.Close(t.Context()); err != nil {
+			t.Error(err)
+		}
+	}()
+	var th map[string]any
+	post(t, hs.URL+"/threads", `{"metadata":{"graph_id":"agent"}}`, &th)
+	tid := th["thread_id"].(string)
+	for _, c := range []struct{ path, body, want string }{
+		{"/runs/wait", `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"hi"}],"iterations":-5000,"usage":{"input_tokens":-9}}}`, "input.iterations, input.usage: not a field clients may write"},
+		{"/runs/wait", `{"assistant_id":"agent","input":{"outcome":"answered"}}`, "input.outcome: not a field clients may write"},
+		{"/state", `{"values":{"run_usage":{"input_tokens":-9}}}`, "values.run_usage: not a field clients may write"},
+	} {
+		resp, err := http.Post(hs.URL+"/threads/"+tid+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 422 || !strings.Contains(string(b), c.want) || !strings.Contains(string(b), "instructions, messages") {
+			t.Errorf("POST %s %s: %d %s; want 422 naming %q and the writable fields", c.path, c.body, resp.StatusCode, b, c.want)
+		}
+	}
+	var out struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	post(t, hs.URL+"/threads/"+tid+"/runs/wait", `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"hello"}],"instructions":"be brief"}}`, &out)
+	if len(out.Messages) != 2 {
+		t.Fatalf("agent replied %v; want the question and a reply", out.Messages)
+	}
+}
