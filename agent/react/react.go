@@ -570,8 +570,10 @@ func hasDangling(msgs model.Messages) bool {
 	if i < 0 {
 		return false
 	}
-	for _, p := range msgs[i].Parts {
-		if p.Kind == model.PartToolCall && p.ToolCall != nil && !answered(msgs[i+1:], p.ToolCall.ID) {
+	// Parts are read in place: ranging by value would copy each one.
+	parts := msgs[i].Parts
+	for k := range parts {
+		if p := &parts[k]; p.Kind == model.PartToolCall && p.ToolCall != nil && !answered(msgs[i+1:], p.ToolCall.ID) {
 			return true
 		}
 	}
@@ -585,8 +587,9 @@ func answered(msgs model.Messages, id string) bool {
 		if msgs[i].Role != model.RoleTool {
 			return false
 		}
-		for _, p := range msgs[i].Parts {
-			if p.Kind == model.PartToolResult && p.ToolResult != nil && p.ToolResult.CallID == id {
+		parts := msgs[i].Parts
+		for k := range parts {
+			if p := &parts[k]; p.Kind == model.PartToolResult && p.ToolResult != nil && p.ToolResult.CallID == id {
 				return true
 			}
 		}
