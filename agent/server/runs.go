@@ -3549,18 +3549,28 @@ func checkModes(modes []string) ([]string, error) {
 	return out, nil
 }
 
+// cancelAction reads a cancel's action query parameter: interrupt (the
+// default) or rollback.
+func cancelAction(r *http.Request) (string, error) {
+	action := r.URL.Query().Get("action")
+	if action == "" {
+		action = "interrupt"
+	}
+	if action != "interrupt" && action != "rollback" {
+		return "", errorf(422, "action: %q is not interrupt or rollback", action)
+	}
+	return action, nil
+}
+
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	run, err := s.ownRun(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	action := r.URL.Query().Get("action")
-	if action == "" {
-		action = "interrupt"
-	}
-	if action != "interrupt" && action != "rollback" {
-		writeError(w, errorf(422, "action: %q is not interrupt or rollback", action))
+	action, err := cancelAction(r)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	wait, err := queryBool(r, "wait", false)
@@ -3613,12 +3623,9 @@ func (s *Server) cancelRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	action := r.URL.Query().Get("action")
-	if action == "" {
-		action = "interrupt"
-	}
-	if action != "interrupt" && action != "rollback" {
-		writeError(w, errorf(422, "action: %q is not interrupt or rollback", action))
+	action, err := cancelAction(r)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	switch {
