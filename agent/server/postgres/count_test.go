@@ -223,14 +223,23 @@ func statementsPerRun(t *testing.T, shared bool) {
 			t.Logf("  saver %5.1f  %s", float64(d)/runs, k)
 		}
 	}
-	if got := per(s0, s1); got > maxStatementsPerRun {
-		t.Errorf("a run sends %.1f statements, more than the %d pinned", got, maxStatementsPerRun)
+	// A creation can miss its remembered thread when it races the
+	// bookkeeping of the run before it on a loaded machine (the guarded
+	// insert finds the thread not yet as remembered, and the thread is
+	// read as before: 2 statements, a round trip and a transaction more).
+	// Up to missSlack such misses in the runs measured are allowed: a
+	// change that lost the one-round-trip creation altogether would cost
+	// every run one more round trip and fail.
+	const missSlack = 3
+	slack := func(pinned, perMiss int) float64 { return float64(pinned) + float64(missSlack*perMiss)/runs }
+	if got := per(s0, s1); got > slack(maxStatementsPerRun, 2) {
+		t.Errorf("a run sends %.1f statements, more than the %d pinned (and %d creations missing their remembered thread)", got, maxStatementsPerRun, missSlack)
 	}
-	if got := per(r0, r1); got > maxTripsPerRun {
-		t.Errorf("a run takes %.1f round trips, more than the %d pinned", got, maxTripsPerRun)
+	if got := per(r0, r1); got > slack(maxTripsPerRun, 1) {
+		t.Errorf("a run takes %.1f round trips, more than the %d pinned (and %d creations missing their remembered thread)", got, maxTripsPerRun, missSlack)
 	}
-	if got := per(x0, x1); got > maxTxsPerRun {
-		t.Errorf("a run takes %.1f transactions, more than the %d pinned", got, maxTxsPerRun)
+	if got := per(x0, x1); got > slack(maxTxsPerRun, 1) {
+		t.Errorf("a run takes %.1f transactions, more than the %d pinned (and %d creations missing their remembered thread)", got, maxTxsPerRun, missSlack)
 	}
 	// Notifications go out after commit, off the run's path: the warm-up
 	// run's may land inside the measured window (and the last run's after

@@ -59,8 +59,9 @@ func (g threadGuess) thread(id string) (*server.Thread, error) {
 // made from it inserts its run only if the thread's record is still as
 // remembered, and reads it afresh otherwise.
 type guesses struct {
-	mu sync.Mutex
-	m  map[string]threadGuess
+	mu    sync.Mutex
+	m     map[string]threadGuess
+	byRun map[string]string // thread of each guess's run, for endedRun
 }
 
 // get returns what is remembered of thread.
@@ -77,26 +78,39 @@ func (g *guesses) put(thread string, x threadGuess) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(x.md) > maxGuessMetadata {
-		delete(g.m, thread)
+		g.drop(thread)
 		return
 	}
 	if g.m == nil {
 		g.m = make(map[string]threadGuess)
+		g.byRun = make(map[string]string)
 	}
 	if _, ok := g.m[thread]; !ok && len(g.m) >= maxGuesses {
 		for k := range g.m {
-			delete(g.m, k)
+			g.drop(k)
 			break
 		}
 	}
+	g.drop(thread)
 	g.m[thread] = x
+	if x.run != "" {
+		g.byRun[x.run] = thread
+	}
+}
+
+// drop forgets thread; g.mu is held.
+func (g *guesses) drop(thread string) {
+	if x, ok := g.m[thread]; ok {
+		delete(g.byRun, x.run)
+		delete(g.m, thread)
+	}
 }
 
 // forget forgets thread, whose record changed or may have.
 func (g *guesses) forget(thread string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.m, thread)
+	g.drop(thread)
 }
 
 // ended records that this Store ended run of thread: when it is the run
@@ -105,6 +119,25 @@ func (g *guesses) ended(thread, run string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if x, ok := g.m[thread]; ok && x.run == run {
+		delete(g.byRun, run)
+		x.run = ""
+		g.m[thread] = x
+	}
+}
+
+// endedRun is ended for a run whose thread the caller does not know.
+//
+// A Store records a run's end here before it sends the end: a client told
+// of the end by PostgreSQL (a NOTIFY, or reading the run) may create the
+// thread's next run before the end's reply reaches this Store. Recording
+// it early is safe: a guess whose run is still active makes a creation
+// that inserts nothing, and the thread is then read as before.
+func (g *guesses) endedRun(run string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if thread, ok := g.byRun[run]; ok {
+		delete(g.byRun, run)
+		x := g.m[thread]
 		x.run = ""
 		g.m[thread] = x
 	}

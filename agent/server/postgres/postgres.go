@@ -1274,6 +1274,7 @@ func (s *Store) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, work
 // thread's next run for worker in the same batch, and returns it with
 // its thread.
 func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Thread, error) {
+	s.guesses.ended(e.ThreadID, e.RunID) // before the end is sent: see guesses.endedRun
 	fail := func(err error) (int, server.Event, *server.Run, *server.Thread, error) {
 		return 0, server.Event{}, nil, nil, err
 	}
@@ -1494,6 +1495,7 @@ func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, da
 // across its WAL flush). A caller that ends a run under the thread's
 // lock must make EndRun its last write under it.
 func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.Time) (*server.Run, error) {
+	s.guesses.endedRun(runID) // before the end is sent: see guesses.endedRun
 	keys, tokens := s.locks.Holding()
 	var released string
 	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.endRun, runID, status, msg, at, keys, tokens), []any{&released}})
@@ -1516,6 +1518,7 @@ func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.T
 // When it is not, it writes nothing and a second read tells
 // [server.ErrLeaseLost] from [server.ErrNotFound].
 func (s *Store) EndRunOwned(ctx context.Context, runID, status, msg string, at time.Time, worker string, attempt int) (*server.Run, error) {
+	s.guesses.endedRun(runID) // before the end is sent: see guesses.endedRun
 	keys, tokens := s.locks.Holding()
 	var released string
 	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.endRunOwned, runID, status, msg, at, keys, tokens, worker, attempt), []any{&released}})
