@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -382,7 +383,11 @@ func contentParts(content json.RawMessage, assistant bool) ([]model.Part, error)
 			if url == "" {
 				return nil, fmt.Errorf(".content[%d].image_url: give the image's url, {\"url\": ...}", i)
 			}
-			parts = append(parts, model.Part{Kind: model.PartBinary, URL: url})
+			p, err := imageURLPart(url, "")
+			if err != nil {
+				return nil, fmt.Errorf(".content[%d].image_url: %w", i, err)
+			}
+			parts = append(parts, p)
 		case "image":
 			p, err := imagePart(b)
 			if err != nil {
@@ -425,7 +430,11 @@ func argsKey(c lcToolCall) string {
 // base64 data with mime_type.
 func imagePart(b contentBlock) (model.Part, error) {
 	if b.URL != "" {
-		return model.Part{Kind: model.PartBinary, MIMEType: b.MIMEType, URL: b.URL}, nil
+		p, err := imageURLPart(b.URL, b.MIMEType)
+		if err != nil {
+			return model.Part{}, fmt.Errorf("url: %w", err)
+		}
+		return p, nil
 	}
 	data := b.Base64
 	if data == "" {
@@ -446,6 +455,35 @@ func imagePart(b contentBlock) (model.Part, error) {
 		}
 	}
 	return model.BinaryPart(mt, raw), nil
+}
+
+// imageURLPart reads an image's url: a data: URL of base64 image bytes
+// becomes a binary part holding them (a provider is given the bytes, not
+// the URL), an http or https URL a part that refers to the image; any
+// other URL is refused, so that a message no provider takes never
+// reaches the thread. mimeType, when not empty, is the type the block
+// gave.
+func imageURLPart(raw, mimeType string) (model.Part, error) {
+	if rest, ok := strings.CutPrefix(raw, "data:"); ok {
+		meta, data, ok := strings.Cut(rest, ",")
+		if !ok || !strings.HasSuffix(meta, ";base64") {
+			return model.Part{}, errors.New("a data: URL must hold base64 data (data:image/png;base64,...)")
+		}
+		bytes, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return model.Part{}, fmt.Errorf("the data: URL's data is not base64: %v", err)
+		}
+		mt, ok := model.ImageType(bytes)
+		if !ok {
+			return model.Part{}, errors.New("the data: URL's data is not a PNG, JPEG, GIF or WebP image")
+		}
+		return model.BinaryPart(mt, bytes), nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return model.Part{}, errors.New("give an http or https URL of the image, or a data: URL of its base64 bytes")
+	}
+	return model.Part{Kind: model.PartBinary, MIMEType: mimeType, URL: raw}, nil
 }
 
 // pathError prefixes err, an error of decodeMessages, with the path of
