@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -749,11 +750,24 @@ func stripFences(s string) string {
 	return s
 }
 
+// truncate cuts s to at most n bytes at a UTF-8 boundary, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return clipUTF8(s, n) + "…"
+}
+
+// clipUTF8 returns the longest prefix of s of at most n bytes that does
+// not split a UTF-8 sequence.
+func clipUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // paramNames lists a JSON Schema's properties, required ones first.

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
-	"github.com/agentgraph/agentgraph/internal/utf8clip"
 	"go.uber.org/zap"
 )
 
@@ -165,7 +164,7 @@ func clipText(s string) string {
 	if len(s) <= MaxMemoryText {
 		return s
 	}
-	return utf8clip.Clip(s, MaxMemoryText) + fmt.Sprintf("… (clipped; %d bytes in all)", len(s))
+	return clipUTF8(s, MaxMemoryText) + fmt.Sprintf("… (clipped; %d bytes in all)", len(s))
 }
 
 // clipValue returns v, or, when its JSON is longer than MaxMemoryText, the
