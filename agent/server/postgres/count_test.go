@@ -43,14 +43,14 @@ func isCountBytes(sql string) bool {
 // transaction-level advisory lock: no round trip or transaction of its
 // own, and no row written. A transaction of one round trip is a batch
 // without BEGIN or COMMIT (PostgreSQL runs a batch as one implicit
-// transaction). The store's 8 statements: the run's creation, which
+// transaction). The store's 6 statements: the run's creation, which
 // claims it too (server.RunClaimer: a transaction of one round trip, as
-// the Store created the thread's last run: BEGIN, the lock's take, the
+// the Store created the thread's last run: the lock's take and the
 // run's insert, running under this instance's lease, that marks its
 // thread busy, made only if the thread's record, its active runs (none)
 // and the principal's pending and running runs (Config.MaxActiveRuns,
 // server.CountingClaimer) are as the Store remembers them from that
-// creation, and COMMIT), its start (one statement that marks the run started and
+// creation; one batch, without BEGIN or COMMIT), its start (one statement that marks the run started and
 // appends its metadata event, server.RunStarter, committed without a
 // WAL flush wait), its values event, and its end (one batch: the lock's
 // take, the statement that refreshes the thread, appends the end event
@@ -71,7 +71,7 @@ func isCountBytes(sql string) bool {
 // (Store.CountBytes) is made at most once a second per principal, not
 // per run: it is counted apart (isCountBytes).
 const (
-	maxStatementsPerRun = 8
+	maxStatementsPerRun = 6
 	maxTripsPerRun      = 4
 	maxTxsPerRun        = 4
 	maxSaverPerRun      = 4

@@ -90,7 +90,9 @@
 // than the strategy was told (the count of Config.MaxActiveRuns, as
 // remembered plus 16); when it is not, nothing is inserted, and the
 // creation reads the thread and applies the strategy again, in two more
-// round trips. A transaction of one round trip is one batch, without
+// round trips. That statement checks under READ COMMITTED, PostgreSQL's
+// default isolation: on a database or role whose default is another,
+// it inserts nothing and every creation takes the three round trips. A transaction of one round trip is one batch, without
 // BEGIN or COMMIT. And it is a [server.RunStarter]: a run's start and
 // its metadata event are one statement. And a [server.RunClaimer]: a
 // run that its creating instance executes at once is inserted claimed

@@ -1059,8 +1059,9 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 // plan is called on the thread as remembered, with no active
 // run and, counting (owner non-nil), with the principal's active runs
 // as that creation counted them plus guessSlack; the run it returns is
-// then inserted, in one batch (BEGIN, the lock's take, createRunGuess,
-// COMMIT), only if the thread's record still holds what plan read, it
+// then inserted, in one batch (the lock's take and createRunGuess: one
+// implicit transaction, without BEGIN or COMMIT), only if the
+// transaction is READ COMMITTED, the thread's record still holds what plan read, it
 // has no active run, no lease of LockThread's is live on it, and the
 // principal has at most that many active runs: the plan on the record
 // read under the lock would have given that run (a principal's bound is
@@ -1115,12 +1116,9 @@ func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID 
 		counter = *owner
 	}
 	b := &pgx.Batch{}
-	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue(s.q.xactLock, threadID)
 	b.Queue(query, append(args, graphID, m, x.owner, mdGuess, x.graphID, x.head, x.rolled, counter, limit)...)
-	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
-	_, beginErr := br.Exec()
 	_, lockErr := br.Exec()
 	var newMD []byte
 	var n int64
@@ -1129,9 +1127,9 @@ func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID 
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = nil
 	}
-	_, commitErr := br.Exec()
-	if err := errors.Join(beginErr, lockErr, err, commitErr, br.Close()); err != nil {
-		rollback(conn)
+	// A batch that failed rolled back whole and left the connection
+	// idle: there is nothing to roll back.
+	if err := errors.Join(lockErr, err, br.Close()); err != nil {
 		s.guesses.forget(threadID)
 		return true, false, createErr(r, err)
 	}

@@ -398,7 +398,14 @@ func newQueries(schema string) queries {
 	q.createRunClaimedMD = q.createRunClaimed + ` RETURNING metadata`
 	// createRunGuess is a run's creation in one statement, made under
 	// the lock taken by xactLock from what the Store remembers of the
-	// thread (threadGuess): createRunBusy ($1 to $19), made only if the
+	// thread (threadGuess), in the implicit transaction of one batch
+	// (xactLock, then this statement: no BEGIN or COMMIT): createRunBusy
+	// ($1 to $19), made only if the transaction is READ COMMITTED (the
+	// database's default isolation: this statement's snapshot, taken
+	// after the lock, then sees every change committed before it; under
+	// another default, where the transaction's snapshot is its first
+	// statement's, taken before the lock, nothing is inserted and the
+	// creation reads the thread in a transaction begun READ COMMITTED), the
 	// thread's record holds what the run was planned from (its owner $20,
 	// metadata $21, compared as text, as jsonb's equality takes 1 for
 	// 1.0 and the plan reads the number's text, graph $22, head $23 and rolled $24), the thread has
@@ -417,7 +424,7 @@ func newQueries(schema string) queries {
 	// insert it replaces, within 1 % (callgrind of the pgbench replay):
 	// what it saves is a round trip.
 	guess := `WITH g AS (SELECT CASE WHEN $26::bigint < 0 THEN 0 ELSE (` + strings.Replace(q.countActive, "$1", "$25", 1) + `) END AS n
-			FROM {threads} t WHERE t.id = $2 AND t.owner = $20 AND t.metadata::text IS NOT DISTINCT FROM $21::jsonb::text
+			FROM {threads} t WHERE current_setting('transaction_isolation') = 'read committed' AND t.id = $2 AND t.owner = $20 AND t.metadata::text IS NOT DISTINCT FROM $21::jsonb::text
 				AND t.graph_id = $22 AND t.head = $23 AND t.rolled = $24
 				AND NOT EXISTS (SELECT 1 FROM {runs} a WHERE a.thread_id = $2 AND a.status IN ('running', 'pending'))
 				AND ` + strings.ReplaceAll(freeDrop, "$1", "$2") + `),
