@@ -105,16 +105,40 @@ func TestTurnLetsGoOfRequest(t *testing.T) {
 	if !ok || reply.Role != model.RoleAssistant || len(reply.ID) != idLen {
 		t.Fatalf("last message %+v, want the assistant's reply with an id of the turn", reply)
 	}
-	// The id's text is the start of the turn's ids field.
-	tn := (*turn)(unsafe.Add(unsafe.Pointer(unsafe.StringData(reply.ID)), -int(unsafe.Offsetof(turn{}.ids))))
+	// The id's text is the reply's allocation's id field (a turn
+	// without tool calls).
+	tn := (*replyMessage)(unsafe.Add(unsafe.Pointer(unsafe.StringData(reply.ID)), -int(unsafe.Offsetof(replyMessage{}.id))))
 	if tn.msgs[0].ID != reply.ID {
 		t.Fatalf("the reply's id is not held by its turn (turn's message id %q, reply's %q)", tn.msgs[0].ID, reply.ID)
 	}
-	for i := range reflect.TypeFor[turn]().NumField() {
-		if f := reflect.TypeFor[turn]().Field(i); f.Type == reflect.TypeFor[model.Request]() || f.Type == reflect.TypeFor[*model.Request]() {
-			t.Errorf("the turn holds its request in field %s", f.Name)
+	for _, typ := range []reflect.Type{reflect.TypeFor[turn](), reflect.TypeFor[replyMessage](), reflect.TypeFor[roomyTurn1](),
+		reflect.TypeFor[roomyTurn2](), reflect.TypeFor[plainTurn1](), reflect.TypeFor[plainTurn2]()} {
+		if holdsRequest(typ) {
+			t.Errorf("a %s holds its request", typ)
 		}
 	}
+}
+
+// holdsRequest reports whether a value of type typ holds a model.Request
+// or a pointer to one, in its own fields or those of the structs and
+// arrays it holds.
+func holdsRequest(typ reflect.Type) bool {
+	switch typ.Kind() {
+	case reflect.Pointer:
+		return typ.Elem() == reflect.TypeFor[model.Request]()
+	case reflect.Array:
+		return holdsRequest(typ.Elem())
+	case reflect.Struct:
+		if typ == reflect.TypeFor[model.Request]() {
+			return true
+		}
+		for i := range typ.NumField() {
+			if holdsRequest(typ.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clipResult keeps parts in order while they fit, cuts text at a UTF-8
