@@ -282,3 +282,130 @@ func TestHexDigits(t *testing.T) {
 		}
 	}
 }
+
+// fixedModel answers from a fixed list of responses by its turn, the
+// number of assistant messages in the request.
+type fixedModel []*model.Response
+
+func (m fixedModel) Generate(_ context.Context, req *model.Request) (*model.Response, error) {
+	n := 0
+	for i := range req.Messages {
+		if req.Messages[i].Role == model.RoleAssistant {
+			n++
+		}
+	}
+	return m[min(n, len(m)-1)], nil
+}
+
+func (m fixedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := m.Generate(ctx, req)
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, err)
+	}
+}
+
+// The tool messages of a turn of one or two calls are part of the turn's
+// allocation, with room for a small result when every call's tool writes
+// its result into its caller's storage; the other turns allocate them
+// apart.
+func TestTurnHoldsToolMessages(t *testing.T) {
+	type args struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	add := operator.MustFuncTool("add", "Add two integers.", func(_ context.Context, in args) (int, error) { return in.A + in.B, nil })
+	say := operator.MustFuncTool("say", "Says ok.", func(context.Context, args) (string, error) { return "ok", nil })
+	toolCall := func(id, name string) model.Part {
+		return model.Part{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(`{"a":2,"b":3}`)}}
+	}
+	calls := func(parts ...model.Part) *model.Response {
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Parts: parts}, FinishReason: model.FinishToolCalls}
+	}
+	done := &model.Response{Message: model.Assistant("done"), FinishReason: model.FinishStop}
+	for _, tc := range []struct {
+		name  string
+		parts []model.Part
+		// in says where the results are: "roomy", "plain" or "apart".
+		in   string
+		want []string
+	}{
+		{"two roomy", []model.Part{toolCall("c1", "add"), toolCall("c2", "add")}, "roomy", []string{"5", "5"}},
+		{"one roomy", []model.Part{toolCall("c1", "add")}, "roomy", []string{"5"}},
+		{"two plain", []model.Part{toolCall("c1", "add"), toolCall("c2", "say")}, "plain", []string{"5", "ok"}},
+		{"one plain", []model.Part{toolCall("c1", "say")}, "plain", []string{"ok"}},
+		{"unknown tool", []model.Part{toolCall("c1", "nope")}, "plain", nil},
+		{"three", []model.Part{toolCall("c1", "add"), toolCall("c2", "add"), toolCall("c3", "add")}, "apart", []string{"5", "5", "5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := New(Config{Model: fixedModel{calls(tc.parts...), done}, Tools: []operator.Tool{add, say}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := g.Invoke(t.Context(), Input("compute"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(tc.parts)
+			if len(out.Messages) != n+3 || out.Reply() != "done" {
+				t.Fatalf("%d messages, reply %q", len(out.Messages), out.Reply())
+			}
+			// The reply's id is the start of its turn's ids, unless the
+			// turn has more calls than room for their ids.
+			asked := out.Messages[1]
+			tn := (*turn)(unsafe.Add(unsafe.Pointer(unsafe.StringData(asked.ID)), -int(unsafe.Offsetof(turn{}.ids))))
+			if tc.in != "apart" && tn.msgs[0].ID != asked.ID {
+				t.Fatalf("the reply's id is not held by its turn")
+			}
+			for i := range n {
+				part := &out.Messages[2+i].Parts[0]
+				res := part.ToolResult
+				if tc.want != nil && (res.Text() != tc.want[i] || res.IsError) || tc.want == nil && !res.IsError {
+					t.Fatalf("result %d: %+v", i, res)
+				}
+				var slot *model.Part
+				switch {
+				case tc.in == "roomy" && n == 1:
+					slot = &(*roomyTurn1)(unsafe.Pointer(tn)).results[i].parts[0]
+				case tc.in == "roomy":
+					slot = &(*roomyTurn2)(unsafe.Pointer(tn)).results[i].parts[0]
+				case tc.in == "plain" && n == 1:
+					slot = &(*plainTurn1)(unsafe.Pointer(tn)).results[i].parts[0]
+				case tc.in == "plain":
+					slot = &(*plainTurn2)(unsafe.Pointer(tn)).results[i].parts[0]
+				}
+				if in := slot != nil && &out.Messages[2+i].Parts[0] == slot; in != (slot != nil) {
+					t.Errorf("result %d: in its turn's allocation %v, want %v", i, in, slot != nil)
+				}
+			}
+		})
+	}
+}
+
+// The storage a turn holds for a call's tool message is taken by the
+// call's first run: a run again allocates its own, and the first
+// message stays as it was.
+func TestToolMessageStorageTakenOnce(t *testing.T) {
+	type args struct {
+		A int `json:"a"`
+	}
+	add := operator.MustFuncTool("add", "Adds one.", func(_ context.Context, in args) (int, error) { return in.A + 1, nil })
+	a := &agent{names: []string{"add"}, list: []operator.Tool{add}, into: []bool{true}, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
+	tn := toolTurn(1, true)
+	c := &tn.calls[0]
+	c.Call = model.ToolCall{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":1}`)}
+	first, err := a.toolMessage(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != &(*roomyTurn1)(unsafe.Pointer(tn)).results[0].toolMessage || c.msg != nil || c.room != nil {
+		t.Fatalf("the first run did not take the turn's storage")
+	}
+	c.Call.Arguments = json.RawMessage(`{"a":5}`)
+	second, err := a.toolMessage(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second == first || first.res.Text() != "2" || second.res.Text() != "6" {
+		t.Fatalf("first %q, second %q (same storage %v)", first.res.Text(), second.res.Text(), second == first)
+	}
+}
