@@ -3,6 +3,7 @@ package operator
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -143,6 +144,54 @@ var kindCases = []string{
 	`{"i":1 2}`, `{"i":12,"u8":7,"s":"b","b":true}`, `{"i":-}`, `{"i":-a}`, `{"i":01}`, `{"i":-01}`, `{"i":1x}`,
 	`{"i":99999999999999999999}`, `{"i":-9999999999999999999}`, `{"i":1,"i64":-10000000000000000000}`,
 	`{"i":1,"i8":-0}`, `{"i":1,"i32":2147483647 }`, `{"i":1,"i16":-32768}`,
+	// Every property, in the struct's order (fillOrdered's way), and
+	// near misses.
+	kindsInOrder, strings.Replace(kindsInOrder, ",", ", ", 1), strings.TrimSuffix(kindsInOrder, "}"),
+	kindsInOrder + " ", kindsInOrder + "x", strings.Replace(kindsInOrder, `"i8":-128`, `"i8":128`, 1),
+	strings.Replace(kindsInOrder, `"i8":-128`, `"i8":-128,"i8":5`, 1), strings.Replace(kindsInOrder, `"x"}`, `"x","i":2}`, 1),
+	strings.Replace(kindsInOrder, `"s":"héllo"`, `"s":"h\u00e9llo"`, 1), strings.Replace(kindsInOrder, `"b":true`, `"b":1`, 1),
+	strings.Replace(kindsInOrder, `"i":1,`, ``, 1), strings.Replace(kindsInOrder, `"u":1,`, ``, 1),
+}
+
+// kindsInOrder is a flatKinds call holding every property in the order
+// of its fields.
+const kindsInOrder = `{"i":1,"i8":-128,"i16":32767,"i32":-2147483648,"i64":5,"u":1,"u8":255,"u16":65535,"u32":4294967295,` +
+	`"u64":1,"f32":1.5,"f64":-0,"s":"héllo","b":true,"NoTag":"x"}`
+
+// TestFlatArgsFillOrdered: a call holding every property in the order
+// of the struct's fields, without spaces, is decoded without looking its
+// keys up; a call in another order is decoded by the general fill.
+func TestFlatArgsFillOrdered(t *testing.T) {
+	s, err := newArgSchema(reflect.TypeFor[flatPair](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.fast
+	if len(f.keys) != 2 || f.keys[0].key != `"a":` || f.keys[1].key != `"b":` {
+		t.Fatalf("keys %+v, want a then b", f.keys)
+	}
+	var in flatPair
+	if !f.fillOrdered([]byte(`{"a":2,"b":-3}`), unsafe.Pointer(&in)) || in != (flatPair{2, -3}) {
+		t.Fatalf("in order: %+v", in)
+	}
+	for _, raw := range []string{`{"b":3,"a":2}`, `{"a":2, "b":3}`, `{"a":2}`, `{"a":2,"b":3} `, `{"a":2,"b":3,"b":4}`} {
+		in = flatPair{}
+		if f.fillOrdered([]byte(raw), unsafe.Pointer(&in)) {
+			t.Errorf("%s: decoded in order", raw)
+		}
+	}
+	in = flatPair{}
+	if !f.fill([]byte(`{"b":3,"a":2}`), unsafe.Pointer(&in)) || in != (flatPair{2, 3}) {
+		t.Fatalf("out of order: %+v", in)
+	}
+	var k flatKinds
+	ks, err := newArgSchema(reflect.TypeFor[flatKinds](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ks.fast.fillOrdered([]byte(kindsInOrder), unsafe.Pointer(&k)) || k.I8 != -128 || k.NoTag != "x" || k.S != "héllo" {
+		t.Fatalf("every kind in order: %+v", k)
+	}
 }
 
 // TestFlatArgsFill: argument types whose fields map onto their flat
