@@ -688,12 +688,44 @@ func hasDangling(msgs model.Messages) bool {
 	}
 	// Parts are read in place: ranging by value would copy each one.
 	parts := msgs[i].Parts
+	tail := msgs[i+1:]
+	var next resultCursor
 	for k := range parts {
-		if p := &parts[k]; p.Kind == model.PartToolCall && p.ToolCall != nil && !answered(msgs[i+1:], p.ToolCall.ID) {
+		p := &parts[k]
+		if p.Kind != model.PartToolCall || p.ToolCall == nil {
+			continue
+		}
+		// The results mostly answer the calls in call order: the next
+		// one answers this call, or the whole tail is searched.
+		if r := next.next(tail); r != nil && r.CallID == p.ToolCall.ID {
+			continue
+		}
+		if !answered(tail, p.ToolCall.ID) {
 			return true
 		}
 	}
 	return false
+}
+
+// resultCursor walks the tool results of the tool messages at the start
+// of a conversation's tail, in order: the zero value is at the first.
+type resultCursor struct{ msg, part int }
+
+// next returns the tool result at the cursor and moves past it, or nil
+// when the tool messages at the start of tail have no more.
+func (c *resultCursor) next(tail model.Messages) *model.ToolResult {
+	for c.msg < len(tail) && tail[c.msg].Role == model.RoleTool {
+		parts := tail[c.msg].Parts
+		for c.part < len(parts) {
+			p := &parts[c.part]
+			c.part++
+			if p.Kind == model.PartToolResult && p.ToolResult != nil {
+				return p.ToolResult
+			}
+		}
+		c.msg, c.part = c.msg+1, 0
+	}
+	return nil
 }
 
 // answered reports whether the tool messages at the start of msgs answer

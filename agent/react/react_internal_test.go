@@ -409,3 +409,72 @@ func TestToolMessageStorageTakenOnce(t *testing.T) {
 		t.Fatalf("first %q, second %q (same storage %v)", first.res.Text(), second.res.Text(), second == first)
 	}
 }
+
+// hasDangling tells whether a call of the last assistant message has no
+// result in the tool messages after it, whatever order the results are
+// in, as the plain definition does.
+func TestHasDangling(t *testing.T) {
+	callPart := func(id string) model.Part {
+		return model.Part{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: id, Name: "f"}}
+	}
+	asked := func(ids ...string) model.Message {
+		m := model.Message{Role: model.RoleAssistant}
+		for _, id := range ids {
+			m.Parts = append(m.Parts, callPart(id))
+		}
+		return m
+	}
+	results := func(ids ...string) model.Message {
+		var rs []model.ToolResult
+		for _, id := range ids {
+			rs = append(rs, model.ToolResult{CallID: id})
+		}
+		return model.ToolResults(rs...)
+	}
+	// plain is the definition: some call's id is the CallID of no result
+	// of the tool messages that directly follow the assistant message.
+	plain := func(msgs model.Messages) bool {
+		i := len(msgs) - 1
+		for i >= 0 && msgs[i].Role != model.RoleAssistant {
+			i--
+		}
+		if i < 0 {
+			return false
+		}
+		got := map[string]bool{}
+		for _, m := range msgs[i+1:] {
+			if m.Role != model.RoleTool {
+				break
+			}
+			for _, p := range m.Parts {
+				if p.Kind == model.PartToolResult && p.ToolResult != nil {
+					got[p.ToolResult.CallID] = true
+				}
+			}
+		}
+		for _, c := range msgs[i].ToolCalls() {
+			if !got[c.ID] {
+				return true
+			}
+		}
+		return false
+	}
+	withText := asked("c1", "c2")
+	withText.Parts = append([]model.Part{model.TextPart("let me see"), {Kind: model.PartToolCall}}, withText.Parts...)
+	user := model.User("hi")
+	for i, msgs := range []model.Messages{
+		{}, {user}, {user, asked()}, {user, asked("c1")}, {user, asked("c1"), results("c1")},
+		{user, asked("c1", "c2"), results("c1"), results("c2")}, {user, asked("c1", "c2"), results("c2"), results("c1")},
+		{user, asked("c1", "c2"), results("c1", "c2")}, {user, asked("c1", "c2"), results("c2", "c1")},
+		{user, asked("c1", "c2"), results("c1")}, {user, asked("c1", "c2"), results("c2")},
+		{user, asked("c1", "c2"), results("c1"), user, results("c2")}, {user, asked("c1"), user, results("c1")},
+		{user, asked("c1", "c2", "c3"), results("c3", "c1"), results("c2")}, {user, asked("c1", "c1"), results("c1")},
+		{user, asked("c1", "c2"), results("c1", "c1")}, {user, withText, results("c1", "c2")}, {user, withText, results("c2")},
+		{user, asked("c1"), results("c1"), asked("c2"), results("c1")}, {user, asked("c1"), results("c1"), user},
+		{user, asked("c1"), results()}, {user, asked("c1"), results(), results("c1")},
+	} {
+		if got, want := hasDangling(msgs), plain(msgs); got != want {
+			t.Errorf("case %d: hasDangling %v, want %v", i, got, want)
+		}
+	}
+}
