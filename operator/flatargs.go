@@ -41,6 +41,9 @@ type flatArgs struct {
 type flatKey struct {
 	bit int
 	key string
+	// int64 says that the property's field is a 64-bit signed integer
+	// (int on 64-bit platforms, int64), which storeInt64 decodes.
+	int64 bool
 }
 
 // flatField is the field of the argument struct that a flat property
@@ -212,7 +215,8 @@ func orderedKeys(f *flatArgs) []flatKey {
 		if strings.ContainsFunc(name, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) {
 			return nil
 		}
-		keys[bit] = flatKey{bit: bit, key: `"` + name + `":`}
+		fd := f.fields[bit]
+		keys[bit] = flatKey{bit: bit, key: `"` + name + `":`, int64: (fd.kind == reflect.Int || fd.kind == reflect.Int64) && fd.bits == 64}
 	}
 	slices.SortFunc(keys, func(a, b flatKey) int { return cmp.Compare(f.fields[a.bit].offset, f.fields[b.bit].offset) })
 	return keys
@@ -298,8 +302,15 @@ func (f *flatArgs) fillOrdered(raw []byte, dst unsafe.Pointer) bool {
 		}
 		i += len(key)
 		fd := &f.fields[f.keys[k].bit]
-		var ok bool
-		if i, ok = fd.store(raw, i, unsafe.Add(dst, fd.offset)); !ok || i >= len(raw) {
+		p := unsafe.Add(dst, fd.offset)
+		j, ok := i, false
+		if f.keys[k].int64 {
+			j, ok = storeInt64(raw, i, p)
+		}
+		if !ok {
+			j, ok = fd.store(raw, i, p)
+		}
+		if i = j; !ok || i >= len(raw) {
 			return false
 		}
 		// A comma after each value but the last, which the object's
@@ -577,6 +588,38 @@ func (fd *flatField) store(raw []byte, i int, p unsafe.Pointer) (int, bool) {
 		return start, false
 	}
 	return i, true
+}
+
+// storeInt64 decodes the value at raw[i:] into the int64 at p, as store
+// does, when it is an integer of at most 18 digits (in range whatever
+// they are) followed by ',' or '}', and returns the index after it. For
+// any other value it returns false, having written nothing: store then
+// decodes it, or says why not.
+func storeInt64(raw []byte, i int, p unsafe.Pointer) (int, bool) {
+	j := i
+	neg := raw[j] == '-'
+	if neg {
+		j++
+	}
+	digits := j
+	var u uint64
+	for j < len(raw) && j-digits < 18 {
+		d := raw[j] - '0'
+		if d > 9 {
+			break
+		}
+		u = u*10 + uint64(d)
+		j++
+	}
+	if n := j - digits; n == 0 || n > 1 && raw[digits] == '0' || j >= len(raw) || raw[j] != ',' && raw[j] != '}' {
+		return i, false
+	}
+	v := int64(u)
+	if neg {
+		v = -v
+	}
+	*(*int64)(p) = v
+	return j, true
 }
 
 // maxSureDigits is the number of decimal digits that any uint64 holds.

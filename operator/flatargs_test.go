@@ -359,3 +359,31 @@ func TestFlatArgsNoFill(t *testing.T) {
 	refuse(reflect.TypeFor[flatPair](), flat("c", "integer"), `{"\u0063":5}`, "- c: is not a known argument; remove it")
 	refuse(reflect.TypeFor[*flatPair](), flat("c", "integer"), `{"c":5}`, "- c: is not a known argument; remove it")
 }
+
+// TestStoreInt64: what storeInt64 decodes, store decodes alike; what it
+// leaves, it leaves unwritten.
+func TestStoreInt64(t *testing.T) {
+	fd := flatField{kind: reflect.Int64, bits: 64}
+	for _, v := range []string{"0", "-0", "7", "-7", "12", "01", "-01", "-", "", "a", "1.5", "1e3", "123456789012345678",
+		"-123456789012345678", "1234567890123456789", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+		"99999999999999999999", "5 ", "5x", "5]"} {
+		for _, end := range []string{",", "}", ""} {
+			raw := []byte(v + end)
+			if len(raw) == 0 {
+				continue
+			}
+			fast, slow := int64(-42), int64(-42)
+			j, ok := storeInt64(raw, 0, unsafe.Pointer(&fast))
+			if !ok {
+				if fast != -42 || j != 0 {
+					t.Errorf("%q: refused, but wrote %d or moved to %d", raw, fast, j)
+				}
+				continue
+			}
+			k, sok := fd.store(raw, 0, unsafe.Pointer(&slow))
+			if !sok || k != j || slow != fast {
+				t.Errorf("%q: storeInt64 %d to %d; store %v %d to %d", raw, fast, j, sok, slow, k)
+			}
+		}
+	}
+}
