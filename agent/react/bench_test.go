@@ -35,6 +35,19 @@ var al1Script = [][]model.ToolCall{
 
 var al1Chunks = []string{"d", "o", "n", "e", ""}
 
+// al1ArgText holds the arguments of al1Script's calls as text, which a
+// streamed call's deltas carry, as eino's scripted model carries its
+// script's text.
+var al1ArgText = func() [][]string {
+	out := make([][]string, len(al1Script))
+	for t, cs := range al1Script {
+		for _, c := range cs {
+			out[t] = append(out[t], string(c.Arguments))
+		}
+	}
+	return out
+}()
+
 // al1Model answers from the script by its turn, the number of assistant
 // messages in the request, building a fresh response on every call with
 // as many allocations as eino's scripted model makes for its message: a
@@ -48,7 +61,13 @@ type al1Reply struct {
 	parts [2]model.Part
 }
 
-func (al1Model) respond(req *model.Request) *model.Response {
+func (m al1Model) respond(req *model.Request) *model.Response {
+	resp, _ := m.turn(req)
+	return resp
+}
+
+// turn returns the response to req and the turn it answers.
+func (al1Model) turn(req *model.Request) (*model.Response, int) {
 	turn := 0
 	for i := range req.Messages {
 		if req.Messages[i].Role == model.RoleAssistant {
@@ -64,11 +83,11 @@ func (al1Model) respond(req *model.Request) *model.Response {
 			r.parts[i] = model.Part{Kind: model.PartToolCall, ToolCall: &calls[i]}
 		}
 		r.resp = model.Response{Message: model.Message{Role: model.RoleAssistant, Parts: r.parts[:len(calls)]}, FinishReason: model.FinishToolCalls, Usage: model.Usage{InputTokens: 10, OutputTokens: 5}}
-		return &r.resp
+		return &r.resp, turn
 	}
 	r.parts[0] = model.TextPart("done")
 	r.resp = model.Response{Message: model.Message{Role: model.RoleAssistant, Parts: r.parts[:1]}, FinishReason: model.FinishStop, Usage: model.Usage{InputTokens: 10, OutputTokens: 1}}
-	return &r.resp
+	return &r.resp, turn
 }
 
 func (m al1Model) Generate(_ context.Context, req *model.Request) (*model.Response, error) {
@@ -77,7 +96,7 @@ func (m al1Model) Generate(_ context.Context, req *model.Request) (*model.Respon
 
 func (m al1Model) Stream(_ context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		resp := m.respond(req)
+		resp, turn := m.turn(req)
 		if resp.FinishReason != model.FinishToolCalls {
 			for _, c := range al1Chunks {
 				if !yield(model.Chunk{Kind: model.ChunkText, Text: c}, nil) {
@@ -86,10 +105,11 @@ func (m al1Model) Stream(_ context.Context, req *model.Request) iter.Seq2[model.
 			}
 		} else {
 			// The parts are all calls: read in place, without the
-			// slice ToolCalls would make.
+			// slice ToolCalls would make; their arguments' text is
+			// the script's.
 			for i := range resp.Message.Parts {
 				c := resp.Message.Parts[i].ToolCall
-				if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}}, nil) {
+				if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: al1ArgText[turn][i]}}, nil) {
 					return
 				}
 			}
