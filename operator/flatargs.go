@@ -1,9 +1,11 @@
 package operator
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -28,6 +30,20 @@ type flatArgs struct {
 	// onto the properties as encoding/json would fill them (see
 	// flatFields).
 	fields []flatField
+	// keys lists the properties in the order of their fields in the
+	// argument struct, as encoding/json writes them and models mostly
+	// do; set with fields (see orderedKeys).
+	keys []flatKey
+}
+
+// flatKey is a property as fillOrdered expects it: its bit, and its key
+// with the colon after it, as JSON without spaces writes it: "name":.
+type flatKey struct {
+	bit int
+	key string
+	// int64 says that the property's field is a 64-bit signed integer
+	// (int on 64-bit platforms, int64), which storeInt64 decodes.
+	int64 bool
 }
 
 // flatField is the field of the argument struct that a flat property
@@ -187,6 +203,25 @@ func flatFields(st reflect.Type, f *flatArgs) []flatField {
 	return fields
 }
 
+// orderedKeys returns the properties of f, whose fields are set, in the
+// order of their fields in the argument struct, or nil when f has no
+// fields or no property, or a name that JSON writes with an escape.
+func orderedKeys(f *flatArgs) []flatKey {
+	if f.fields == nil || len(f.names) == 0 {
+		return nil
+	}
+	keys := make([]flatKey, len(f.names))
+	for bit, name := range f.names {
+		if strings.ContainsFunc(name, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) {
+			return nil
+		}
+		fd := f.fields[bit]
+		keys[bit] = flatKey{bit: bit, key: `"` + name + `":`, int64: (fd.kind == reflect.Int || fd.kind == reflect.Int64) && fd.bits == 64}
+	}
+	slices.SortFunc(keys, func(a, b flatKey) int { return cmp.Compare(f.fields[a.bit].offset, f.fields[b.bit].offset) })
+	return keys
+}
+
 // plainName reports whether a json tag's name is made of letters, digits,
 // '_' and '-' only: such a name is the key encoding/json matches.
 func plainName(name string) bool {
@@ -242,7 +277,51 @@ func flatKindFits(k byte, t reflect.Type) bool {
 // false, dst may be partly written: the caller zeroes it and goes the
 // way of encoding/json, whose errors say what is wrong. f.fields must not
 // be nil.
-func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool { return f.scan(raw, dst) }
+func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool {
+	// A call written as encoding/json writes the struct is decoded
+	// without looking keys up; any other goes through scan, which
+	// writes every field fillOrdered may have written.
+	return f.fillOrdered(raw, dst) || f.scan(raw, dst)
+}
+
+// fillOrdered decodes raw into the struct at dst, as fill does, when raw
+// holds every property in the order of f.keys, without spaces: the
+// object encoding/json writes, and the one models mostly write. It reports
+// false for any other raw (having written the fields of the properties
+// raw starts with, with the values scan writes for them), and for a
+// value that fill does not decode.
+func (f *flatArgs) fillOrdered(raw []byte, dst unsafe.Pointer) bool {
+	if len(f.keys) == 0 || len(raw) < 2 || raw[0] != '{' {
+		return false
+	}
+	i := 1
+	for k := range f.keys {
+		key := f.keys[k].key
+		if len(raw)-i <= len(key) || string(raw[i:i+len(key)]) != key {
+			return false
+		}
+		i += len(key)
+		fd := &f.fields[f.keys[k].bit]
+		p := unsafe.Add(dst, fd.offset)
+		j, ok := i, false
+		if f.keys[k].int64 {
+			j, ok = storeInt64(raw, i, p)
+		}
+		if !ok {
+			j, ok = fd.store(raw, i, p)
+		}
+		if i = j; !ok || i >= len(raw) {
+			return false
+		}
+		// A comma after each value but the last, which the object's
+		// end follows.
+		if end := k == len(f.keys)-1; end && raw[i] != '}' || !end && raw[i] != ',' {
+			return false
+		}
+		i++
+	}
+	return i == len(raw)
+}
 
 // scan reads raw's object: with dst nil it checks what accepts does,
 // otherwise it also decodes each value into the struct at dst (fill).
@@ -509,6 +588,38 @@ func (fd *flatField) store(raw []byte, i int, p unsafe.Pointer) (int, bool) {
 		return start, false
 	}
 	return i, true
+}
+
+// storeInt64 decodes the value at raw[i:] into the int64 at p, as store
+// does, when it is an integer of at most 18 digits (in range whatever
+// they are) followed by ',' or '}', and returns the index after it. For
+// any other value it returns false, having written nothing: store then
+// decodes it, or says why not.
+func storeInt64(raw []byte, i int, p unsafe.Pointer) (int, bool) {
+	j := i
+	neg := raw[j] == '-'
+	if neg {
+		j++
+	}
+	digits := j
+	var u uint64
+	for j < len(raw) && j-digits < 18 {
+		d := raw[j] - '0'
+		if d > 9 {
+			break
+		}
+		u = u*10 + uint64(d)
+		j++
+	}
+	if n := j - digits; n == 0 || n > 1 && raw[digits] == '0' || j >= len(raw) || raw[j] != ',' && raw[j] != '}' {
+		return i, false
+	}
+	v := int64(u)
+	if neg {
+		v = -v
+	}
+	*(*int64)(p) = v
+	return j, true
 }
 
 // maxSureDigits is the number of decimal digits that any uint64 holds.

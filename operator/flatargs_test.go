@@ -3,6 +3,7 @@ package operator
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -143,6 +144,54 @@ var kindCases = []string{
 	`{"i":1 2}`, `{"i":12,"u8":7,"s":"b","b":true}`, `{"i":-}`, `{"i":-a}`, `{"i":01}`, `{"i":-01}`, `{"i":1x}`,
 	`{"i":99999999999999999999}`, `{"i":-9999999999999999999}`, `{"i":1,"i64":-10000000000000000000}`,
 	`{"i":1,"i8":-0}`, `{"i":1,"i32":2147483647 }`, `{"i":1,"i16":-32768}`,
+	// Every property, in the struct's order (fillOrdered's way), and
+	// near misses.
+	kindsInOrder, strings.Replace(kindsInOrder, ",", ", ", 1), strings.TrimSuffix(kindsInOrder, "}"),
+	kindsInOrder + " ", kindsInOrder + "x", strings.Replace(kindsInOrder, `"i8":-128`, `"i8":128`, 1),
+	strings.Replace(kindsInOrder, `"i8":-128`, `"i8":-128,"i8":5`, 1), strings.Replace(kindsInOrder, `"x"}`, `"x","i":2}`, 1),
+	strings.Replace(kindsInOrder, `"s":"héllo"`, `"s":"h\u00e9llo"`, 1), strings.Replace(kindsInOrder, `"b":true`, `"b":1`, 1),
+	strings.Replace(kindsInOrder, `"i":1,`, ``, 1), strings.Replace(kindsInOrder, `"u":1,`, ``, 1),
+}
+
+// kindsInOrder is a flatKinds call holding every property in the order
+// of its fields.
+const kindsInOrder = `{"i":1,"i8":-128,"i16":32767,"i32":-2147483648,"i64":5,"u":1,"u8":255,"u16":65535,"u32":4294967295,` +
+	`"u64":1,"f32":1.5,"f64":-0,"s":"héllo","b":true,"NoTag":"x"}`
+
+// TestFlatArgsFillOrdered: a call holding every property in the order
+// of the struct's fields, without spaces, is decoded without looking its
+// keys up; a call in another order is decoded by the general fill.
+func TestFlatArgsFillOrdered(t *testing.T) {
+	s, err := newArgSchema(reflect.TypeFor[flatPair](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.fast
+	if len(f.keys) != 2 || f.keys[0].key != `"a":` || f.keys[1].key != `"b":` {
+		t.Fatalf("keys %+v, want a then b", f.keys)
+	}
+	var in flatPair
+	if !f.fillOrdered([]byte(`{"a":2,"b":-3}`), unsafe.Pointer(&in)) || in != (flatPair{2, -3}) {
+		t.Fatalf("in order: %+v", in)
+	}
+	for _, raw := range []string{`{"b":3,"a":2}`, `{"a":2, "b":3}`, `{"a":2}`, `{"a":2,"b":3} `, `{"a":2,"b":3,"b":4}`} {
+		in = flatPair{}
+		if f.fillOrdered([]byte(raw), unsafe.Pointer(&in)) {
+			t.Errorf("%s: decoded in order", raw)
+		}
+	}
+	in = flatPair{}
+	if !f.fill([]byte(`{"b":3,"a":2}`), unsafe.Pointer(&in)) || in != (flatPair{2, 3}) {
+		t.Fatalf("out of order: %+v", in)
+	}
+	var k flatKinds
+	ks, err := newArgSchema(reflect.TypeFor[flatKinds](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ks.fast.fillOrdered([]byte(kindsInOrder), unsafe.Pointer(&k)) || k.I8 != -128 || k.NoTag != "x" || k.S != "héllo" {
+		t.Fatalf("every kind in order: %+v", k)
+	}
 }
 
 // TestFlatArgsFill: argument types whose fields map onto their flat
@@ -309,4 +358,32 @@ func TestFlatArgsNoFill(t *testing.T) {
 	refuse(reflect.TypeFor[flatPair](), flat("c", "integer"), `{"c":5}`, "- c: is not a known argument; remove it")
 	refuse(reflect.TypeFor[flatPair](), flat("c", "integer"), `{"\u0063":5}`, "- c: is not a known argument; remove it")
 	refuse(reflect.TypeFor[*flatPair](), flat("c", "integer"), `{"c":5}`, "- c: is not a known argument; remove it")
+}
+
+// TestStoreInt64: what storeInt64 decodes, store decodes alike; what it
+// leaves, it leaves unwritten.
+func TestStoreInt64(t *testing.T) {
+	fd := flatField{kind: reflect.Int64, bits: 64}
+	for _, v := range []string{"0", "-0", "7", "-7", "12", "01", "-01", "-", "", "a", "1.5", "1e3", "123456789012345678",
+		"-123456789012345678", "1234567890123456789", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+		"99999999999999999999", "5 ", "5x", "5]"} {
+		for _, end := range []string{",", "}", ""} {
+			raw := []byte(v + end)
+			if len(raw) == 0 {
+				continue
+			}
+			fast, slow := int64(-42), int64(-42)
+			j, ok := storeInt64(raw, 0, unsafe.Pointer(&fast))
+			if !ok {
+				if fast != -42 || j != 0 {
+					t.Errorf("%q: refused, but wrote %d or moved to %d", raw, fast, j)
+				}
+				continue
+			}
+			k, sok := fd.store(raw, 0, unsafe.Pointer(&slow))
+			if !sok || k != j || slow != fast {
+				t.Errorf("%q: storeInt64 %d to %d; store %v %d to %d", raw, fast, j, sok, slow, k)
+			}
+		}
+	}
 }

@@ -92,6 +92,7 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	s.fast = newFlatArgs(doc)
 	if s.fast != nil && !isMap {
 		s.fast.fields = flatFields(st, s.fast)
+		s.fast.keys = orderedKeys(s.fast)
 	}
 	return s, nil
 }

@@ -70,7 +70,8 @@ func (m Messages) Merge(update Messages) Messages {
 	if len(update) > mergeScan {
 		pos = positions(m, len(update))
 	}
-	if m.appendsOnly(update, pos) {
+	// A node's update is mostly one new message: its check is inlined.
+	if len(update) == 1 && appendsOne(m, &update[0]) || len(update) > 1 && m.appendsOnly(update, pos) {
 		// The common case: only new messages. Like graph's Append, this
 		// appends past m's length, never changing what m holds. A
 		// conversation grows by a few messages per turn, so a short one
@@ -212,6 +213,13 @@ func (m Messages) appendsOnly(update Messages, pos map[string]int) bool {
 		seen[u.ID] = struct{}{}
 	}
 	return true
+}
+
+// appendsOne reports whether merging u into m appends it, as appendsOnly
+// reports for an update of one message: it is no removal, and its id is
+// not in m.
+func appendsOne(m Messages, u *Message) bool {
+	return u.Role != RoleRemove && (u.ID == "" || u.ID == RemoveAll || m.Index(u.ID) < 0)
 }
 
 // Index returns the position of the message with the given id, or -1. The

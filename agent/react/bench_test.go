@@ -35,29 +35,59 @@ var al1Script = [][]model.ToolCall{
 
 var al1Chunks = []string{"d", "o", "n", "e", ""}
 
+// al1ArgText holds the arguments of al1Script's calls as text, which a
+// streamed call's deltas carry, as eino's scripted model carries its
+// script's text.
+var al1ArgText = func() [][]string {
+	out := make([][]string, len(al1Script))
+	for t, cs := range al1Script {
+		for _, c := range cs {
+			out[t] = append(out[t], string(c.Arguments))
+		}
+	}
+	return out
+}()
+
 // al1Model answers from the script by its turn, the number of assistant
-// messages in the request, building a fresh response on every call.
+// messages in the request, building a fresh response on every call with
+// as many allocations as eino's scripted model makes for its message: a
+// turn of tool calls, two (the response with its parts; the calls), and
+// the answer, one.
 type al1Model struct{}
 
-func (al1Model) respond(req *model.Request) *model.Response {
+// al1Reply is a response with room for its parts, allocated at once.
+type al1Reply struct {
+	resp  model.Response
+	parts [2]model.Part
+}
+
+func (m al1Model) respond(req *model.Request) *model.Response {
+	resp, _ := m.turn(req)
+	return resp
+}
+
+// turn returns the response to req and the turn it answers.
+func (al1Model) turn(req *model.Request) (*model.Response, int) {
 	turn := 0
 	for i := range req.Messages {
 		if req.Messages[i].Role == model.RoleAssistant {
 			turn++
 		}
 	}
+	r := new(al1Reply)
 	if turn < len(al1Script) {
 		// As a client decoding a reply: the calls in one slice, as
 		// eino's scripted model has them.
-		cs := al1Script[turn]
-		calls := slices.Clone(cs)
-		m := model.Message{Role: model.RoleAssistant, Parts: make([]model.Part, len(calls))}
+		calls := slices.Clone(al1Script[turn])
 		for i := range calls {
-			m.Parts[i] = model.Part{Kind: model.PartToolCall, ToolCall: &calls[i]}
+			r.parts[i] = model.Part{Kind: model.PartToolCall, ToolCall: &calls[i]}
 		}
-		return &model.Response{Message: m, FinishReason: model.FinishToolCalls, Usage: model.Usage{InputTokens: 10, OutputTokens: 5}}
+		r.resp = model.Response{Message: model.Message{Role: model.RoleAssistant, Parts: r.parts[:len(calls)]}, FinishReason: model.FinishToolCalls, Usage: model.Usage{InputTokens: 10, OutputTokens: 5}}
+		return &r.resp, turn
 	}
-	return &model.Response{Message: model.Assistant("done"), FinishReason: model.FinishStop, Usage: model.Usage{InputTokens: 10, OutputTokens: 1}}
+	r.parts[0] = model.TextPart("done")
+	r.resp = model.Response{Message: model.Message{Role: model.RoleAssistant, Parts: r.parts[:1]}, FinishReason: model.FinishStop, Usage: model.Usage{InputTokens: 10, OutputTokens: 1}}
+	return &r.resp, turn
 }
 
 func (m al1Model) Generate(_ context.Context, req *model.Request) (*model.Response, error) {
@@ -66,17 +96,20 @@ func (m al1Model) Generate(_ context.Context, req *model.Request) (*model.Respon
 
 func (m al1Model) Stream(_ context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		resp := m.respond(req)
-		calls := resp.Message.ToolCalls()
-		if len(calls) == 0 {
+		resp, turn := m.turn(req)
+		if resp.FinishReason != model.FinishToolCalls {
 			for _, c := range al1Chunks {
 				if !yield(model.Chunk{Kind: model.ChunkText, Text: c}, nil) {
 					return
 				}
 			}
 		} else {
-			for i, c := range calls {
-				if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}}, nil) {
+			// The parts are all calls: read in place, without the
+			// slice ToolCalls would make; their arguments' text is
+			// the script's.
+			for i := range resp.Message.Parts {
+				c := resp.Message.Parts[i].ToolCall
+				if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: al1ArgText[turn][i]}}, nil) {
 					return
 				}
 			}

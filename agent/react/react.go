@@ -221,6 +221,13 @@ type call struct {
 	// ResultID, when set, is the id of the tool message holding the
 	// result; without one the messages reducer gives it one.
 	ResultID string `json:"result_id,omitempty"`
+	// msg, when set, is the storage of the call's tool message in its
+	// turn's allocation (see toolTurn), and room, when set, room there
+	// for a small result. The call's first run takes them; a later one
+	// (a run again after a pause) allocates its own. A call decoded from
+	// a checkpoint has neither.
+	msg  *toolMessage
+	room *toolcall.Room
 }
 
 // inlineCalls is the number of tool calls of a model turn whose tasks a
@@ -240,6 +247,64 @@ type turn struct {
 	calls [inlineCalls]call
 	sends [inlineCalls]graph.Send
 	ids   [(1 + inlineCalls) * idLen]byte
+}
+
+// replyMessage is what a model turn without tool calls leaves in the
+// conversation, allocated at once: the reply and the text of its id.
+type replyMessage struct {
+	msgs [1]model.Message
+	id   [idLen]byte
+}
+
+// The turns of one or two calls that run, with their tool messages, each
+// allocated at once: the messages outlive the turn's other parts only by
+// the turn's few hundred bytes, which the reply's id keeps anyway. A
+// roomy turn's calls all name tools that write their results into their
+// caller's storage (toolcall.Into); a plain turn's messages have no room,
+// which its results could not use.
+type (
+	roomyTurn1 struct {
+		turn
+		results [1]roomyMessage
+	}
+	roomyTurn2 struct {
+		turn
+		results [2]roomyMessage
+	}
+	plainTurn1 struct {
+		turn
+		results [1]toolMessage
+	}
+	plainTurn2 struct {
+		turn
+		results [2]toolMessage
+	}
+)
+
+// toolTurn's types hold two tool messages at most: inlineCalls must be 2.
+var _ [1]struct{} = [inlineCalls - 1]struct{}{}
+
+// toolTurn returns a turn of n calls, 1 or 2, with storage for their tool
+// messages set on its calls, and room for small results when roomy.
+func toolTurn(n int, roomy bool) *turn {
+	switch {
+	case roomy && n == 1:
+		t := new(roomyTurn1)
+		t.calls[0].msg, t.calls[0].room = &t.results[0].toolMessage, &t.results[0].room
+		return &t.turn
+	case roomy:
+		t := new(roomyTurn2)
+		t.calls[0].msg, t.calls[0].room = &t.results[0].toolMessage, &t.results[0].room
+		t.calls[1].msg, t.calls[1].room = &t.results[1].toolMessage, &t.results[1].room
+		return &t.turn
+	case n == 1:
+		t := new(plainTurn1)
+		t.calls[0].msg = &t.results[0]
+		return &t.turn
+	}
+	t := new(plainTurn2)
+	t.calls[0].msg, t.calls[1].msg = &t.results[0], &t.results[1]
+	return &t.turn
 }
 
 // toolMessage is the tool message of one result, allocated at once.
@@ -264,6 +329,7 @@ type agent struct {
 	tools   map[string]operator.Tool
 	names   []string
 	list    []operator.Tool // the tools in the order of names
+	into    []bool          // by the order of names: the tool is a toolcall.Into
 	defs    []model.ToolDef
 	approve map[string]bool
 	all     bool
@@ -327,6 +393,8 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		a.tools[d.Name] = t
 		a.names = append(a.names, d.Name)
 		a.list = append(a.list, t)
+		_, into := t.(toolcall.Into)
+		a.into = append(a.into, into)
 		a.defs = append(a.defs, d)
 	}
 	if cfg.Answer != nil {
@@ -450,7 +518,6 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	if err != nil {
 		return err
 	}
-	t := new(turn)
 
 	// A run starts where the conversation does not end with tool results.
 	// The last message's role is read in place: Messages.Last would
@@ -461,16 +528,33 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 		// one would let the run call the model past Config.MaxIterations.
 		runUsage, iter = s.RunUsage.Merge(resp.Usage), max(s.Iterations, 0)+1
 	}
+	nc := countCalls(&resp.Message)
+	if nc == 0 {
+		a.replyTurn(u, s, resp, fixed, runUsage, iter)
+		return nil
+	}
+	var t *turn
+	if nc <= inlineCalls && iter < a.max && a.cfg.Answer == nil && !a.pauses {
+		// The calls run (unless a bound refuses one, which still gets
+		// a tool message): their tool messages come with the turn.
+		t = toolTurn(nc, a.allInto(&resp.Message))
+	} else {
+		t = new(turn)
+	}
 	t.msgs[0] = resp.Message
 	msg := &t.msgs[0]
 	msg.Role = model.RoleAssistant
-	calls := t.calls[:0]
-	if n := countCalls(msg); n > inlineCalls {
-		calls = make([]call, 0, n)
+	var calls []call
+	if nc <= inlineCalls {
+		calls = t.calls[:nc]
+	} else {
+		calls = make([]call, nc)
 	}
+	j := 0
 	for i := range msg.Parts {
 		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
-			calls = append(calls, call{Call: *p.ToolCall})
+			calls[j].Call = *p.ToolCall
+			j++
 		}
 	}
 	if !uniqueIDs(calls) {
@@ -489,7 +573,7 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	// of the conversation, as a write of an existing id does.
 	const k = 1
 	n := k
-	if len(calls) > 0 && answer < 0 && iter < a.max && !approve {
+	if answer < 0 && iter < a.max && !approve {
 		n += len(calls)
 	}
 	ids := t.newIDs(n)
@@ -504,13 +588,6 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	RunUsageField.Put(u, runUsage)
 	IterationsField.Put(u, iter)
 	switch {
-	case len(calls) == 0 && a.cfg.Answer != nil:
-		a.textTurn(u, fixed, *msg, iter)
-		return nil
-	case len(calls) == 0:
-		MessagesField.Put(u, withPrefix(fixed, t.msgs[:]))
-		OutcomeField.Put(u, OutcomeAnswered)
-		return nil
 	case answer >= 0:
 		return a.answerTurn(ctx, u, fixed, *msg, calls, answer, iter)
 	case iter >= a.max:
@@ -539,6 +616,45 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	r := inplace.Route(u).(*graph.Route)
 	*r = r.Send(sends...)
 	return nil
+}
+
+// replyTurn writes to u the update of a turn whose reply, resp's message,
+// calls no tool: the reply with a new id, and the run's answer, or, with
+// Config.Answer, a reminder to call the answer tool (see textTurn).
+func (a *agent) replyTurn(u *graph.Update[State], s *State, resp *model.Response, fixed model.Messages, runUsage model.Usage, iter int) {
+	r := new(replyMessage)
+	r.msgs[0] = resp.Message
+	msg := &r.msgs[0]
+	msg.Role = model.RoleAssistant
+	// The reply always gets a new id (see callModel); r.id is written
+	// only here: the id's text is never modified after this.
+	putID(r.id[:])
+	msg.ID = unsafe.String(&r.id[0], idLen)
+	if fixed == nil && !allIDs(s.Messages) {
+		fixed = withIDs(s.Messages)
+	}
+	UsageField.Put(u, resp.Usage)
+	RunUsageField.Put(u, runUsage)
+	IterationsField.Put(u, iter)
+	if a.cfg.Answer != nil {
+		a.textTurn(u, fixed, *msg, iter)
+		return
+	}
+	MessagesField.Put(u, withPrefix(fixed, r.msgs[:]))
+	OutcomeField.Put(u, OutcomeAnswered)
+}
+
+// allInto reports whether every tool call of msg names a tool of the agent
+// that writes its result into its caller's storage (toolcall.Into).
+func (a *agent) allInto(msg *model.Message) bool {
+	for i := range msg.Parts {
+		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
+			if !a.isInto(p.ToolCall.Name) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // request fills req with the model request of a turn on s.
@@ -572,12 +688,44 @@ func hasDangling(msgs model.Messages) bool {
 	}
 	// Parts are read in place: ranging by value would copy each one.
 	parts := msgs[i].Parts
+	tail := msgs[i+1:]
+	var next resultCursor
 	for k := range parts {
-		if p := &parts[k]; p.Kind == model.PartToolCall && p.ToolCall != nil && !answered(msgs[i+1:], p.ToolCall.ID) {
+		p := &parts[k]
+		if p.Kind != model.PartToolCall || p.ToolCall == nil {
+			continue
+		}
+		// The results mostly answer the calls in call order: the next
+		// one answers this call, or the whole tail is searched.
+		if r := next.next(tail); r != nil && r.CallID == p.ToolCall.ID {
+			continue
+		}
+		if !answered(tail, p.ToolCall.ID) {
 			return true
 		}
 	}
 	return false
+}
+
+// resultCursor walks the tool results of the tool messages at the start
+// of a conversation's tail, in order: the zero value is at the first.
+type resultCursor struct{ msg, part int }
+
+// next returns the tool result at the cursor and moves past it, or nil
+// when the tool messages at the start of tail have no more.
+func (c *resultCursor) next(tail model.Messages) *model.ToolResult {
+	for c.msg < len(tail) && tail[c.msg].Role == model.RoleTool {
+		parts := tail[c.msg].Parts
+		for c.part < len(parts) {
+			p := &parts[c.part]
+			c.part++
+			if p.Kind == model.PartToolResult && p.ToolResult != nil {
+				return p.ToolResult
+			}
+		}
+		c.msg, c.part = c.msg+1, 0
+	}
+	return nil
 }
 
 // answered reports whether the tool messages at the start of msgs answer
@@ -992,7 +1140,17 @@ func (a *agent) newToolMessage(c *call) (m *toolMessage, t operator.Tool, room *
 	if c.Rejected == "" {
 		t, _ = a.tool(c.Call.Name)
 	}
-	if _, into := t.(toolcall.Into); into {
+	_, into := t.(toolcall.Into)
+	if c.msg != nil {
+		// The storage the turn holds for the message, taken once.
+		m, room = c.msg, c.room
+		c.msg, c.room = nil, nil
+		if !into {
+			room = nil
+		}
+		return m, t, room
+	}
+	if into {
 		rm := new(roomyMessage)
 		return &rm.toolMessage, t, &rm.room
 	}
@@ -1041,6 +1199,21 @@ func (a *agent) tool(name string) (operator.Tool, bool) {
 		}
 	}
 	return nil, false
+}
+
+// isInto reports whether the agent has a tool named name that writes its
+// result into its caller's storage (toolcall.Into).
+func (a *agent) isInto(name string) bool {
+	if len(a.names) > scanTools {
+		_, into := a.tools[name].(toolcall.Into)
+		return into
+	}
+	for i, n := range a.names {
+		if n == name {
+			return a.into[i]
+		}
+	}
+	return false
 }
 
 // errResult is callTool's error for a call whose result it left in *res.

@@ -105,16 +105,40 @@ func TestTurnLetsGoOfRequest(t *testing.T) {
 	if !ok || reply.Role != model.RoleAssistant || len(reply.ID) != idLen {
 		t.Fatalf("last message %+v, want the assistant's reply with an id of the turn", reply)
 	}
-	// The id's text is the start of the turn's ids field.
-	tn := (*turn)(unsafe.Add(unsafe.Pointer(unsafe.StringData(reply.ID)), -int(unsafe.Offsetof(turn{}.ids))))
+	// The id's text is the reply's allocation's id field (a turn
+	// without tool calls).
+	tn := (*replyMessage)(unsafe.Add(unsafe.Pointer(unsafe.StringData(reply.ID)), -int(unsafe.Offsetof(replyMessage{}.id))))
 	if tn.msgs[0].ID != reply.ID {
 		t.Fatalf("the reply's id is not held by its turn (turn's message id %q, reply's %q)", tn.msgs[0].ID, reply.ID)
 	}
-	for i := range reflect.TypeFor[turn]().NumField() {
-		if f := reflect.TypeFor[turn]().Field(i); f.Type == reflect.TypeFor[model.Request]() || f.Type == reflect.TypeFor[*model.Request]() {
-			t.Errorf("the turn holds its request in field %s", f.Name)
+	for _, typ := range []reflect.Type{reflect.TypeFor[turn](), reflect.TypeFor[replyMessage](), reflect.TypeFor[roomyTurn1](),
+		reflect.TypeFor[roomyTurn2](), reflect.TypeFor[plainTurn1](), reflect.TypeFor[plainTurn2]()} {
+		if holdsRequest(typ) {
+			t.Errorf("a %s holds its request", typ)
 		}
 	}
+}
+
+// holdsRequest reports whether a value of type typ holds a model.Request
+// or a pointer to one, in its own fields or those of the structs and
+// arrays it holds.
+func holdsRequest(typ reflect.Type) bool {
+	switch typ.Kind() {
+	case reflect.Pointer:
+		return typ.Elem() == reflect.TypeFor[model.Request]()
+	case reflect.Array:
+		return holdsRequest(typ.Elem())
+	case reflect.Struct:
+		if typ == reflect.TypeFor[model.Request]() {
+			return true
+		}
+		for i := range typ.NumField() {
+			if holdsRequest(typ.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clipResult keeps parts in order while they fit, cuts text at a UTF-8
@@ -255,6 +279,204 @@ func TestHexDigits(t *testing.T) {
 		binary.BigEndian.PutUint64(b[:], hexDigits(v))
 		if got, want := string(b[:]), fmt.Sprintf("%08x", v); got != want {
 			t.Fatalf("hexDigits(%#x) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// fixedModel answers from a fixed list of responses by its turn, the
+// number of assistant messages in the request.
+type fixedModel []*model.Response
+
+func (m fixedModel) Generate(_ context.Context, req *model.Request) (*model.Response, error) {
+	n := 0
+	for i := range req.Messages {
+		if req.Messages[i].Role == model.RoleAssistant {
+			n++
+		}
+	}
+	return m[min(n, len(m)-1)], nil
+}
+
+func (m fixedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := m.Generate(ctx, req)
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, err)
+	}
+}
+
+// The tool messages of a turn of one or two calls are part of the turn's
+// allocation, with room for a small result when every call's tool writes
+// its result into its caller's storage; the other turns allocate them
+// apart.
+func TestTurnHoldsToolMessages(t *testing.T) {
+	type args struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	add := operator.MustFuncTool("add", "Add two integers.", func(_ context.Context, in args) (int, error) { return in.A + in.B, nil })
+	say := operator.MustFuncTool("say", "Says ok.", func(context.Context, args) (string, error) { return "ok", nil })
+	toolCall := func(id, name string) model.Part {
+		return model.Part{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(`{"a":2,"b":3}`)}}
+	}
+	calls := func(parts ...model.Part) *model.Response {
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Parts: parts}, FinishReason: model.FinishToolCalls}
+	}
+	done := &model.Response{Message: model.Assistant("done"), FinishReason: model.FinishStop}
+	for _, tc := range []struct {
+		name  string
+		parts []model.Part
+		// in says where the results are: "roomy", "plain" or "apart".
+		in   string
+		want []string
+	}{
+		{"two roomy", []model.Part{toolCall("c1", "add"), toolCall("c2", "add")}, "roomy", []string{"5", "5"}},
+		{"one roomy", []model.Part{toolCall("c1", "add")}, "roomy", []string{"5"}},
+		{"two plain", []model.Part{toolCall("c1", "add"), toolCall("c2", "say")}, "plain", []string{"5", "ok"}},
+		{"one plain", []model.Part{toolCall("c1", "say")}, "plain", []string{"ok"}},
+		{"unknown tool", []model.Part{toolCall("c1", "nope")}, "plain", nil},
+		{"three", []model.Part{toolCall("c1", "add"), toolCall("c2", "add"), toolCall("c3", "add")}, "apart", []string{"5", "5", "5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := New(Config{Model: fixedModel{calls(tc.parts...), done}, Tools: []operator.Tool{add, say}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := g.Invoke(t.Context(), Input("compute"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(tc.parts)
+			if len(out.Messages) != n+3 || out.Reply() != "done" {
+				t.Fatalf("%d messages, reply %q", len(out.Messages), out.Reply())
+			}
+			// The reply's id is the start of its turn's ids, unless the
+			// turn has more calls than room for their ids.
+			var tn *turn
+			if asked := out.Messages[1]; tc.in != "apart" {
+				tn = (*turn)(unsafe.Add(unsafe.Pointer(unsafe.StringData(asked.ID)), -int(unsafe.Offsetof(turn{}.ids))))
+				if tn.msgs[0].ID != asked.ID {
+					t.Fatalf("the reply's id is not held by its turn")
+				}
+			}
+			for i := range n {
+				part := &out.Messages[2+i].Parts[0]
+				res := part.ToolResult
+				if tc.want != nil && (res.Text() != tc.want[i] || res.IsError) || tc.want == nil && !res.IsError {
+					t.Fatalf("result %d: %+v", i, res)
+				}
+				var slot *model.Part
+				switch {
+				case tc.in == "roomy" && n == 1:
+					slot = &(*roomyTurn1)(unsafe.Pointer(tn)).results[i].parts[0]
+				case tc.in == "roomy":
+					slot = &(*roomyTurn2)(unsafe.Pointer(tn)).results[i].parts[0]
+				case tc.in == "plain" && n == 1:
+					slot = &(*plainTurn1)(unsafe.Pointer(tn)).results[i].parts[0]
+				case tc.in == "plain":
+					slot = &(*plainTurn2)(unsafe.Pointer(tn)).results[i].parts[0]
+				}
+				if in := slot != nil && &out.Messages[2+i].Parts[0] == slot; in != (slot != nil) {
+					t.Errorf("result %d: in its turn's allocation %v, want %v", i, in, slot != nil)
+				}
+			}
+		})
+	}
+}
+
+// The storage a turn holds for a call's tool message is taken by the
+// call's first run: a run again allocates its own, and the first
+// message stays as it was.
+func TestToolMessageStorageTakenOnce(t *testing.T) {
+	type args struct {
+		A int `json:"a"`
+	}
+	add := operator.MustFuncTool("add", "Adds one.", func(_ context.Context, in args) (int, error) { return in.A + 1, nil })
+	a := &agent{names: []string{"add"}, list: []operator.Tool{add}, into: []bool{true}, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
+	tn := toolTurn(1, true)
+	c := &tn.calls[0]
+	c.Call = model.ToolCall{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":1}`)}
+	first, err := a.toolMessage(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != &(*roomyTurn1)(unsafe.Pointer(tn)).results[0].toolMessage || c.msg != nil || c.room != nil {
+		t.Fatalf("the first run did not take the turn's storage")
+	}
+	c.Call.Arguments = json.RawMessage(`{"a":5}`)
+	second, err := a.toolMessage(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second == first || first.res.Text() != "2" || second.res.Text() != "6" {
+		t.Fatalf("first %q, second %q (same storage %v)", first.res.Text(), second.res.Text(), second == first)
+	}
+}
+
+// hasDangling tells whether a call of the last assistant message has no
+// result in the tool messages after it, whatever order the results are
+// in, as the plain definition does.
+func TestHasDangling(t *testing.T) {
+	callPart := func(id string) model.Part {
+		return model.Part{Kind: model.PartToolCall, ToolCall: &model.ToolCall{ID: id, Name: "f"}}
+	}
+	asked := func(ids ...string) model.Message {
+		m := model.Message{Role: model.RoleAssistant}
+		for _, id := range ids {
+			m.Parts = append(m.Parts, callPart(id))
+		}
+		return m
+	}
+	results := func(ids ...string) model.Message {
+		var rs []model.ToolResult
+		for _, id := range ids {
+			rs = append(rs, model.ToolResult{CallID: id})
+		}
+		return model.ToolResults(rs...)
+	}
+	// plain is the definition: some call's id is the CallID of no result
+	// of the tool messages that directly follow the assistant message.
+	plain := func(msgs model.Messages) bool {
+		i := len(msgs) - 1
+		for i >= 0 && msgs[i].Role != model.RoleAssistant {
+			i--
+		}
+		if i < 0 {
+			return false
+		}
+		got := map[string]bool{}
+		for _, m := range msgs[i+1:] {
+			if m.Role != model.RoleTool {
+				break
+			}
+			for _, p := range m.Parts {
+				if p.Kind == model.PartToolResult && p.ToolResult != nil {
+					got[p.ToolResult.CallID] = true
+				}
+			}
+		}
+		for _, c := range msgs[i].ToolCalls() {
+			if !got[c.ID] {
+				return true
+			}
+		}
+		return false
+	}
+	withText := asked("c1", "c2")
+	withText.Parts = append([]model.Part{model.TextPart("let me see"), {Kind: model.PartToolCall}}, withText.Parts...)
+	user := model.User("hi")
+	for i, msgs := range []model.Messages{
+		{}, {user}, {user, asked()}, {user, asked("c1")}, {user, asked("c1"), results("c1")},
+		{user, asked("c1", "c2"), results("c1"), results("c2")}, {user, asked("c1", "c2"), results("c2"), results("c1")},
+		{user, asked("c1", "c2"), results("c1", "c2")}, {user, asked("c1", "c2"), results("c2", "c1")},
+		{user, asked("c1", "c2"), results("c1")}, {user, asked("c1", "c2"), results("c2")},
+		{user, asked("c1", "c2"), results("c1"), user, results("c2")}, {user, asked("c1"), user, results("c1")},
+		{user, asked("c1", "c2", "c3"), results("c3", "c1"), results("c2")}, {user, asked("c1", "c1"), results("c1")},
+		{user, asked("c1", "c2"), results("c1", "c1")}, {user, withText, results("c1", "c2")}, {user, withText, results("c2")},
+		{user, asked("c1"), results("c1"), asked("c2"), results("c1")}, {user, asked("c1"), results("c1"), user},
+		{user, asked("c1"), results()}, {user, asked("c1"), results(), results("c1")},
+	} {
+		if got, want := hasDangling(msgs), plain(msgs); got != want {
+			t.Errorf("case %d: hasDangling %v, want %v", i, got, want)
 		}
 	}
 }
