@@ -10,7 +10,8 @@ import (
 // run.execute): a child of the run's context that the step
 // cancels when a task fails and when it ends, as a context.WithCancel
 // child would be, in one allocation, and with no channel until a task
-// asks for Done.
+// asks for Done. A streamed run's own context is one too, held in its
+// sink (see streamSink.runc).
 //
 // Until then, cancelling the step only records its error. The first Done
 // makes inner, a context.WithCancelCause child of the parent, cancelled at
@@ -29,6 +30,7 @@ type stepContext struct {
 
 	mu    sync.Mutex
 	err   error                        // the step's own cancellation, or the parent's when that came first
+	isErr atomic.Bool                  // err is set: Err reads it under mu
 	own   atomic.Bool                  // the step was cancelled before its parent
 	stop  context.CancelCauseFunc      // inner's cancel
 	inner atomic.Pointer[innerContext] // set by the first Done
@@ -66,6 +68,9 @@ func (c *stepContext) Done() <-chan struct{} {
 // Err returns the error of the first cancellation, the step's or its
 // parent's, or nil.
 func (c *stepContext) Err() error {
+	if !c.isErr.Load() {
+		return c.Context.Err()
+	}
 	c.mu.Lock()
 	err := c.err
 	c.mu.Unlock()
@@ -107,6 +112,7 @@ func (c *stepContext) cancel() {
 		c.err = context.Canceled
 		c.own.Store(true)
 	}
+	c.isErr.Store(true)
 	if c.stop != nil {
 		c.stop(cause)
 	}

@@ -257,10 +257,9 @@ func TaskFrom(ctx context.Context) (TaskInfo, bool) {
 // goroutine. Yields are serialised by mu, so that a node's own goroutines
 // may emit too.
 type streamSink[S any] struct {
-	ch     chan Event[S] // made by the first serve
-	modes  modeSet
-	yield  func(Event[S], error) bool
-	cancel context.CancelFunc
+	ch    chan Event[S] // made by the first serve
+	modes modeSet
+	yield func(Event[S], error) bool
 
 	// serving says a step is served. idle, made by the step's first
 	// sender, is closed when the serving ends: a sender waiting on ch
@@ -274,7 +273,13 @@ type streamSink[S any] struct {
 	panicked bool // the loop body panicked with panicV: Stream panics with it
 	panicV   any
 
-	// runCtx is the run's context, which onLoop knows without asking it.
+	// runc is the run's context, a child of the iterator's that the
+	// stream cancels when it stops (and the run when it ends): a
+	// stepContext, which costs no allocation of its own, where
+	// context.WithCancel makes two per run.
+	runc stepContext
+	// runCtx is the run's context (&runc), which onLoop knows without
+	// asking it.
 	// stepParent is the parent of the contexts of the run's own parallel
 	// steps, marked offLoop (see offLoop): the context the iterator was
 	// made with when it cannot be cancelled, the run's context otherwise.
@@ -502,7 +507,7 @@ func (s *streamSink[S]) yielded(done *bool, err *error) {
 // run and the step it serves, if any, are cancelled.
 func (s *streamSink[S]) stop() {
 	s.stopped = true
-	s.cancel()
+	s.runc.cancel()
 	if s.step != nil {
 		s.step()
 	}
@@ -688,15 +693,16 @@ type streamCall[S any] struct {
 // called again (or concurrently): each run has a sink of its own, the
 // first run the one allocated with sc.
 func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
-	ctx, cancel := context.WithCancel(sc.ctx)
-	defer cancel()
 	var s *streamSink[S]
 	if sc.used.CompareAndSwap(false, true) {
 		s = &sc.first
 	} else {
 		s = new(streamSink[S])
 	}
-	s.modes, s.yield, s.cancel = sc.set.modes, yield, cancel
+	s.runc.Context = sc.ctx
+	ctx := context.Context(&s.runc)
+	defer s.runc.cancel()
+	s.modes, s.yield = sc.set.modes, yield
 	s.runCtx = ctx
 	s.stepParent = offLoopContext[S]{Context: ctx, sink: s}
 	if sc.ctx.Done() == nil {
@@ -722,7 +728,7 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 	s.mu.Lock()
 	stopped, panicked, v := s.stopped, s.panicked, s.panicV
 	s.stopped = true
-	s.yield, s.cancel, s.panicV = nil, nil, nil
+	s.yield, s.panicV = nil, nil
 	s.mu.Unlock()
 	if panicked {
 		panic(v)
