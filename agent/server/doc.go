@@ -74,6 +74,19 @@
 // deleted at the end with delete, the default); a run on a thread keeps
 // its thread, and its kwargs do not hold on_completion.
 //
+// A run's command may carry, besides resume, update and goto (LangGraph's
+// Command given as a run's input, instead of input): update (an object of
+// state fields, or a list of [field, value] pairs) merges into the state
+// the run starts from through the fields' reducers, written by no node,
+// so the next tasks and pending interrupts stay; goto (a node name, a Send
+// {"node", "input"} to a task node of graph.AddTask, whose input decodes
+// into the task's input type, or a list of them) adds tasks to the next
+// step, to any node of the graph, beside the paused step a resume goes on
+// with. Both are saved as one update checkpoint before the graph runs; a
+// command that leaves no next task takes no step. A node the graph does
+// not have, or a field its state does not have, is refused with 422
+// naming it and the valid ones.
+//
 // Besides input, command.resume, stream modes and the double-texting
 // fields, a run request may carry context (LangGraph's runtime context,
 // which the graph's nodes read with [RunContext], with the pairs of
