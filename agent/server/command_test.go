@@ -11,10 +11,10 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 )
 
-// newCommandServer serves the graph "routed": ask (an interrupt whose
+// newSDKServer serves the graph "routed": ask (an interrupt whose
 // answer becomes approved) then finish, and side and the task node note,
-// which only a goto reaches.
-func newCommandServer(t *testing.T) string {
+// which only a goto reaches; and the graph "nested" (registerDescribed).
+func newSDKServer(t *testing.T) string {
 	t.Helper()
 	srv, err := server.New(server.Config{Authenticate: apiKeys(t, map[string]string{"test-key-0123456789": "tester"}), Logger: zaptest.NewLogger(t)})
 	if err != nil {
@@ -46,6 +46,7 @@ func newCommandServer(t *testing.T) string {
 	if err := server.Register(srv, "routed", app); err != nil {
 		t.Fatal(err)
 	}
+	registerDescribed(t, srv)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
@@ -61,5 +62,5 @@ func newCommandServer(t *testing.T) string {
 // the official JS client (testdata/js/command.mjs).
 func TestOfficialJSClientCommand(t *testing.T) {
 	modules := nodeModules(t)
-	runScript(t, modules, "command.mjs", newCommandServer(t), "test-key-0123456789")
+	runScript(t, modules, "command.mjs", newSDKServer(t), "test-key-0123456789")
 }

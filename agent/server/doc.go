@@ -23,7 +23,16 @@
 // GET /ok and /info; POST /assistants/search (with sort_by, created_at
 // when only sort_order is given, sort_order and select) and
 // /assistants/count, GET
-// /assistants/{id}; POST /threads, /threads/search, /threads/count,
+// /assistants/{id}, /assistants/{id}/graph?xray= (the graph's nodes and
+// edges in LangGraph's graph JSON, from graph.Compiled.Topology: a
+// node's declared routes, graph.Targets, are conditional edges; xray,
+// true or a number of levels, draws subgraphs expanded, their nodes
+// named subgraph:node), /assistants/{id}/schemas (JSON Schemas, by
+// invopop/jsonschema, of the state type's JSON: input, of the fields
+// clients may write, output and state; config and context are free
+// objects) and /assistants/{id}/subgraphs[/{namespace}]?recurse= (the
+// schemas of subgraphs by namespace, subgraph node names joined by
+// "|"); POST /threads, /threads/search, /threads/count,
 // /threads/prune (delete or keep_latest) and /threads/{id}/copy, GET,
 // PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
 // /threads/{id}/state (update, with as_node and checkpoint_id), PATCH

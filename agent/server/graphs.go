@@ -167,6 +167,11 @@ type runner interface {
 	describe() string
 	// nodes lists the graph's nodes, which a run's breakpoints name.
 	nodes() []string
+	// topology is the compiled graph's shape (GET /assistants/{id}/graph).
+	topology() graph.Topology
+	// inputFields are the JSON keys clients may write (WithInputFields),
+	// nil for every field of the state.
+	inputFields() []string
 	// checkInput decodes a run's input into the graph's state (absent or
 	// null: none, nil), and refuses one that does not decode, so that
 	// the run is refused before it is made and its thread stays as it
@@ -321,10 +326,12 @@ type adapter[S any] struct {
 	keys        map[string]string // Go field name -> JSON key
 }
 
-func (a *adapter[S]) graphID() string     { return a.id }
-func (a *adapter[S]) assistantID() string { return a.asst }
-func (a *adapter[S]) describe() string    { return a.description }
-func (a *adapter[S]) nodes() []string     { return a.g.Nodes() }
+func (a *adapter[S]) graphID() string          { return a.id }
+func (a *adapter[S]) assistantID() string      { return a.asst }
+func (a *adapter[S]) describe() string         { return a.description }
+func (a *adapter[S]) nodes() []string          { return a.g.Nodes() }
+func (a *adapter[S]) topology() graph.Topology { return a.g.Topology() }
+func (a *adapter[S]) inputFields() []string    { return a.inputKeys }
 
 // jsonKeys maps the top-level fields of a struct type to their JSON keys.
 func jsonKeys(t reflect.Type) map[string]string {
