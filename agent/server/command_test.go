@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 
@@ -63,4 +64,57 @@ func newSDKServer(t *testing.T) string {
 func TestOfficialJSClientCommand(t *testing.T) {
 	modules := nodeModules(t)
 	runScript(t, modules, "command.mjs", newSDKServer(t), "test-key-0123456789")
+}
+
+// registerGated registers the graph "gated" on ts: node b, which waits
+// for the thread's gate of ts, reached only by a goto.
+func registerGated(t *testing.T, ts *testServer) {
+	t.Helper()
+	g := graph.New[chat]()
+	g.AddNode("a", func(context.Context, chat) (graph.Update[chat], error) { return graph.Update[chat]{}, nil }, graph.Targets("b"))
+	g.AddNode("b", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		if err := ts.gates.wait(ctx, graph.ConfigFrom(ctx).ThreadID); err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatMessages.Set([]msg{{Type: "ai", Content: "b after: " + last(s)}}), nil
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(ts.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(ts.Server, "gated", app); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTakeoverAfterCommandUpdate: a run whose command.update and goto
+// were saved (the thread's first checkpoint) before the instance running
+// it stalled is taken over from that checkpoint, and the update is not
+// applied a second time.
+func TestTakeoverAfterCommandUpdate(t *testing.T) {
+	mem := server.NewMemoryStore()
+	ts1 := newTestServer(t, server.Config{Store: renewFlake{mem}, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+	registerGated(t, ts1)
+	tid := newThread(t, ts1.URL)
+	rid := startRun(t, ts1.URL, tid, map[string]any{"assistant_id": "gated", "command": map[string]any{"update": humanInput("u"), "goto": "b"}}, "run")
+	waitUntil(t, "the run to wait in b on the first instance", func() bool { return ts1.gates.waiting(tid) })
+	ts2 := takeoverServer(t, mem, ts1.Checkpointer())
+	registerGated(t, ts2)
+	ts2.gates.release(tid)
+	if status := waitRunEnd(t, ts2.URL, tid, rid, "the run taken over to end"); status != "success" {
+		t.Fatalf("run taken over ended %s; want success", status)
+	}
+	var state struct {
+		Values chat `json:"values"`
+	}
+	do(t, "GET", ts2.URL+"/threads/"+tid+"/state", nil, nil, &state)
+	var got []string
+	for _, m := range state.Values.Messages {
+		got = append(got, m.Content)
+	}
+	if len(got) != 2 || got[0] != "u" || got[1] != "b after: u" {
+		t.Errorf("messages after the run taken over: %q; want [u, b after: u] (the update once)", got)
+	}
+	ts1.gates.release(tid)
 }

@@ -1648,6 +1648,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	// execute's idle, when it ended the run: its graph had finished.
 	resumeAt := func(st *threadState) (ended, idle bool) {
 		rc.input, rc.resume, rc.checkpointID, rc.head = nil, nil, "", false
+		rc.update, rc.goTo = nil, nil // saved before the steps it goes on from
 		// The instance that ran it before may have saved since the
 		// thread was read above: the run reads it again.
 		rc.latest, rc.latestKnown = nil, false
