@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,32 +90,45 @@ func registerGated(t *testing.T, ts *testServer) {
 }
 
 // TestTakeoverAfterCommandUpdate: a run whose command.update and goto
-// were saved (the thread's first checkpoint) before the instance running
-// it stalled is taken over from that checkpoint, and the update is not
-// applied a second time.
+// were saved before the instance running it stalled is taken over from
+// that checkpoint, and the update is not applied a second time: on a
+// new thread (the update is its first checkpoint, which the run resumes
+// from) and on a thread with checkpoints (the update's parent is the
+// run's start, which the run starts again from).
 func TestTakeoverAfterCommandUpdate(t *testing.T) {
-	mem := server.NewMemoryStore()
-	ts1 := newTestServer(t, server.Config{Store: renewFlake{mem}, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
-	registerGated(t, ts1)
-	tid := newThread(t, ts1.URL)
-	rid := startRun(t, ts1.URL, tid, map[string]any{"assistant_id": "gated", "command": map[string]any{"update": humanInput("u"), "goto": "b"}}, "run")
-	waitUntil(t, "the run to wait in b on the first instance", func() bool { return ts1.gates.waiting(tid) })
-	ts2 := takeoverServer(t, mem, ts1.Checkpointer())
-	registerGated(t, ts2)
-	ts2.gates.release(tid)
-	if status := waitRunEnd(t, ts2.URL, tid, rid, "the run taken over to end"); status != "success" {
-		t.Fatalf("run taken over ended %s; want success", status)
+	for _, before := range []bool{false, true} {
+		t.Run(map[bool]string{false: "new thread", true: "thread with a run"}[before], func(t *testing.T) {
+			mem := server.NewMemoryStore()
+			ts1 := newTestServer(t, server.Config{Store: renewFlake{mem}, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+			registerGated(t, ts1)
+			tid := newThread(t, ts1.URL)
+			want := []string{"u", "b after: u"}
+			if before {
+				if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "gated", "input": humanInput("hi")}, nil, nil); code != 200 {
+					t.Fatalf("first run: %d", code)
+				}
+				want = append([]string{"hi"}, want...)
+			}
+			rid := startRun(t, ts1.URL, tid, map[string]any{"assistant_id": "gated", "command": map[string]any{"update": humanInput("u"), "goto": "b"}}, "run")
+			waitUntil(t, "the run to wait in b on the first instance", func() bool { return ts1.gates.waiting(tid) })
+			ts2 := takeoverServer(t, mem, ts1.Checkpointer())
+			registerGated(t, ts2)
+			ts2.gates.release(tid)
+			if status := waitRunEnd(t, ts2.URL, tid, rid, "the run taken over to end"); status != "success" {
+				t.Fatalf("run taken over ended %s; want success", status)
+			}
+			var state struct {
+				Values chat `json:"values"`
+			}
+			do(t, "GET", ts2.URL+"/threads/"+tid+"/state", nil, nil, &state)
+			var got []string
+			for _, m := range state.Values.Messages {
+				got = append(got, m.Content)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("messages after the run taken over: %q; want %q (the update once)", got, want)
+			}
+			ts1.gates.release(tid)
+		})
 	}
-	var state struct {
-		Values chat `json:"values"`
-	}
-	do(t, "GET", ts2.URL+"/threads/"+tid+"/state", nil, nil, &state)
-	var got []string
-	for _, m := range state.Values.Messages {
-		got = append(got, m.Content)
-	}
-	if len(got) != 2 || got[0] != "u" || got[1] != "b after: u" {
-		t.Errorf("messages after the run taken over: %q; want [u, b after: u] (the update once)", got)
-	}
-	ts1.gates.release(tid)
 }

@@ -232,6 +232,10 @@ type runCall struct {
 	// Thread.Rolled), which the run clears (begin), whether or not the
 	// run starts from it.
 	hasHead bool
+	// again says that the run starts again: taken over from an instance
+	// that ran it, or after saves its checkpoint database lost. A
+	// command's update (commandSaved) may then be saved already.
+	again bool
 	// start is the checkpoint the run started from, where a rollback
 	// returns the thread ("" for none): the run saves nothing against it
 	// (see adapter.copyStart).
@@ -528,6 +532,10 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if len(rc.after) > 0 {
 		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
 	}
+	u, commanded, err := a.command(rc.update, rc.goTo)
+	if err != nil {
+		return nil, err
+	}
 	copied := false // the run goes on from a copy of its start (copyStart)
 	if rc.hasHead && !rc.head && rc.checkpointID != "" {
 		// A run from a checkpoint the request names, on a thread a
@@ -562,7 +570,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		}
 		copied = true
 	}
-	if !hasInput && rc.head {
+	if !hasInput && rc.head && !commanded {
 		// A run from a rollback's head without input (a resume, or
 		// none) goes on from the head's state as it is: it copies the
 		// head (an empty update keeping its pending writes, on a new
@@ -577,7 +585,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		}
 		copied = true
 	}
-	if !hasInput && !copied && rc.start != "" && (rc.checkpointID == "" || rc.checkpointID == rc.start) {
+	if !hasInput && !copied && !commanded && rc.start != "" && (rc.checkpointID == "" || rc.checkpointID == rc.start) {
 		// A run that resumes a step of several tasks saves each task's
 		// writes as it finishes against the checkpoint it resumes. When
 		// that is the run's start, where a rollback of the run returns
@@ -596,25 +604,28 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			}
 		}
 	}
-	u, commanded, err := a.command(rc.update, rc.goTo)
-	if err != nil {
-		return nil, err
-	}
 	if commanded {
 		// command.update and command.goto, LangGraph's Command given as
 		// a run's input: the update merges into the state the run starts
 		// from through the fields' reducers, written by no node (the
 		// next tasks and pending interrupts stay), and goto adds its
 		// nodes and Sends to the next step's tasks. Both are saved as an
-		// update (on a new branch from a checkpoint the request names),
-		// which the run goes on from as from the thread's latest state,
-		// resuming its paused step when command.resume is given too.
-		var uo []graph.UpdateOption
-		if rc.checkpointID != "" {
-			uo = append(uo, graph.UpdateFrom(rc.checkpointID))
-		}
-		if _, err := th.Update(ctx, u, uo...); err != nil {
-			return nil, err
+		// update (on a new branch from the checkpoint the run starts
+		// from, when it is not the latest: a rollback's head, or one the
+		// request names), which the run goes on from as from the
+		// thread's latest state, resuming its paused step when
+		// command.resume is given too. That update is the copy the run
+		// would otherwise make of a head or of a paused step of several
+		// tasks (copyStart): the finished tasks' writes are dropped, and
+		// they run again.
+		if !a.commandSaved(ctx, th, rc) {
+			var uo []graph.UpdateOption
+			if rc.checkpointID != "" {
+				uo = append(uo, graph.UpdateFrom(rc.checkpointID))
+			}
+			if _, err := th.Update(ctx, u, uo...); err != nil {
+				return nil, err
+			}
 		}
 		rc.latest, rc.latestKnown = nil, false
 		rc.checkpointID, rc.head = "", false
@@ -755,6 +766,20 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		return nil, err
 	}
 	return &runResult{state: st}, nil
+}
+
+// commandSaved reports whether the run, starting again (rc.again), finds
+// its command's update saved by its earlier execution: the thread's
+// latest checkpoint is an update whose parent is the run's start, which
+// only the run makes while it is active (droppedFrom), and which a
+// command run makes only of its command. The run then goes on from it
+// without applying the command again.
+func (a *adapter[S]) commandSaved(ctx context.Context, th graph.Thread[S], rc *runCall) bool {
+	if !rc.again || rc.start == "" {
+		return false
+	}
+	snap, err := th.State(ctx)
+	return err == nil && snap.CheckpointID != rc.start && snap.ParentID == rc.start && snap.Metadata[graph.MetaSource] == "update"
 }
 
 // emitInput emits the thread's state with input merged, through the

@@ -1631,9 +1631,11 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		start = run.Start
 	}
 	rc.start = start
+	rc.again = run.Started
 	// The run as it starts from its input, for a run that starts again
 	// after a lost save (lostSave).
 	initial := *rc
+	initial.again = true
 	if resume && headSet {
 		// The thread's head is cleared before the graph runs: the run
 		// taken over had not run it (the checkpoint after its start is
