@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,8 +175,12 @@ func KeepWrites() UpdateOption {
 
 // Update edits the thread's latest state (or, with [UpdateFrom], an
 // earlier one): u merges through the fields' reducers. Without [AsNode] the next tasks (and pending interrupts) stay
-// as they were; with AsNode(name) the update counts as that node's, and the
-// next tasks are those its edges, routers and u's routing give. It saves a
+// as they were, and u's routing ([Update.Goto], [Update.Send]) adds tasks
+// to them, to any node of the graph (LangGraph's Command with goto given
+// as a run's input; a target [END] adds none); with AsNode(name) the
+// update counts as that node's, and the
+// next tasks are those its edges, routers and u's routing (to the node's
+// declared [Targets]) give. It saves a
 // new checkpoint (metadata source "update") and returns its ID. Writes of
 // tasks that finished in a paused step are dropped: those tasks run again
 // (unless [KeepWrites] keeps them).
@@ -269,6 +274,14 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		f.apply(&r.state, &u.val)
 		d.mark(f)
 	}
+	if nd == nil && !u.route.IsZero() {
+		if finish {
+			return "", fmt.Errorf("%w: Thread.Update of thread %q as graph.END routes to %s; an update that ends the run goes nowhere, give AsNode another node or leave the routing out", ErrBadRoute, thread, u.route)
+		}
+		if err := r.routeOutside(u.route); err != nil {
+			return "", err
+		}
+	}
 	var ran []string
 	if nd != nil {
 		ran = []string{asNode}
@@ -287,4 +300,40 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		return "", err
 	}
 	return cp.ID, nil
+}
+
+// routeOutside adds the tasks of rt, routing from outside the graph (an
+// update without AsNode), to the next step's tasks (after those it has):
+// its targets (a node that has a task of the step already gets no
+// other), any node of the
+// graph but a task node ([END] adds none), and its Sends, to task nodes
+// of the graph.
+func (r *run[S]) routeOutside(rt Route) error {
+	c := r.c
+	for _, name := range rt.Targets() {
+		if name == END {
+			continue
+		}
+		i, ok := c.index[name]
+		if !ok {
+			return fmt.Errorf("%w: update routes to unknown node %q; route to one of the graph's nodes (%s) or graph.END", ErrBadRoute, name, strings.Join(c.Nodes(), ", "))
+		}
+		if c.nodes[i].task != nil {
+			return fmt.Errorf("%w: update routes to task node %q, which takes its input from Send; send it a task instead", ErrBadRoute, name)
+		}
+		if !slices.ContainsFunc(r.cur, func(t task[S]) bool { return t.n.idx == i && !t.push }) {
+			r.cur = append(r.cur, task[S]{n: c.nodes[i]})
+		}
+	}
+	for _, s := range rt.sends {
+		if s.def == nil {
+			return fmt.Errorf("%w: update sends an empty Send; make Sends with a task node's Send method or Compiled.SendTo", ErrBadRoute)
+		}
+		i := s.def.idx
+		if i < 0 || i >= len(c.nodes) || c.nodes[i].def != s.def {
+			return fmt.Errorf("%w: update sends a task to %q, a task node of another graph", ErrBadRoute, s.def.name)
+		}
+		r.cur = append(r.cur, task[S]{n: c.nodes[i], arg: s.arg, push: true})
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 // drawer is a compiled graph drawn inside another as a subgraph.
 type drawer interface {
 	draw(b *strings.Builder, prefix, indent string)
+	topology() Topology
 }
 
 // Mermaid returns a Mermaid flowchart of the graph: START and END as

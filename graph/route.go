@@ -129,6 +129,29 @@ func (s Send) Node() string {
 // Arg returns the task's input.
 func (s Send) Arg() any { return s.arg }
 
+// SendTo returns a dynamic task running the task node named node (see
+// [AddTask]) with an input decode fills in: decode is given a pointer to a
+// new value of the node's input type, as json.Unmarshal's target. It is
+// for code that knows a task node by its name only, such as a server
+// decoding a client's Send; code holding the node's handle uses
+// [TaskNode.Send]. An unknown node, or one that is not a task node, is an
+// error wrapping [ErrBadRoute]; decode's error is returned wrapped.
+func (c *Compiled[S]) SendTo(node string, decode func(ptr any) error) (Send, error) {
+	i, ok := c.index[node]
+	if !ok {
+		return Send{}, fmt.Errorf("%w: no node %q to send a task to; the graph's nodes are %s", ErrBadRoute, node, strings.Join(c.Nodes(), ", "))
+	}
+	def := c.nodes[i].def
+	if c.nodes[i].task == nil || def == nil {
+		return Send{}, fmt.Errorf("%w: node %q is not a task node (graph.AddTask), which a Send runs; route to it by name instead", ErrBadRoute, node)
+	}
+	p := reflect.New(def.arg)
+	if err := decode(p.Interface()); err != nil {
+		return Send{}, fmt.Errorf("graph: the input of a task of %q (a %s): %w", node, def.arg, err)
+	}
+	return Send{def: def, arg: p.Elem().Interface()}, nil
+}
+
 // TaskNode is a handle on a node that runs once per [Send], with an input of
 // its own type X instead of the state. Make one with [AddTask].
 type TaskNode[S, X any] struct {

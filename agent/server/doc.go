@@ -23,7 +23,16 @@
 // GET /ok and /info; POST /assistants/search (with sort_by, created_at
 // when only sort_order is given, sort_order and select) and
 // /assistants/count, GET
-// /assistants/{id}; POST /threads, /threads/search, /threads/count,
+// /assistants/{id}, /assistants/{id}/graph?xray= (the graph's nodes and
+// edges in LangGraph's graph JSON, from graph.Compiled.Topology: a
+// node's declared routes, graph.Targets, are conditional edges; xray,
+// true or a number of levels, draws subgraphs expanded, their nodes
+// named subgraph:node), /assistants/{id}/schemas (JSON Schemas, by
+// invopop/jsonschema, of the state type's JSON: input, of the fields
+// clients may write, output and state; config and context are free
+// objects) and /assistants/{id}/subgraphs[/{namespace}]?recurse= (the
+// schemas of subgraphs by namespace, subgraph node names joined by
+// "|"); POST /threads, /threads/search, /threads/count,
 // /threads/prune (delete or keep_latest) and /threads/{id}/copy, GET,
 // PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
 // /threads/{id}/state (update, with as_node and checkpoint_id), PATCH
@@ -73,6 +82,19 @@
 // input. on_completion applies to stateless runs only (their thread is
 // deleted at the end with delete, the default); a run on a thread keeps
 // its thread, and its kwargs do not hold on_completion.
+//
+// A run's command may carry, besides resume, update and goto (LangGraph's
+// Command given as a run's input, instead of input): update (an object of
+// state fields, or a list of [field, value] pairs) merges into the state
+// the run starts from through the fields' reducers, written by no node,
+// so the next tasks and pending interrupts stay; goto (a node name, a Send
+// {"node", "input"} to a task node of graph.AddTask, whose input decodes
+// into the task's input type, or a list of them) adds tasks to the next
+// step, to any node of the graph, beside the paused step a resume goes on
+// with. Both are saved as one update checkpoint before the graph runs; a
+// command that leaves no next task takes no step. A node the graph does
+// not have, or a field its state does not have, is refused with 422
+// naming it and the valid ones.
 //
 // Besides input, command.resume, stream modes and the double-texting
 // fields, a run request may carry context (LangGraph's runtime context,

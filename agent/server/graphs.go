@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,12 +167,21 @@ type runner interface {
 	describe() string
 	// nodes lists the graph's nodes, which a run's breakpoints name.
 	nodes() []string
+	// topology is the compiled graph's shape (GET /assistants/{id}/graph).
+	topology() graph.Topology
+	// inputFields are the JSON keys clients may write (WithInputFields),
+	// nil for every field of the state.
+	inputFields() []string
 	// checkInput decodes a run's input into the graph's state (absent or
 	// null: none, nil), and refuses one that does not decode, so that
 	// the run is refused before it is made and its thread stays as it
 	// was. The value it returns is runCall.decoded for the start of a
 	// run created claimed (claimedRun.input).
 	checkInput(input json.RawMessage) (any, error)
+	// checkCommand refuses a run's command.update and command.goto that
+	// do not decode into the graph's state and nodes (422), before the
+	// run is made.
+	checkCommand(update, goTo json.RawMessage) error
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
 	// latest reads the thread's latest checkpoint for a run about to
@@ -191,9 +201,12 @@ type runCall struct {
 	// decoded, if not nil, is input as checkInput decoded it when the
 	// run was created claimed on this instance (see claimedRun.input): the run
 	// starts with it instead of decoding input again.
-	decoded       any
-	resume        json.RawMessage // absent: none
-	strictResume  bool            // resume must answer pending interrupts (checkResume)
+	decoded any
+	resume  json.RawMessage // absent: none
+	// update and goTo are the run's command.update and command.goto
+	// (absent: none): written to the thread before its graph runs.
+	update, goTo  json.RawMessage
+	strictResume  bool // resume must answer pending interrupts (checkResume)
 	before, after []string
 	checkpointID  string
 	modes         map[string]bool
@@ -219,6 +232,10 @@ type runCall struct {
 	// Thread.Rolled), which the run clears (begin), whether or not the
 	// run starts from it.
 	hasHead bool
+	// again says that the run starts again: taken over from an instance
+	// that ran it, or after saves its checkpoint database lost. A
+	// command's update (commandSaved) may then be saved already.
+	again bool
 	// start is the checkpoint the run started from, where a rollback
 	// returns the thread ("" for none): the run saves nothing against it
 	// (see adapter.copyStart).
@@ -313,10 +330,12 @@ type adapter[S any] struct {
 	keys        map[string]string // Go field name -> JSON key
 }
 
-func (a *adapter[S]) graphID() string     { return a.id }
-func (a *adapter[S]) assistantID() string { return a.asst }
-func (a *adapter[S]) describe() string    { return a.description }
-func (a *adapter[S]) nodes() []string     { return a.g.Nodes() }
+func (a *adapter[S]) graphID() string          { return a.id }
+func (a *adapter[S]) assistantID() string      { return a.asst }
+func (a *adapter[S]) describe() string         { return a.description }
+func (a *adapter[S]) nodes() []string          { return a.g.Nodes() }
+func (a *adapter[S]) topology() graph.Topology { return a.g.Topology() }
+func (a *adapter[S]) inputFields() []string    { return a.inputKeys }
 
 // jsonKeys maps the top-level fields of a struct type to their JSON keys.
 func jsonKeys(t reflect.Type) map[string]string {
@@ -513,6 +532,10 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if len(rc.after) > 0 {
 		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
 	}
+	u, commanded, err := a.command(rc.update, rc.goTo)
+	if err != nil {
+		return nil, err
+	}
 	copied := false // the run goes on from a copy of its start (copyStart)
 	if rc.hasHead && !rc.head && rc.checkpointID != "" {
 		// A run from a checkpoint the request names, on a thread a
@@ -547,7 +570,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		}
 		copied = true
 	}
-	if !hasInput && rc.head {
+	if !hasInput && rc.head && !commanded {
 		// A run from a rollback's head without input (a resume, or
 		// none) goes on from the head's state as it is: it copies the
 		// head (an empty update keeping its pending writes, on a new
@@ -562,7 +585,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		}
 		copied = true
 	}
-	if !hasInput && !copied && rc.start != "" && (rc.checkpointID == "" || rc.checkpointID == rc.start) {
+	if !hasInput && !copied && !commanded && rc.start != "" && (rc.checkpointID == "" || rc.checkpointID == rc.start) {
 		// A run that resumes a step of several tasks saves each task's
 		// writes as it finishes against the checkpoint it resumes. When
 		// that is the run's start, where a rollback of the run returns
@@ -580,6 +603,32 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 				return nil, err
 			}
 		}
+	}
+	if commanded {
+		// command.update and command.goto, LangGraph's Command given as
+		// a run's input: the update merges into the state the run starts
+		// from through the fields' reducers, written by no node (the
+		// next tasks and pending interrupts stay), and goto adds its
+		// nodes and Sends to the next step's tasks. Both are saved as an
+		// update (on a new branch from the checkpoint the run starts
+		// from, when it is not the latest: a rollback's head, or one the
+		// request names), which the run goes on from as from the
+		// thread's latest state, resuming its paused step when
+		// command.resume is given too. That update is the copy the run
+		// would otherwise make of a head or of a paused step of several
+		// tasks (copyStart): the finished tasks' writes are dropped, and
+		// they run again.
+		if !a.commandSaved(ctx, th, rc) {
+			var uo []graph.UpdateOption
+			if rc.checkpointID != "" {
+				uo = append(uo, graph.UpdateFrom(rc.checkpointID))
+			}
+			if _, err := th.Update(ctx, u, uo...); err != nil {
+				return nil, err
+			}
+		}
+		rc.latest, rc.latestKnown = nil, false
+		rc.checkpointID, rc.head = "", false
 	}
 	ignored := false // a resume that answers no interrupt, and nothing to continue (resumeOption)
 	if len(rc.resume) > 0 {
@@ -621,6 +670,11 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			rc.latest, rc.latestKnown = nil, false
 			rc.checkpointID, rc.head = "", false
 		}
+	}
+	if commanded && len(rc.resume) == 0 {
+		// A command whose goto added no task, on a state with no next
+		// step, takes no step: the run's result is the updated state.
+		ignored = a.nothingPending(ctx, th, rc)
 	}
 	if rc.begin != nil {
 		if err := rc.begin(); err != nil {
@@ -712,6 +766,20 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		return nil, err
 	}
 	return &runResult{state: st}, nil
+}
+
+// commandSaved reports whether the run, starting again (rc.again), finds
+// its command's update saved by its earlier execution: the thread's
+// latest checkpoint is an update whose parent is the run's start, which
+// only the run makes while it is active (droppedFrom), and which a
+// command run makes only of its command. The run then goes on from it
+// without applying the command again.
+func (a *adapter[S]) commandSaved(ctx context.Context, th graph.Thread[S], rc *runCall) bool {
+	if !rc.again || rc.start == "" {
+		return false
+	}
+	snap, err := th.State(ctx)
+	return err == nil && snap.CheckpointID != rc.start && snap.ParentID == rc.start && snap.Metadata[graph.MetaSource] == "update"
 }
 
 // emitInput emits the thread's state with input merged, through the
@@ -1374,43 +1442,169 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 	}
 }
 
-func (a *adapter[S]) update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error) {
+// updateOf decodes values, a JSON object of state fields (the values of
+// a state update, or a run's command.update: at names the field in
+// errors), into an update of the fields it names.
+func (a *adapter[S]) updateOf(at string, values json.RawMessage) (graph.Update[S], error) {
 	var u graph.Update[S]
-	if len(values) > 0 && string(values) != "null" {
-		var keys map[string]json.RawMessage
-		if err := json.Unmarshal(values, &keys); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				return "", &requestError{status: 422, msg: fmt.Sprintf("values: must be a JSON object of state fields, not a JSON %s; give {\"<field>\": <value>, ...}", te.Value)}
+	if len(values) == 0 || string(values) == "null" {
+		return u, nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(values, &keys); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return u, &requestError{status: 422, msg: fmt.Sprintf("%s: must be a JSON object of state fields, not a JSON %s; give {\"<field>\": <value>, ...}", at, te.Value)}
+		}
+		return u, &requestError{status: 422, msg: at + ": must be a JSON object of state fields: " + err.Error()}
+	}
+	s, err := a.codec.Input(values)
+	if e := a.keyError(at, err); e != nil {
+		return u, e
+	}
+	if err != nil {
+		return u, &requestError{status: 422, msg: fmt.Sprintf("%s: do not decode into the state of graph %q: %v", at, a.id, err)}
+	}
+	var fields []string
+	for goName, key := range a.keys {
+		for k := range keys {
+			if strings.EqualFold(k, key) {
+				fields = append(fields, goName)
 			}
-			return "", &requestError{status: 422, msg: "values: must be a JSON object of state fields: " + err.Error()}
 		}
-		s, err := a.codec.Input(values)
-		if e := a.keyError("values", err); e != nil {
-			return "", e
+	}
+	if len(fields) < len(keys) {
+		var known []string
+		for _, k := range a.keys {
+			known = append(known, k)
 		}
+		return u, &requestError{status: 422, msg: fmt.Sprintf("%s: names a key that is not a field of the state of graph %q (fields: %s)", at, a.id, strings.Join(known, ", "))}
+	}
+	u, err = a.g.UpdateOf(s, fields...)
+	if err != nil {
+		return u, &requestError{status: 422, msg: at + ": " + err.Error()}
+	}
+	return u, nil
+}
+
+// command decodes a run's command.update and command.goto (LangGraph's
+// Command given as a run's input) into an update of the graph's state
+// and its routing; ok is false when the command has neither. update is
+// an object of state fields or a list of [field, value] pairs; goto is a
+// node name, a Send {"node", "input"} to a task node of the graph, or a
+// list of them. A node the graph does not have is refused with 422
+// naming it and the graph's nodes.
+func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], ok bool, err error) {
+	if isNull(update) && isNull(goTo) {
+		return u, false, nil
+	}
+	if !isNull(update) {
+		obj, err := pairsObject(update)
 		if err != nil {
-			return "", &requestError{status: 422, msg: fmt.Sprintf("values: do not decode into the state of graph %q: %v", a.id, err)}
+			return u, false, err
 		}
-		var fields []string
-		for goName, key := range a.keys {
-			for k := range keys {
-				if strings.EqualFold(k, key) {
-					fields = append(fields, goName)
-				}
+		if u, err = a.updateOf("command.update", obj); err != nil {
+			return u, false, err
+		}
+	}
+	if isNull(goTo) {
+		return u, true, nil
+	}
+	var items []json.RawMessage
+	list := bytes.HasPrefix(bytes.TrimSpace(goTo), []byte("["))
+	if !list {
+		items = []json.RawMessage{goTo}
+	} else {
+		// Into a nil slice: decoding into goTo's own element would
+		// write over goTo (a RawMessage decodes into its old bytes).
+		if err := json.Unmarshal(goTo, &items); err != nil {
+			return u, false, errorf(422, "command.goto: must be a node name, a Send {\"node\": ..., \"input\": ...} or a list of them: %v", err)
+		}
+	}
+	nodes := a.g.Nodes()
+	unknown := func(at, node string) error {
+		return errorf(422, "%s: graph %q has no node %q; give one of %s, or %q", at, a.id, node, strings.Join(nodes, ", "), graph.END)
+	}
+	for i, raw := range items {
+		at := "command.goto"
+		if list {
+			at = fmt.Sprintf("command.goto[%d]", i)
+		}
+		var name string
+		if json.Unmarshal(raw, &name) == nil {
+			if name != graph.END && !slices.Contains(nodes, name) {
+				return u, false, unknown(at, name)
 			}
-		}
-		if len(fields) < len(keys) {
-			var known []string
-			for _, k := range a.keys {
-				known = append(known, k)
+			if _, err := a.g.SendTo(name, func(any) error { return errTaskNode }); errors.Is(err, errTaskNode) {
+				return u, false, errorf(422, "%s: node %q is a task node, which takes its input from a Send; give {\"node\": %q, \"input\": <its input>}", at, name, name)
 			}
-			return "", &requestError{status: 422, msg: fmt.Sprintf("values: names a key that is not a field of the state of graph %q (fields: %s)", a.id, strings.Join(known, ", "))}
+			u = u.Goto(name)
+			continue
 		}
-		u, err = a.g.UpdateOf(s, fields...)
+		var send struct {
+			Node  *string         `json:"node"`
+			Input json.RawMessage `json:"input"`
+		}
+		if err := json.Unmarshal(raw, &send); err != nil || send.Node == nil {
+			return u, false, errorf(422, "%s: must be a node name or a Send {\"node\": <task node>, \"input\": <its input>}", at)
+		}
+		if !slices.Contains(nodes, *send.Node) {
+			return u, false, unknown(at+".node", *send.Node)
+		}
+		in := send.Input
+		if len(in) == 0 {
+			in = json.RawMessage("null")
+		}
+		sd, err := a.g.SendTo(*send.Node, func(p any) error { return json.Unmarshal(in, p) })
 		if err != nil {
-			return "", &requestError{status: 422, msg: "values: " + err.Error()}
+			return u, false, errorf(422, "%s: %v", at, err)
 		}
+		u = u.Send(sd)
+	}
+	return u, true, nil
+}
+
+// errTaskNode is what command's probe of a goto target returns from the
+// decode SendTo calls only for a task node.
+var errTaskNode = errors.New("task node")
+
+// checkCommand implements runner.
+func (a *adapter[S]) checkCommand(update, goTo json.RawMessage) error {
+	_, _, err := a.command(update, goTo)
+	return err
+}
+
+// pairsObject gives command.update as a JSON object: as it is when it is
+// one, and made of its pairs when it is a list of [field, value] pairs
+// (a field given twice is refused: a JSON object has each key once).
+func pairsObject(raw json.RawMessage) (json.RawMessage, error) {
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		return raw, nil
+	}
+	var pairs []json.RawMessage
+	if err := json.Unmarshal(raw, &pairs); err != nil {
+		return nil, errorf(422, "command.update: must be an object of state fields or a list of [field, value] pairs: %v", err)
+	}
+	obj := make(map[string]json.RawMessage, len(pairs))
+	for i, p := range pairs {
+		var kv []json.RawMessage
+		var key string
+		if json.Unmarshal(p, &kv) != nil || len(kv) != 2 || json.Unmarshal(kv[0], &key) != nil {
+			return nil, errorf(422, "command.update[%d]: must be a [field, value] pair", i)
+		}
+		if _, dup := obj[key]; dup {
+			return nil, errorf(422, "command.update[%d]: field %q is given twice; give each field once", i, key)
+		}
+		obj[key] = kv[1]
+	}
+	b, err := json.Marshal(obj)
+	return b, err
+}
+
+func (a *adapter[S]) update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error) {
+	u, err := a.updateOf("values", values)
+	if err != nil {
+		return "", err
 	}
 	var opts []graph.UpdateOption
 	if asNode != "" {

@@ -208,8 +208,8 @@ func (b *runCreate) validate() error {
 	if b.Command != nil && len(b.Command.Resume) > 0 && len(b.Input) > 0 && string(b.Input) != "null" {
 		return errorf(422, "input and command.resume: give one or the other, not both")
 	}
-	if b.Command != nil && (len(b.Command.Update) > 0 && string(b.Command.Update) != "null" || len(b.Command.Goto) > 0 && string(b.Command.Goto) != "null") {
-		return errorf(422, "command: only resume is supported by this server; update the state with POST /threads/{thread_id}/state instead of command.update, and route with the graph's edges instead of command.goto")
+	if b.Command != nil && (!isNull(b.Command.Update) || !isNull(b.Command.Goto)) && !isNull(b.Input) {
+		return errorf(422, "input and command.update or command.goto: give one or the other, not both; a command.update writes the state as input would")
 	}
 	return nil
 }
@@ -447,7 +447,11 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	decoded, ierr := g.checkInput(body.Input)
 	body.decoded = decoded
-	if err := errors.Join(checkBreakpoints(g, &body), ierr); err != nil {
+	var cerr error
+	if body.Command != nil {
+		cerr = g.checkCommand(body.Command.Update, body.Command.Goto)
+	}
+	if err := errors.Join(checkBreakpoints(g, &body), ierr, cerr); err != nil {
 		return nil, nil, err
 	}
 	ctx := r.Context()
@@ -1592,6 +1596,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	if kw.Command != nil && len(kw.Command.Resume) > 0 {
 		rc.resume, rc.strictResume = kw.Command.Resume, kw.StrictResume
 	}
+	if kw.Command != nil {
+		rc.update, rc.goTo = kw.Command.Update, kw.Command.Goto
+	}
 	rc.before, _ = stringOrList("interrupt_before", kw.InterruptBefore)
 	rc.after, _ = stringOrList("interrupt_after", kw.InterruptAfter)
 	if kw.Config != nil {
@@ -1624,9 +1631,11 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		start = run.Start
 	}
 	rc.start = start
+	rc.again = run.Started
 	// The run as it starts from its input, for a run that starts again
 	// after a lost save (lostSave).
 	initial := *rc
+	initial.again = true
 	if resume && headSet {
 		// The thread's head is cleared before the graph runs: the run
 		// taken over had not run it (the checkpoint after its start is
@@ -1641,6 +1650,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	// execute's idle, when it ended the run: its graph had finished.
 	resumeAt := func(st *threadState) (ended, idle bool) {
 		rc.input, rc.resume, rc.checkpointID, rc.head = nil, nil, "", false
+		rc.update, rc.goTo = nil, nil // saved before the steps it goes on from
 		// The instance that ran it before may have saved since the
 		// thread was read above: the run reads it again.
 		rc.latest, rc.latestKnown = nil, false

@@ -1,0 +1,88 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// TestUpdateGotoOutside: an update without AsNode that routes (a client's
+// Command with goto) adds its targets and Sends to the thread's next
+// tasks, to any node of the graph, and the next run goes there.
+func TestUpdateGotoOutside(t *testing.T) {
+	ctx := context.Background()
+	g := graph.New[chat]()
+	g.AddNode("a", func(context.Context, chat) (graph.Update[chat], error) {
+		return chatMessages.Set([]string{"from a"}), nil
+	})
+	g.AddNode("b", func(context.Context, chat) (graph.Update[chat], error) {
+		return chatMessages.Set([]string{"from b"}), nil
+	})
+	note := graph.AddTask(g, "note", func(_ context.Context, x string) (graph.Update[chat], error) {
+		return chatMessages.Set([]string{"note " + x}), nil
+	})
+	// a ends the run; b and note are reachable only by a route a never
+	// takes.
+	g.AddEdge(graph.START, "a").AddEdge("b", graph.END).AddEdge("note", graph.END)
+	g.AddConditionalEdges("a", func(context.Context, chat) (graph.Route, error) { return graph.To(graph.END), nil }, "b", "note", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := c.Thread("t")
+	if _, err := th.Invoke(ctx, chat{Messages: []string{"hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.SendTo("note", func(p any) error { return json.Unmarshal([]byte(`"x"`), p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Node() != "note" || s.Arg() != "x" {
+		t.Fatalf("SendTo gave a task of %q with %v; want note with x", s.Node(), s.Arg())
+	}
+	if _, err := th.Update(ctx, chatDraft.Set("d").Goto("b", graph.END).Send(s, note.Send("y"))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := th.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(slices.Values(st.Next)); !slices.Equal(got, []string{"b", "note", "note"}) {
+		t.Fatalf("next after the update = %v; want b and two note tasks", st.Next)
+	}
+	out, err := th.Invoke(ctx, chat{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"hi", "from a", "note x", "note y", "from b"}
+	if got := slices.Sorted(slices.Values(out.Messages)); !slices.Equal(got, slices.Sorted(slices.Values(want))) || out.Draft != "d" {
+		t.Fatalf("state after the run = %+v; want messages %v and draft d", out, want)
+	}
+
+	for _, tc := range []struct {
+		u    graph.Update[chat]
+		want string
+	}{
+		{graph.Update[chat]{}.Goto("nowhere"), `unknown node "nowhere"`},
+		{graph.Update[chat]{}.Goto("note"), `task node "note"`},
+	} {
+		if _, err := th.Update(ctx, tc.u); !errors.Is(err, graph.ErrBadRoute) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Update routing %v: err = %v; want ErrBadRoute naming %s", tc.u.Route(), err, tc.want)
+		}
+	}
+	if _, err := c.SendTo("a", func(any) error { return nil }); !errors.Is(err, graph.ErrBadRoute) {
+		t.Errorf("SendTo a plain node: err = %v; want ErrBadRoute", err)
+	}
+	if _, err := c.SendTo("zz", func(any) error { return nil }); !errors.Is(err, graph.ErrBadRoute) || !strings.Contains(err.Error(), "a, b, note") {
+		t.Errorf("SendTo an unknown node: err = %v; want ErrBadRoute listing the nodes", err)
+	}
+	if _, err := th.Update(ctx, graph.Update[chat]{}.Goto("b"), graph.AsNode(graph.END)); !errors.Is(err, graph.ErrBadRoute) {
+		t.Errorf("Update as END with routing: err = %v; want ErrBadRoute", err)
+	}
+}
