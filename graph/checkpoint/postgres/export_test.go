@@ -44,5 +44,6 @@ func GroupWaiting(s *Saver, lazy bool) (waiting int, sending bool) {
 	return waiting, s.group.running[k]
 }
 
-// GroupSQL returns the statement of a group of Puts.
-func GroupSQL(s *Saver) string { return s.q.putGroup }
+// GroupSQL returns a statement of a group of Puts; they all start with
+// the same six words, which postgrestest.Counts.SQL counts them under.
+func GroupSQL(s *Saver) string { return s.q.putGroup[0][groupMixed] }

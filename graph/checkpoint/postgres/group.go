@@ -265,10 +265,23 @@ func (s *Saver) sendGroup(ctx context.Context, puts []*onePut, lazy bool) {
 			wbs[i] += int64(len(v))
 		}
 	}
-	query := s.q.putGroup
-	if lazy {
-		query = s.q.putGroupNoSync
+	kind, firsts := groupMixed, 0
+	for _, p := range puts {
+		if p.expect == "" {
+			firsts++
+		}
 	}
+	switch firsts {
+	case n:
+		kind = groupFirst
+	case 0:
+		kind = groupNext
+	}
+	li := 0
+	if lazy {
+		li = 1
+	}
+	query := s.q.putGroup[li][kind]
 	rows, err := s.pool.Query(ctx, query, threads, ids, now, expects, pseqs, praws, parents, steps, refs, bodies, mds, created,
 		nbs, bbs, nws, wbs,
 		blobRow, blobChannel, blobKind, blobBase, blobData,

@@ -33,9 +33,13 @@ type queries struct {
 	// putFirst (expect '') or putNext would save it: a Put whose thread
 	// is not as remembered saves nothing, and the others are saved. Its
 	// rows are the Puts saved, by their position among the parameters'
-	// (from 1), with their sequence numbers. putGroupNoSync is putGroup
-	// whose commit does not wait for its WAL flush, as putFirstNoSync.
-	putGroup, putGroupNoSync string
+	// (from 1), with their sequence numbers. It is indexed by lazy (1:
+	// the commit does not wait for its WAL flush, as putFirstNoSync) and
+	// by the group's kind (groupMixed, groupFirst, groupNext): a group of
+	// first checkpoints alone, or of next ones alone, has a statement
+	// without the other's part, which PostgreSQL would prepare and run for
+	// no row.
+	putGroup [2][3]string
 
 	createThread, advanceThread, parentRefs, idTaken, latest string
 	insertCheckpoint, insertBlobs                            string
@@ -186,8 +190,12 @@ func newQueries(schema string) queries {
 		// thread without a row stores nothing.
 		usage: r.Replace(`SELECT checkpoints, blobs, blob_bytes, writes, write_bytes FROM {threads} WHERE thread_id = $1`),
 	}
-	q.putGroup = r.Replace(putGroup)
-	q.putGroupNoSync = strings.TrimSuffix(q.putGroup, "SELECT i, seq FROM t") + "SELECT i, seq, set_config('synchronous_commit', 'off', true) FROM t"
+	for kind, parts := range [3][2]string{groupMixed: {groupFirstCTE + groupNextCTE, "SELECT thread_id, seq FROM f UNION ALL SELECT thread_id, seq FROM n"},
+		groupFirst: {groupFirstCTE, "SELECT thread_id, seq FROM f"}, groupNext: {groupNextCTE, "SELECT thread_id, seq FROM n"}} {
+		sql := r.Replace(strings.NewReplacer("{move}", parts[0], "{moved}", parts[1]).Replace(putGroup))
+		q.putGroup[0][kind] = sql
+		q.putGroup[1][kind] = strings.TrimSuffix(sql, "SELECT i, seq FROM t") + "SELECT i, seq, set_config('synchronous_commit', 'off', true) FROM t"
+	}
 	q.putFirstNoSync = noSync(q.putFirst)
 	q.putNextNoSync = noSync(q.putNext)
 	return q
@@ -209,15 +217,8 @@ func newQueries(schema string) queries {
 const putGroup = `WITH p AS (SELECT * FROM unnest($1::text[], $2::text[], $4::text[], $5::int8[], $6::text[], $7::text[], $8::int8[],
 		$9::text[], $10::bytea[], $11::text[], $12::timestamptz[], $13::int8[], $14::int8[], $15::int8[], $16::int8[])
 		WITH ORDINALITY AS p(thread_id, id, expect, pseq, praw, parent_id, step, refs, body, md, created, nb, bb, nw, wb, i)),
-	f AS (INSERT INTO {threads} (thread_id, latest_id, seq, touched, checkpoints, blobs, blob_bytes, writes, write_bytes)
-		SELECT thread_id, id, 1, $3, 1, nb, bb, nw, wb FROM p WHERE expect = ''
-		ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id, seq),
-	n AS (UPDATE {threads} AS h SET latest_id = p.id, seq = h.seq + 1, touched = $3, checkpoints = h.checkpoints + 1,
-			blobs = h.blobs + p.nb, blob_bytes = h.blob_bytes + p.bb, writes = h.writes + p.nw, write_bytes = h.write_bytes + p.wb
-		FROM p WHERE p.expect <> '' AND h.thread_id = p.thread_id AND h.latest_id = p.expect AND h.seq = p.pseq
-		AND EXISTS (SELECT FROM {checkpoints} AS x WHERE x.thread_id = p.thread_id AND x.checkpoint_id = p.expect AND x.refs = p.praw::jsonb)
-		RETURNING h.thread_id, h.seq),
-	t AS (SELECT p.*, s.seq FROM p JOIN (SELECT thread_id, seq FROM f UNION ALL SELECT thread_id, seq FROM n) AS s ON s.thread_id = p.thread_id),
+	{move}
+	t AS (SELECT p.*, s.seq FROM p JOIN ({moved}) AS s ON s.thread_id = p.thread_id),
 	c AS (INSERT INTO {checkpoints} (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
 		SELECT thread_id, seq, id, parent_id, step, refs::jsonb, body, md::jsonb, created FROM t),
 	b AS (INSERT INTO {blobs} (thread_id, writer, channel, kind, base, data)
@@ -228,6 +229,29 @@ const putGroup = `WITH p AS (SELECT * FROM unnest($1::text[], $2::text[], $4::te
 		FROM unnest($22::int8[], $23::text[], $24::text[], $25::text[], $26::bytea[]) WITH ORDINALITY AS u(i, t, n, c, v, o) JOIN t ON t.i = u.i
 		ORDER BY u.o)
 	SELECT i, seq FROM t`
+
+// The kinds of group (the index of queries.putGroup): first and next
+// checkpoints, first ones alone, next ones alone.
+const (
+	groupMixed = iota
+	groupFirst
+	groupNext
+)
+
+// groupFirstCTE and groupNextCTE are the parts of putGroup that start
+// threads (f) and move them on (n).
+const (
+	groupFirstCTE = `f AS (INSERT INTO {threads} (thread_id, latest_id, seq, touched, checkpoints, blobs, blob_bytes, writes, write_bytes)
+		SELECT thread_id, id, 1, $3, 1, nb, bb, nw, wb FROM p WHERE expect = ''
+		ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id, seq),
+	`
+	groupNextCTE = `n AS (UPDATE {threads} AS h SET latest_id = p.id, seq = h.seq + 1, touched = $3, checkpoints = h.checkpoints + 1,
+			blobs = h.blobs + p.nb, blob_bytes = h.blob_bytes + p.bb, writes = h.writes + p.nw, write_bytes = h.write_bytes + p.wb
+		FROM p WHERE p.expect <> '' AND h.thread_id = p.thread_id AND h.latest_id = p.expect AND h.seq = p.pseq
+		AND EXISTS (SELECT FROM {checkpoints} AS x WHERE x.thread_id = p.thread_id AND x.checkpoint_id = p.expect AND x.refs = p.praw::jsonb)
+		RETURNING h.thread_id, h.seq),
+	`
+)
 
 // walk is the recursive part of the walk of a checkpoint's blob chains from
 // the references of the checkpoint c.
