@@ -46,4 +46,4 @@ func GroupWaiting(s *Saver, lazy bool) (waiting int, sending bool) {
 
 // GroupSQL returns a statement of a group of Puts; they all start with
 // the same six words, which postgrestest.Counts.SQL counts them under.
-func GroupSQL(s *Saver) string { return s.q.putGroup[0][groupMixed] }
+func GroupSQL(s *Saver) string { return s.q.putGroup[groupMixed] }

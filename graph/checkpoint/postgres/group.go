@@ -277,32 +277,43 @@ func (s *Saver) sendGroup(ctx context.Context, puts []*onePut, lazy bool) {
 	case 0:
 		kind = groupNext
 	}
-	li := 0
+	// The statement goes in a transaction of its own (one round trip),
+	// which first makes PostgreSQL run it with its generic plan: the
+	// plan of each execution, made for its arrays' lengths, costed
+	// about as much as the generic plan plus planning, so PostgreSQL
+	// kept planning the statement afresh, which cost more than the
+	// statements of the Puts alone.
+	settings := s.q.groupSettings[0]
 	if lazy {
-		li = 1
+		settings = s.q.groupSettings[1]
 	}
-	query := s.q.putGroup[li][kind]
-	rows, err := s.pool.Query(ctx, query, threads, ids, now, expects, pseqs, praws, parents, steps, refs, bodies, mds, created,
-		nbs, bbs, nws, wbs,
-		blobRow, blobChannel, blobKind, blobBase, blobData,
-		writeRow, writeTask, writeNode, writeCh, writeValue)
 	saved := make([]bool, n)
+	conn, err := s.pool.Acquire(ctx)
 	if err == nil {
+		defer conn.Release()
 		var (
-			i, seq  int64
-			setting *string
+			i, seq int64
 		)
-		dest := []any{&i, &seq}
-		if lazy {
-			dest = append(dest, &setting)
-		}
-		_, err = pgx.ForEachRow(rows, dest, func() error {
-			if i < 1 || i > int64(n) {
-				return fmt.Errorf("the statement returned row %d of %d", i, n)
-			}
-			saved[i-1] = seq == puts[i-1].seq
-			return nil
+		b := &pgx.Batch{}
+		b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+		b.Queue(settings)
+		b.Queue(s.q.putGroup[kind], threads, ids, now, expects, pseqs, praws, parents, steps, refs, bodies, mds, created,
+			nbs, bbs, nws, wbs,
+			blobRow, blobChannel, blobKind, blobBase, blobData,
+			writeRow, writeTask, writeNode, writeCh, writeValue).Query(func(rows pgx.Rows) error {
+			_, err := pgx.ForEachRow(rows, []any{&i, &seq}, func() error {
+				if i < 1 || i > int64(n) {
+					return fmt.Errorf("the statement returned row %d of %d", i, n)
+				}
+				saved[i-1] = seq == puts[i-1].seq
+				return nil
+			})
+			return err
 		})
+		b.Queue("COMMIT")
+		if err = conn.SendBatch(ctx, b).Close(); err != nil {
+			rollback(conn)
+		}
 	}
 	if err != nil {
 		// The statement saved nothing.

@@ -159,8 +159,8 @@ func TestGroupCommit(t *testing.T) {
 			release()
 			wg.Wait()
 			got := f.tr.Take()
-			if got.Statements != 1 || got.Txs != 1 || got.SQL[firstSix(postgres.GroupSQL(f.s))] != 1 {
-				t.Errorf("10 waiting Puts sent in %d statements, %d transactions; want the group's one statement. %s", got.Statements, got.Txs, got)
+			if got.Trips != 1 || got.Txs != 1 || got.SQL[firstSix(postgres.GroupSQL(f.s))] != 1 {
+				t.Errorf("10 waiting Puts sent in %d round trips, %d transactions; want the group's one statement, in one round trip. %s", got.Trips, got.Txs, got)
 			}
 			for i, cp := range saved {
 				th := fmt.Sprintf("t%d", i)

@@ -33,13 +33,16 @@ type queries struct {
 	// putFirst (expect '') or putNext would save it: a Put whose thread
 	// is not as remembered saves nothing, and the others are saved. Its
 	// rows are the Puts saved, by their position among the parameters'
-	// (from 1), with their sequence numbers. It is indexed by lazy (1:
-	// the commit does not wait for its WAL flush, as putFirstNoSync) and
-	// by the group's kind (groupMixed, groupFirst, groupNext): a group of
-	// first checkpoints alone, or of next ones alone, has a statement
-	// without the other's part, which PostgreSQL would prepare and run for
-	// no row.
-	putGroup [2][3]string
+	// (from 1), with their sequence numbers. It is indexed by the
+	// group's kind (groupMixed, groupFirst, groupNext): a group of first
+	// checkpoints alone, or of next ones alone, has a statement without
+	// the other's part, which PostgreSQL would prepare and run for no
+	// row.
+	putGroup [3]string
+	// groupSettings, indexed by lazy, sets what a group's transaction
+	// needs before its statement: its generic plan, and (lazy) a commit
+	// that does not wait for its WAL flush.
+	groupSettings [2]string
 
 	createThread, advanceThread, parentRefs, idTaken, latest string
 	insertCheckpoint, insertBlobs                            string
@@ -192,9 +195,11 @@ func newQueries(schema string) queries {
 	}
 	for kind, parts := range [3][2]string{groupMixed: {groupFirstCTE + groupNextCTE, "SELECT thread_id, seq FROM f UNION ALL SELECT thread_id, seq FROM n"},
 		groupFirst: {groupFirstCTE, "SELECT thread_id, seq FROM f"}, groupNext: {groupNextCTE, "SELECT thread_id, seq FROM n"}} {
-		sql := r.Replace(strings.NewReplacer("{move}", parts[0], "{moved}", parts[1]).Replace(putGroup))
-		q.putGroup[0][kind] = sql
-		q.putGroup[1][kind] = strings.TrimSuffix(sql, "SELECT i, seq FROM t") + "SELECT i, seq, set_config('synchronous_commit', 'off', true) FROM t"
+		q.putGroup[kind] = r.Replace(strings.NewReplacer("{move}", parts[0], "{moved}", parts[1]).Replace(putGroup))
+	}
+	q.groupSettings = [2]string{
+		`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`,
+		`SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('synchronous_commit', 'off', true)`,
 	}
 	q.putFirstNoSync = noSync(q.putFirst)
 	q.putNextNoSync = noSync(q.putNext)
@@ -239,7 +244,10 @@ const (
 )
 
 // groupFirstCTE and groupNextCTE are the parts of putGroup that start
-// threads (f) and move them on (n).
+// threads (f) and move them on (n). n looks each expected checkpoint up
+// in a LATERAL subquery whose LIMIT 1 (the key is unique) keeps it a
+// lookup per Put: as a semi-join, the generic plan hashed the references
+// of every checkpoint of the table at each group.
 const (
 	groupFirstCTE = `f AS (INSERT INTO {threads} (thread_id, latest_id, seq, touched, checkpoints, blobs, blob_bytes, writes, write_bytes)
 		SELECT thread_id, id, 1, $3, 1, nb, bb, nw, wb FROM p WHERE expect = ''
@@ -247,8 +255,8 @@ const (
 	`
 	groupNextCTE = `n AS (UPDATE {threads} AS h SET latest_id = p.id, seq = h.seq + 1, touched = $3, checkpoints = h.checkpoints + 1,
 			blobs = h.blobs + p.nb, blob_bytes = h.blob_bytes + p.bb, writes = h.writes + p.nw, write_bytes = h.write_bytes + p.wb
-		FROM p WHERE p.expect <> '' AND h.thread_id = p.thread_id AND h.latest_id = p.expect AND h.seq = p.pseq
-		AND EXISTS (SELECT FROM {checkpoints} AS x WHERE x.thread_id = p.thread_id AND x.checkpoint_id = p.expect AND x.refs = p.praw::jsonb)
+		FROM p, LATERAL (SELECT x.refs FROM {checkpoints} AS x WHERE x.thread_id = p.thread_id AND x.checkpoint_id = p.expect LIMIT 1) AS x
+		WHERE p.expect <> '' AND h.thread_id = p.thread_id AND h.latest_id = p.expect AND h.seq = p.pseq AND x.refs = p.praw::jsonb
 		RETURNING h.thread_id, h.seq),
 	`
 )
