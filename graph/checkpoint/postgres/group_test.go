@@ -437,3 +437,57 @@ func TestGroupConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupReadsNoHistory: a group's statement, under the plan PostgreSQL
+// settles on, looks each Put's expected checkpoint up by its key: it
+// reads about as many buffers when the table holds 2,000 other
+// checkpoints as when it holds 2.
+func TestGroupReadsNoHistory(t *testing.T) {
+	f := newGroupFixture(t)
+	sch := pgx.Identifier{f.schema}.Sanitize()
+	round := 0
+	measure := func() int {
+		t.Helper()
+		round++
+		next := fmt.Sprintf(`{n%d-a,n%d-b}`, round, round)
+		var ids, refs, seqs [2]string
+		for i, th := range []string{"a", "b"} {
+			if err := f.pool.QueryRow(f.ctx, `SELECT t.latest_id, c.refs::text, t.seq::text FROM `+sch+`.agentgraph_threads t
+				JOIN `+sch+`.agentgraph_checkpoints c ON c.thread_id = t.thread_id AND c.checkpoint_id = t.latest_id WHERE t.thread_id = $1`, th).
+				Scan(&ids[i], &refs[i], &seqs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		arr := func(a, b string) string { return fmt.Sprintf(`{%q,%q}`, a, b) }
+		return postgrestest.Buffers(t, f.pool, postgres.GroupSQL(f.s),
+			`{a,b}`, next, time.Now().UTC().Format(time.RFC3339Nano), arr(ids[0], ids[1]), arr(seqs[0], seqs[1]), arr(refs[0], refs[1]),
+			arr(ids[0], ids[1]), `{1,1}`, `{"{}","{}"}`, `{"",""}`, `{"{}","{}"}`, arr(time.Now().UTC().Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano)),
+			`{0,0}`, `{0,0}`, `{0,0}`, `{0,0}`,
+			`{}`, `{}`, `{}`, `{}`, `{}`,
+			`{}`, `{}`, `{}`, `{}`, `{}`)
+	}
+	for _, th := range []string{"a", "b"} {
+		if _, err := f.put(f.ctx, f.s, false, th, "", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	small := measure()
+	for i := range 20 {
+		prev := ""
+		for step := range 100 {
+			cp, err := f.put(f.ctx, f.s, true, fmt.Sprintf("other%d", i), prev, step+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev = cp.ID
+		}
+	}
+	if _, err := f.pool.Exec(f.ctx, `ANALYZE `+sch+`.agentgraph_checkpoints`); err != nil {
+		t.Fatal(err)
+	}
+	large := measure()
+	if large > small+6 {
+		t.Errorf("a group of 2 Puts read %d buffers with 2,000 other checkpoints, %d with none; want about as many", large, small)
+	}
+	t.Logf("buffers read by a group of 2 Puts: %d among 2 checkpoints, %d among 2,002", small, large)
+}
