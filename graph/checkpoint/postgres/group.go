@@ -32,17 +32,21 @@ const (
 // onePut is a Put the Saver makes in one statement (see Saver.putOnce):
 // the checkpoint, and what the statement needs to write it.
 type onePut struct {
-	expect       string
-	cp           *checkpoint.Checkpoint
-	blobs        []checkpoint.Blob
-	writes       []checkpoint.Write
-	parent       latestRef // the thread's latest checkpoint, remembered; zero for a thread's first
-	seq          int64     // the new checkpoint's sequence number
-	refs         chain.Refs
-	raw          []byte // refs, encoded
-	id           string
-	now, created time.Time
-	body, md     []byte
+	expect string
+	// The checkpoint's thread, parent and step, copied: the caller's
+	// Checkpoint is not read once the Put is handed to the group, as a
+	// caller whose context ends while its group is sent returns at once.
+	thread, parentID string
+	step             int
+	blobs            []checkpoint.Blob
+	writes           []checkpoint.Write
+	parent           latestRef // the thread's latest checkpoint, remembered; zero for a thread's first
+	seq              int64     // the new checkpoint's sequence number
+	refs             chain.Refs
+	raw              []byte // refs, encoded
+	id               string
+	now, created     time.Time
+	body, md         []byte
 
 	// The outcome, set by the group's writer before it closes the
 	// batch's done: whether the checkpoint was saved, or the error of
@@ -58,7 +62,7 @@ type onePut struct {
 
 // size is what p counts against maxGroupBytes.
 func (p *onePut) size() int {
-	n := len(p.body) + len(p.md) + len(p.raw) + len(p.parent.raw) + len(p.id) + len(p.expect) + len(p.cp.ThreadID) + len(p.cp.ParentID)
+	n := len(p.body) + len(p.md) + len(p.raw) + len(p.parent.raw) + len(p.id) + len(p.expect) + len(p.thread) + len(p.parentID)
 	for _, b := range p.blobs {
 		n += len(b.Channel) + len(b.Data)
 	}
@@ -85,7 +89,7 @@ func (b *putBatch) fits(p *onePut, size int) bool {
 		return false
 	}
 	for _, q := range b.puts {
-		if q.cp.ThreadID == p.cp.ThreadID && !q.withdrawn {
+		if q.thread == p.thread && !q.withdrawn {
 			return false
 		}
 	}
@@ -213,7 +217,7 @@ func (s *Saver) sendGroup(ctx context.Context, puts []*onePut, lazy bool) {
 	// In the order of their threads, so that two statements lock the
 	// threads' rows in one order: two groups (of two processes) sharing
 	// threads do not deadlock.
-	slices.SortFunc(puts, func(a, b *onePut) int { return strings.Compare(a.cp.ThreadID, b.cp.ThreadID) })
+	slices.SortFunc(puts, func(a, b *onePut) int { return strings.Compare(a.thread, b.thread) })
 	n := len(puts)
 	var (
 		threads, ids, expects, praws, parents, refs, mds = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -231,13 +235,12 @@ func (s *Saver) sendGroup(ctx context.Context, puts []*onePut, lazy bool) {
 		writeValue                    [][]byte
 	)
 	for i, p := range puts {
-		cp := p.cp
-		threads[i], ids[i], expects[i], praws[i], parents[i] = cp.ThreadID, p.id, p.expect, string(p.parent.raw), cp.ParentID
+		threads[i], ids[i], expects[i], praws[i], parents[i] = p.thread, p.id, p.expect, string(p.parent.raw), p.parentID
 		if p.expect == "" {
 			praws[i] = "null"
 		}
 		refs[i], mds[i], bodies[i], created[i] = string(p.raw), string(p.md), p.body, p.created
-		pseqs[i], steps[i] = p.parent.seq, int64(cp.Step)
+		pseqs[i], steps[i] = p.parent.seq, int64(p.step)
 		if p.now.After(now) {
 			now = p.now
 		}
@@ -328,7 +331,7 @@ func (s *Saver) sendGroup(ctx context.Context, puts []*onePut, lazy bool) {
 	}
 	for i, p := range puts {
 		if p.saved = saved[i]; p.saved {
-			s.recent.put(p.cp.ThreadID, latestRef{id: p.id, seq: p.seq, raw: p.raw, refs: p.refs})
+			s.recent.put(p.thread, latestRef{id: p.id, seq: p.seq, raw: p.raw, refs: p.refs})
 		}
 	}
 }

@@ -206,7 +206,7 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 	if err != nil {
 		return false, fmt.Errorf("postgres: put: %w", err)
 	}
-	p := &onePut{expect: expect, cp: cp, blobs: blobs, writes: writes, parent: parent, seq: seq, refs: refs, raw: rawRefs,
+	p := &onePut{expect: expect, thread: cp.ThreadID, parentID: cp.ParentID, step: cp.Step, blobs: blobs, writes: writes, parent: parent, seq: seq, refs: refs, raw: rawRefs,
 		id: id, now: now, created: created, body: body, md: md}
 	saved, err := s.group.put(ctx, s, p, lazy)
 	if err != nil || !saved {
@@ -220,15 +220,14 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 // or their NoSync forms), and reports whether it saved the checkpoint.
 // When it did, the thread's new latest checkpoint is remembered.
 func (s *Saver) sendOne(ctx context.Context, p *onePut, lazy bool) (bool, error) {
-	cp := p.cp
 	args := make([]any, 0, 20)
 	query := s.q.putFirst
-	args = append(args, cp.ThreadID, p.id, p.now)
+	args = append(args, p.thread, p.id, p.now)
 	if p.expect != "" {
 		query = s.q.putNext
 		args = append(args, p.expect, p.parent.seq, string(p.parent.raw))
 	}
-	args = append(args, cp.ParentID, cp.Step, string(p.raw), p.body, string(p.md), p.created)
+	args = append(args, p.parentID, p.step, string(p.raw), p.body, string(p.md), p.created)
 	args = append(args, blobColumns(p.blobs, p.parent.refs)...)
 	args = append(args, writeColumns(p.writes)...)
 	var got int64
@@ -250,7 +249,7 @@ func (s *Saver) sendOne(ctx context.Context, p *onePut, lazy bool) (bool, error)
 	if got != p.seq {
 		return false, nil
 	}
-	s.recent.put(cp.ThreadID, latestRef{id: p.id, seq: p.seq, raw: p.raw, refs: p.refs})
+	s.recent.put(p.thread, latestRef{id: p.id, seq: p.seq, raw: p.raw, refs: p.refs})
 	return true, nil
 }
 
