@@ -437,3 +437,58 @@ func TestGroupConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupBounded: a group holds at most 64 Puts: the Puts that find it
+// full are sent at once, beside it.
+func TestGroupBounded(t *testing.T) {
+	f := newGroupFixture(t)
+	holder, err := f.put(f.ctx, f.s, false, "held", "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := f.hold("held")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := f.put(f.ctx, f.s, false, "held", holder.ID, 2); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "the held Put to be sent", func() bool { _, sending := postgres.GroupWaiting(f.s, false); return sending })
+	f.tr.Take()
+	const n = 70
+	var (
+		mu   sync.Mutex
+		done int
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := f.put(f.ctx, f.s, false, fmt.Sprintf("t%d", i), "", 1); err != nil {
+				t.Errorf("Put on t%d: %v", i, err)
+			}
+			mu.Lock()
+			done++
+			mu.Unlock()
+		}()
+	}
+	waitFor(t, "64 Puts to wait and 6 to be saved", func() bool {
+		w, _ := postgres.GroupWaiting(f.s, false)
+		mu.Lock()
+		defer mu.Unlock()
+		return w == 64 && done == n-64
+	})
+	release()
+	wg.Wait()
+	got := f.tr.Take()
+	if g := got.SQL[firstSix(postgres.GroupSQL(f.s))]; g != 1 {
+		t.Errorf("the group's statement sent %d times; want once. %s", g, got)
+	}
+	for i := range n {
+		if _, k := f.latest(fmt.Sprintf("t%d", i)); k != 1 {
+			t.Errorf("thread t%d: %d checkpoints; want 1", i, k)
+		}
+	}
+}
