@@ -25,6 +25,23 @@
 // Any other Put (a fork, a conflict, a thread another process moved on) is
 // a transaction of two round trips that reads what it needs first.
 //
+// One-statement Puts of concurrent callers are sent together (group
+// commit): a Put made while no other is being sent goes at once, alone,
+// under its caller's context; the Puts made while one is being sent wait
+// for it and then go together, in one statement (in a transaction of one
+// round trip, which runs it with its generic plan), at most 64 Puts and
+// 1 MiB at a time (more go on their own, as do two Puts of one thread), those
+// with the flush wait apart from those without (Put, PutNoSync). No Put
+// waits for a timer. Each Put of a group is checked as if alone: one whose
+// thread another process moved on saves nothing and goes on to the
+// transaction that reports its conflict, while the others are saved; a
+// group PostgreSQL refuses whole (a taken checkpoint ID, a value it cannot
+// hold, a deadlock) saved nothing, and each of its Puts is sent again
+// alone. A Put whose context ends while it waits is not sent and returns
+// the context's error; one whose context ends while its group is being sent
+// returns the context's error at once, and is saved whole or not at all, as
+// the group's statement commits or not.
+//
 // The Saver is a checkpoint.SnapshotLister: ListSnapshots, which
 // checkpoint.AllSnapshots and graph.History use, reads a page of snapshots
 // in one round trip (one read-only repeatable-read transaction), however

@@ -23,3 +23,27 @@ func UsageSQL(s *Saver) string {
 // Migrations returns the schema changes; "{schema}" stands for the quoted
 // schema name.
 func Migrations() []string { return migrations }
+
+// GroupWaiting returns how many Puts (with the flush wait, or without
+// when lazy) wait to be sent together, and whether a Put of that kind is
+// being sent.
+func GroupWaiting(s *Saver, lazy bool) (waiting int, sending bool) {
+	k := 0
+	if lazy {
+		k = 1
+	}
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	if b := s.group.next[k]; b != nil {
+		for _, p := range b.puts {
+			if !p.withdrawn {
+				waiting++
+			}
+		}
+	}
+	return waiting, s.group.running[k]
+}
+
+// GroupSQL returns a statement of a group of Puts; they all start with
+// the same six words, which postgrestest.Counts.SQL counts them under.
+func GroupSQL(s *Saver) string { return s.q.putGroup[groupMixed] }

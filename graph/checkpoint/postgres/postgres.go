@@ -72,6 +72,7 @@ type Saver struct {
 	schema  string
 	q       queries
 	recent  *recent
+	group   group // the one-statement Puts waiting to be sent together
 }
 
 var (
@@ -111,8 +112,10 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 	return s, nil
 }
 
-// Close closes the pool if the Saver opened it from Config.DSN.
+// Close waits for the Puts being sent together (see the package doc) and
+// closes the pool if the Saver opened it from Config.DSN.
 func (s *Saver) Close() {
+	s.group.wait()
 	if s.ownPool {
 		s.pool.Close()
 	}
@@ -203,23 +206,37 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 	if err != nil {
 		return false, fmt.Errorf("postgres: put: %w", err)
 	}
+	p := &onePut{expect: expect, thread: cp.ThreadID, parentID: cp.ParentID, step: cp.Step, blobs: blobs, writes: writes, parent: parent, seq: seq, refs: refs, raw: rawRefs,
+		id: id, now: now, created: created, body: body, md: md}
+	saved, err := s.group.put(ctx, s, p, lazy)
+	if err != nil || !saved {
+		return false, err
+	}
+	cp.ID, cp.CreatedAt = id, created
+	return true, nil
+}
+
+// sendOne sends p alone, as one statement (queries.putFirst or putNext,
+// or their NoSync forms), and reports whether it saved the checkpoint.
+// When it did, the thread's new latest checkpoint is remembered.
+func (s *Saver) sendOne(ctx context.Context, p *onePut, lazy bool) (bool, error) {
 	args := make([]any, 0, 20)
 	query := s.q.putFirst
-	args = append(args, cp.ThreadID, id, now)
-	if expect != "" {
+	args = append(args, p.thread, p.id, p.now)
+	if p.expect != "" {
 		query = s.q.putNext
-		args = append(args, expect, parent.seq, string(parent.raw))
+		args = append(args, p.expect, p.parent.seq, string(p.parent.raw))
 	}
-	args = append(args, cp.ParentID, cp.Step, string(rawRefs), body, string(md), created)
-	args = append(args, blobColumns(blobs, parent.refs)...)
-	args = append(args, writeColumns(writes)...)
+	args = append(args, p.parentID, p.step, string(p.raw), p.body, string(p.md), p.created)
+	args = append(args, blobColumns(p.blobs, p.parent.refs)...)
+	args = append(args, writeColumns(p.writes)...)
 	var got int64
 	dest := []any{&got}
 	if lazy {
 		// One statement too, whose own transaction commits without the
 		// flush wait (queries.putFirstNoSync).
 		query = s.q.putFirstNoSync
-		if expect != "" {
+		if p.expect != "" {
 			query = s.q.putNextNoSync
 		}
 		var setting string
@@ -229,11 +246,10 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 	if err := s.pool.QueryRow(ctx, query, args...).Scan(dest...); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return false, refused(err)
 	}
-	if got != seq {
+	if got != p.seq {
 		return false, nil
 	}
-	s.recent.put(cp.ThreadID, latestRef{id: id, seq: seq, raw: rawRefs, refs: refs})
-	cp.ID, cp.CreatedAt = id, created
+	s.recent.put(p.thread, latestRef{id: p.id, seq: p.seq, raw: p.raw, refs: p.refs})
 	return true, nil
 }
 

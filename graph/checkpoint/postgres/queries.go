@@ -28,6 +28,21 @@ type queries struct {
 	// one that saves nothing writes nothing to commit. Their second
 	// column is the setting's new value.
 	putFirstNoSync, putNextNoSync string
+	// putGroup is the one-statement Puts of several threads (each
+	// thread at most once) in one statement, each Put saved as
+	// putFirst (expect '') or putNext would save it: a Put whose thread
+	// is not as remembered saves nothing, and the others are saved. Its
+	// rows are the Puts saved, by their position among the parameters'
+	// (from 1), with their sequence numbers. It is indexed by the
+	// group's kind (groupMixed, groupFirst, groupNext): a group of first
+	// checkpoints alone, or of next ones alone, has a statement without
+	// the other's part, which PostgreSQL would prepare and run for no
+	// row.
+	putGroup [3]string
+	// groupSettings, indexed by lazy, sets what a group's transaction
+	// needs before its statement: its generic plan, and (lazy) a commit
+	// that does not wait for its WAL flush.
+	groupSettings [2]string
 
 	createThread, advanceThread, parentRefs, idTaken, latest string
 	insertCheckpoint, insertBlobs                            string
@@ -178,10 +193,73 @@ func newQueries(schema string) queries {
 		// thread without a row stores nothing.
 		usage: r.Replace(`SELECT checkpoints, blobs, blob_bytes, writes, write_bytes FROM {threads} WHERE thread_id = $1`),
 	}
+	for kind, parts := range [3][2]string{groupMixed: {groupFirstCTE + groupNextCTE, "SELECT thread_id, seq FROM f UNION ALL SELECT thread_id, seq FROM n"},
+		groupFirst: {groupFirstCTE, "SELECT thread_id, seq FROM f"}, groupNext: {groupNextCTE, "SELECT thread_id, seq FROM n"}} {
+		q.putGroup[kind] = r.Replace(strings.NewReplacer("{move}", parts[0], "{moved}", parts[1]).Replace(putGroup))
+	}
+	q.groupSettings = [2]string{
+		`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`,
+		`SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('synchronous_commit', 'off', true)`,
+	}
 	q.putFirstNoSync = noSync(q.putFirst)
 	q.putNextNoSync = noSync(q.putNext)
 	return q
 }
+
+// putGroup is queries.putGroup. Its parameters are arrays with an item
+// per Put ($3 excepted: the time the threads are touched): the thread
+// ($1), the checkpoint ID ($2), the expected latest checkpoint ($4, ”
+// for a thread's first), its sequence number ($5) and references ($6),
+// the parent ID ($7), step ($8), references ($9), body ($10), metadata
+// ($11) and creation time ($12) of the checkpoint, the counts and bytes
+// of its blobs and writes ($13 to $16, added to the thread's running
+// totals); then an item per blob ($17 to $21: the position of its Put,
+// from 1, its channel, kind, base and data) and per write ($22 to $26:
+// the position of its Put, its task, node, channel and value), in
+// order. f starts threads, n moves them on (as putNext, whose
+// conditions it checks per Put), t is the Puts saved with their new
+// sequence numbers.
+const putGroup = `WITH p AS (SELECT * FROM unnest($1::text[], $2::text[], $4::text[], $5::int8[], $6::text[], $7::text[], $8::int8[],
+		$9::text[], $10::bytea[], $11::text[], $12::timestamptz[], $13::int8[], $14::int8[], $15::int8[], $16::int8[])
+		WITH ORDINALITY AS p(thread_id, id, expect, pseq, praw, parent_id, step, refs, body, md, created, nb, bb, nw, wb, i)),
+	{move}
+	t AS (SELECT p.*, s.seq FROM p JOIN ({moved}) AS s ON s.thread_id = p.thread_id),
+	c AS (INSERT INTO {checkpoints} (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+		SELECT thread_id, seq, id, parent_id, step, refs::jsonb, body, md::jsonb, created FROM t),
+	b AS (INSERT INTO {blobs} (thread_id, writer, channel, kind, base, data)
+		SELECT t.thread_id, t.seq, u.c, u.k, u.b, u.d
+		FROM unnest($17::int8[], $18::text[], $19::int2[], $20::int8[], $21::bytea[]) AS u(i, c, k, b, d) JOIN t ON t.i = u.i),
+	w AS (INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
+		SELECT t.thread_id, t.seq, u.t, u.n, u.c, u.v
+		FROM unnest($22::int8[], $23::text[], $24::text[], $25::text[], $26::bytea[]) WITH ORDINALITY AS u(i, t, n, c, v, o) JOIN t ON t.i = u.i
+		ORDER BY u.o)
+	SELECT i, seq FROM t`
+
+// The kinds of group (the index of queries.putGroup): first and next
+// checkpoints, first ones alone, next ones alone.
+const (
+	groupMixed = iota
+	groupFirst
+	groupNext
+)
+
+// groupFirstCTE and groupNextCTE are the parts of putGroup that start
+// threads (f) and move them on (n). n looks each expected checkpoint up
+// in a LATERAL subquery whose LIMIT 1 (the key is unique) keeps it a
+// lookup per Put: as a semi-join, the generic plan hashed the references
+// of every checkpoint of the table at each group.
+const (
+	groupFirstCTE = `f AS (INSERT INTO {threads} (thread_id, latest_id, seq, touched, checkpoints, blobs, blob_bytes, writes, write_bytes)
+		SELECT thread_id, id, 1, $3, 1, nb, bb, nw, wb FROM p WHERE expect = ''
+		ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id, seq),
+	`
+	groupNextCTE = `n AS (UPDATE {threads} AS h SET latest_id = p.id, seq = h.seq + 1, touched = $3, checkpoints = h.checkpoints + 1,
+			blobs = h.blobs + p.nb, blob_bytes = h.blob_bytes + p.bb, writes = h.writes + p.nw, write_bytes = h.write_bytes + p.wb
+		FROM p, LATERAL (SELECT x.refs FROM {checkpoints} AS x WHERE x.thread_id = p.thread_id AND x.checkpoint_id = p.expect LIMIT 1) AS x
+		WHERE p.expect <> '' AND h.thread_id = p.thread_id AND h.latest_id = p.expect AND h.seq = p.pseq AND x.refs = p.praw::jsonb
+		RETURNING h.thread_id, h.seq),
+	`
+)
 
 // walk is the recursive part of the walk of a checkpoint's blob chains from
 // the references of the checkpoint c.
