@@ -578,51 +578,59 @@ func TestCreateRunGuessFailed(t *testing.T) {
 	}
 }
 
-// TestCreateRunGuessIsolation checks that the one-round-trip creation,
-// an implicit transaction whose guarded insert must see what was
-// committed before the thread's lock was taken (READ COMMITTED: a
-// snapshot per statement), inserts nothing on a database whose default
-// isolation is REPEATABLE READ (the transaction's snapshot is its first
-// statement's, taken before the lock): the creation reads the thread
-// instead, in its transaction begun READ COMMITTED, and the run is
-// created as always.
+// TestCreateRunGuessIsolation checks the one-round-trip creation, an
+// implicit transaction whose guarded insert must see what was committed
+// before the thread's lock was taken (READ COMMITTED: a snapshot per
+// statement), against the pool's default isolation. Under READ
+// UNCOMMITTED, which PostgreSQL runs as READ COMMITTED, it is made (one
+// round trip). Under REPEATABLE READ or SERIALIZABLE (the transaction's
+// snapshot is its first statement's, taken before the lock) the Store,
+// which read the default once, makes no guess: the creation reads the
+// thread in its transaction begun READ COMMITTED, and inserts the run,
+// in two round trips each time, not three (a guess refused, then the
+// read and the insert).
 func TestCreateRunGuessIsolation(t *testing.T) {
-	_, schema := postgrestest.Schema(t, "agentserver_guess_")
-	count := &postgrestest.Counter{Apart: isNotify}
-	pool := postgrestest.TracedPool(t, count, func(c *pgxpool.Config) {
-		c.ConnConfig.RuntimeParams["default_transaction_isolation"] = "repeatable read"
-	})
-	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	now := time.Now().UTC()
-	if err := st.CreateThread(t.Context(), &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	p := &guessPlan{running: true, max: 100}
-	create := func() {
-		t.Helper()
-		if ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan); !ok || err != nil {
-			t.Fatalf("create: %v, %v; want created", ok, err)
-		}
-	}
-	create() // the thread's first creation here reads it
-	endRun(t, st, p.last)
-	for i := range 2 {
-		// The remembered thread's insert (one round trip), refused,
-		// then the read and the insert (two).
-		if trips, _ := trips(count, create); trips != 3 {
-			t.Fatalf("creation %d under REPEATABLE READ: %d round trips; want 3 (the guarded insert refused, then the thread read)", i+2, trips)
-		}
-		r, err := st.Run(t.Context(), p.last.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Status != server.RunRunning || r.Worker != "w" {
-			t.Fatalf("run stored %+v; want running under w", r)
-		}
-		endRun(t, st, p.last)
+	for _, tc := range []struct {
+		isolation string
+		trips     int
+	}{{"read uncommitted", 1}, {"repeatable read", 2}, {"serializable", 2}} {
+		t.Run(tc.isolation, func(t *testing.T) {
+			_, schema := postgrestest.Schema(t, "agentserver_guess_")
+			count := &postgrestest.Counter{Apart: isNotify}
+			pool := postgrestest.TracedPool(t, count, func(c *pgxpool.Config) {
+				c.ConnConfig.RuntimeParams["default_transaction_isolation"] = tc.isolation
+			})
+			st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(st.Close)
+			now := time.Now().UTC()
+			if err := st.CreateThread(t.Context(), &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			p := &guessPlan{running: true, max: 100}
+			create := func() {
+				t.Helper()
+				if ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan); !ok || err != nil {
+					t.Fatalf("create: %v, %v; want created", ok, err)
+				}
+			}
+			create() // the thread's first creation here reads it
+			endRun(t, st, p.last)
+			for i := range 3 {
+				if trips, _ := trips(count, create); trips != tc.trips {
+					t.Fatalf("creation %d of a remembered thread under %s: %d round trips; want %d", i+2, tc.isolation, trips, tc.trips)
+				}
+				r, err := st.Run(t.Context(), p.last.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Status != server.RunRunning || r.Worker != "w" {
+					t.Fatalf("run stored %+v; want running under w", r)
+				}
+				endRun(t, st, p.last)
+			}
+		})
 	}
 }
