@@ -634,3 +634,51 @@ func TestCreateRunGuessIsolation(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateRunGuessLostReply: when the one-round-trip creation's batch
+// commits but its reply is lost (the connection cut after the commit),
+// the creation reads back whether the run is there and reports it
+// created, rather than failing while the run stays stored (a client
+// told the creation failed would create another). A run created
+// claimed is still running under its worker and attempt: its lease is
+// renewed by the read, for the worker to execute it.
+func TestCreateRunGuessLostReply(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		running bool
+	}{{"claimed", true}, {"pending", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			direct, st, cutter := cutStores(t)
+			now := time.Now().UTC()
+			if err := direct.CreateThread(t.Context(), &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			p := &guessPlan{running: tc.running, max: 100}
+			if ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan); !ok || err != nil {
+				t.Fatalf("first creation: %v, %v; want created", ok, err)
+			}
+			endRun(t, st, p.last) // the thread is remembered, idle: the next creation is one batch
+			cutter.armed.Store(true)
+			ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan)
+			if n := cutter.cuts.Load(); n != 1 {
+				t.Fatalf("the proxy cut %d replies; want 1 (the creation's batch)", n)
+			}
+			if !ok || err != nil {
+				t.Fatalf("creation with its reply lost after its commit: %v, %v; want it created", ok, err)
+			}
+			r, err := direct.Run(t.Context(), p.last.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.running {
+				if r.Status != server.RunPending {
+					t.Fatalf("run stored %+v; want pending", r)
+				}
+				return
+			}
+			if r.Status != server.RunRunning || r.Worker != "w" || r.Attempt != 1 || !r.LeaseUntil.After(time.Now().Add(30*time.Second)) {
+				t.Fatalf("run stored %+v; want running under w, attempt 1, its lease live", r)
+			}
+		})
+	}
+}

@@ -1099,7 +1099,9 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 // match, the guess is forgotten): the caller then creates the run as
 // without a guess, reading the thread, and calls plan again, as it may
 // (a plan is idempotent). An error sending the batch is returned with
-// done true, as the batch may have committed.
+// done true, as the batch may have committed; when its reply was lost
+// (an error of the connection, not PostgreSQL's), createdBy reads
+// whether it did, and a run it created is reported created.
 func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID string, owner *string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (done, created bool, err error) {
 	if !s.readCommitted {
 		return false, false, nil // the guarded insert would be refused
@@ -1162,6 +1164,22 @@ func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID 
 	// idle: there is nothing to roll back.
 	if err := errors.Join(lockErr, err, br.Close()); err != nil {
 		s.guesses.forget(threadID)
+		if outcomeUnknown(err) {
+			// The batch may have committed with its reply lost (a
+			// connection cut after the commit): the run, if there, is
+			// reported created rather than left running (or pending)
+			// while its client, told the creation failed, retries it.
+			// The connection is broken: it goes back to the pool (the
+			// caller's Release is then a no-op) before the read, which
+			// takes another.
+			conn.Release()
+			if ok, rerr := s.createdBy(ctx, r, lease); ok {
+				s.log.Info("postgres: a run's creation committed but its reply was lost; read it back", zap.String("run", r.ID), zap.Error(err))
+				return true, true, nil
+			} else if rerr != nil {
+				s.log.Warn("postgres: reading whether a run's creation committed after its reply was lost", zap.String("run", r.ID), zap.Error(rerr))
+			}
+		}
 		return true, false, createErr(r, err)
 	}
 	if !inserted {
@@ -1418,6 +1436,24 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
 	}
 	return active, ev, next, t, nil
+}
+
+// createdBy reads whether the batch that created run r committed
+// although its reply was lost: the run is there (its id is the
+// creation's own). A run created claimed (lease ≥ 0 and r running) is
+// the creation's to execute only if it is still running under r's
+// worker and attempt: the read renews its lease (lease from now), so
+// that no sweeper claims it before it runs, and finds nothing when its
+// lease expired and a sweeper claimed it again (a new attempt, left to
+// that sweeper).
+func (s *Store) createdBy(ctx context.Context, r *server.Run, lease time.Duration) (bool, error) {
+	if lease >= 0 && r.Status == server.RunRunning {
+		tag, err := s.pool.Exec(ctx, s.q.renewAttempt, r.ID, r.Worker, lease.Microseconds(), r.Attempt)
+		return err == nil && tag.RowsAffected() == 1, err
+	}
+	var ok bool
+	err := s.pool.QueryRow(ctx, s.q.runExists, r.ID).Scan(&ok)
+	return err == nil && ok, err
 }
 
 // outcomeUnknown reports whether err leaves unknown whether the
