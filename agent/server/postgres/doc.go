@@ -101,8 +101,9 @@
 // and end under the lock return [server.ErrThreadLocked] without a
 // round trip, so that the server takes the thread's lock with LockThread
 // and records them step by step; a session set to another isolation
-// since gets the same refusal from the statements themselves. And it is a [server.RunStarter]: a run's start and
-// its metadata event are one statement. And a [server.RunClaimer]: a
+// since gets the same refusal from the statements themselves. And it is
+// a [server.RunStarter]: a run's start and its metadata event are one
+// statement. And a [server.RunClaimer]: a
 // run that its creating instance executes at once is inserted claimed
 // (running, under that instance's lease on the database's clock) by its
 // creation's transaction, and is not claimed apart. And a

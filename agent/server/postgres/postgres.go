@@ -1089,9 +1089,10 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 // then inserted, in one batch (the lock's take and createRunGuess: one
 // implicit transaction, without BEGIN or COMMIT), only if the
 // transaction is READ COMMITTED (a Store whose pool's default isolation
-// is another makes no guess: Store.readCommitted), the thread's record still holds what plan read, it
-// has no active run, no lease of LockThread's is live on it, and the
-// principal has at most that many active runs: the plan on the record
+// is another makes no guess: Store.readCommitted), the thread's record
+// still holds what plan read, it has no active run, no lease of
+// LockThread's is live on it, and the principal has at most that many
+// active runs: the plan on the record
 // read under the lock would have given that run (a principal's bound is
 // checked against more runs than it has). done is false when nothing
 // was sent (the thread is not remembered, or plan on the guess created
