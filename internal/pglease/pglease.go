@@ -114,7 +114,11 @@ type Config struct {
 // one of two int4 keys: a hash of the table and hashtext of the key
 // (two keys with one hash only wait for each other needlessly). A
 // statement's snapshot is taken before the lock: a transaction reads
-// the lease rows in a later statement.
+// the lease rows in a later statement, and only under READ COMMITTED,
+// where that statement takes a snapshot of its own; under REPEATABLE
+// READ or SERIALIZABLE the transaction's snapshot is its first
+// statement's, which misses a lease committed while the lock was waited
+// for.
 func XactLock(table, key string) string {
 	h := fnv.New32a()
 	h.Write([]byte(table))

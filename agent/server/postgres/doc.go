@@ -90,11 +90,20 @@
 // than the strategy was told (the count of Config.MaxActiveRuns, as
 // remembered plus 16); when it is not, nothing is inserted, and the
 // creation reads the thread and applies the strategy again, in two more
-// round trips. That statement checks under READ COMMITTED, PostgreSQL's
-// default isolation: on a database or role whose default is another,
-// it inserts nothing and every creation takes the three round trips. A transaction of one round trip is one batch, without
-// BEGIN or COMMIT. And it is a [server.RunStarter]: a run's start and
-// its metadata event are one statement. And a [server.RunClaimer]: a
+// round trips. A transaction of one round trip is one batch, without
+// BEGIN or COMMIT, which PostgreSQL runs at the session's default
+// isolation; the lock it takes in its first statement holds only under
+// READ COMMITTED (PostgreSQL's default, or READ UNCOMMITTED, run as READ
+// COMMITTED), where each later statement's snapshot is taken after the
+// lock. On a database, role or pool whose default_transaction_isolation
+// is another (read once by [New]), a run's creation reads the thread in
+// a transaction begun READ COMMITTED (two round trips), and a run's claim
+// and end under the lock return [server.ErrThreadLocked] without a
+// round trip, so that the server takes the thread's lock with LockThread
+// and records them step by step; a session set to another isolation
+// since gets the same refusal from the statements themselves. And it is
+// a [server.RunStarter]: a run's start and its metadata event are one
+// statement. And a [server.RunClaimer]: a
 // run that its creating instance executes at once is inserted claimed
 // (running, under that instance's lease on the database's clock) by its
 // creation's transaction, and is not claimed apart. And a

@@ -578,51 +578,107 @@ func TestCreateRunGuessFailed(t *testing.T) {
 	}
 }
 
-// TestCreateRunGuessIsolation checks that the one-round-trip creation,
-// an implicit transaction whose guarded insert must see what was
-// committed before the thread's lock was taken (READ COMMITTED: a
-// snapshot per statement), inserts nothing on a database whose default
-// isolation is REPEATABLE READ (the transaction's snapshot is its first
-// statement's, taken before the lock): the creation reads the thread
-// instead, in its transaction begun READ COMMITTED, and the run is
-// created as always.
+// TestCreateRunGuessIsolation checks the one-round-trip creation, an
+// implicit transaction whose guarded insert must see what was committed
+// before the thread's lock was taken (READ COMMITTED: a snapshot per
+// statement), against the pool's default isolation. Under READ
+// UNCOMMITTED, which PostgreSQL runs as READ COMMITTED, it is made (one
+// round trip). Under REPEATABLE READ or SERIALIZABLE (the transaction's
+// snapshot is its first statement's, taken before the lock) the Store,
+// which read the default once, makes no guess: the creation reads the
+// thread in its transaction begun READ COMMITTED, and inserts the run,
+// in two round trips each time, not three (a guess refused, then the
+// read and the insert).
 func TestCreateRunGuessIsolation(t *testing.T) {
-	_, schema := postgrestest.Schema(t, "agentserver_guess_")
-	count := &postgrestest.Counter{Apart: isNotify}
-	pool := postgrestest.TracedPool(t, count, func(c *pgxpool.Config) {
-		c.ConnConfig.RuntimeParams["default_transaction_isolation"] = "repeatable read"
-	})
-	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		isolation string
+		trips     int
+	}{{"read uncommitted", 1}, {"repeatable read", 2}, {"serializable", 2}} {
+		t.Run(tc.isolation, func(t *testing.T) {
+			_, schema := postgrestest.Schema(t, "agentserver_guess_")
+			count := &postgrestest.Counter{Apart: isNotify}
+			pool := postgrestest.TracedPool(t, count, func(c *pgxpool.Config) {
+				c.ConnConfig.RuntimeParams["default_transaction_isolation"] = tc.isolation
+			})
+			st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(st.Close)
+			now := time.Now().UTC()
+			if err := st.CreateThread(t.Context(), &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			p := &guessPlan{running: true, max: 100}
+			create := func() {
+				t.Helper()
+				if ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan); !ok || err != nil {
+					t.Fatalf("create: %v, %v; want created", ok, err)
+				}
+			}
+			create() // the thread's first creation here reads it
+			endRun(t, st, p.last)
+			for i := range 3 {
+				if trips, _ := trips(count, create); trips != tc.trips {
+					t.Fatalf("creation %d of a remembered thread under %s: %d round trips; want %d", i+2, tc.isolation, trips, tc.trips)
+				}
+				r, err := st.Run(t.Context(), p.last.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Status != server.RunRunning || r.Worker != "w" {
+					t.Fatalf("run stored %+v; want running under w", r)
+				}
+				endRun(t, st, p.last)
+			}
+		})
 	}
-	t.Cleanup(st.Close)
-	now := time.Now().UTC()
-	if err := st.CreateThread(t.Context(), &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	p := &guessPlan{running: true, max: 100}
-	create := func() {
-		t.Helper()
-		if ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan); !ok || err != nil {
-			t.Fatalf("create: %v, %v; want created", ok, err)
-		}
-	}
-	create() // the thread's first creation here reads it
-	endRun(t, st, p.last)
-	for i := range 2 {
-		// The remembered thread's insert (one round trip), refused,
-		// then the read and the insert (two).
-		if trips, _ := trips(count, create); trips != 3 {
-			t.Fatalf("creation %d under REPEATABLE READ: %d round trips; want 3 (the guarded insert refused, then the thread read)", i+2, trips)
-		}
-		r, err := st.Run(t.Context(), p.last.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Status != server.RunRunning || r.Worker != "w" {
-			t.Fatalf("run stored %+v; want running under w", r)
-		}
-		endRun(t, st, p.last)
+}
+
+// TestCreateRunGuessLostReply: when the one-round-trip creation's batch
+// commits but its reply is lost (the connection cut after the commit),
+// the creation reads back whether the run is there and reports it
+// created, rather than failing while the run stays stored (a client
+// told the creation failed would create another). A run created
+// claimed is still running under its worker and attempt: its lease is
+// renewed by the read, for the worker to execute it.
+func TestCreateRunGuessLostReply(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		running bool
+	}{{"claimed", true}, {"pending", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			direct, st, cutter := cutStores(t)
+			now := time.Now().UTC()
+			if err := direct.CreateThread(t.Context(), &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			p := &guessPlan{running: tc.running, max: 100}
+			if ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan); !ok || err != nil {
+				t.Fatalf("first creation: %v, %v; want created", ok, err)
+			}
+			endRun(t, st, p.last) // the thread is remembered, idle: the next creation is one batch
+			cutter.armed.Store(true)
+			ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan)
+			if n := cutter.cuts.Load(); n != 1 {
+				t.Fatalf("the proxy cut %d replies; want 1 (the creation's batch)", n)
+			}
+			if !ok || err != nil {
+				t.Fatalf("creation with its reply lost after its commit: %v, %v; want it created", ok, err)
+			}
+			r, err := direct.Run(t.Context(), p.last.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.running {
+				if r.Status != server.RunPending {
+					t.Fatalf("run stored %+v; want pending", r)
+				}
+				return
+			}
+			if r.Status != server.RunRunning || r.Worker != "w" || r.Attempt != 1 || !r.LeaseUntil.After(time.Now().Add(30*time.Second)) {
+				t.Fatalf("run stored %+v; want running under w, attempt 1, its lease live", r)
+			}
+		})
 	}
 }

@@ -94,6 +94,18 @@ type Store struct {
 	notes   *pgnotify.Sender
 	grace   time.Duration // Config.PendingGrace, resolved
 	shared  bool          // Config.SharedCheckpoints
+	// readCommitted is whether the pool's sessions run their implicit
+	// transactions READ COMMITTED (or READ UNCOMMITTED, run as READ
+	// COMMITTED), read once by New: the one-round-trip batches that take
+	// a thread's transaction-level lock and then read its LockThread
+	// lease (the guessed creation, ClaimThreadLocked, FinishRunLocked)
+	// hold the lock only then. Without it they are not sent: the guessed
+	// creation reads the thread in a transaction begun READ COMMITTED,
+	// and the others return ErrThreadLocked at once, for the server to
+	// take the lock with LockThread. A session whose default changed
+	// since (a SET on a connection of a shared pool) is refused by the
+	// statements themselves (readCommitted in queries.go).
+	readCommitted bool
 	// guesses remembers the threads whose runs were last created here,
 	// for the next creation's one round trip (createGuessed).
 	guesses guesses
@@ -165,6 +177,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	var iso string
+	if err := s.pool.QueryRow(ctx, `SELECT current_setting('default_transaction_isolation')`).Scan(&iso); err != nil {
+		s.Close()
+		return nil, wrap("read default_transaction_isolation", err)
+	}
+	s.readCommitted = iso == "read committed" || iso == "read uncommitted"
 	return s, nil
 }
 
@@ -878,10 +896,19 @@ func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease 
 // and COMMIT: PostgreSQL runs the statements of one batch (one pipeline
 // up to its Sync, or one simple-protocol query, whichever pgx sends) as
 // one implicit transaction, committed after the last statement and
-// rolled back whole when one fails, and each statement still takes a
-// snapshot of its own (READ COMMITTED), after the locks the statements
-// before it took. Such a transaction costs no BEGIN or COMMIT statement,
-// and a failed one leaves its connection idle, with nothing to roll back.
+// rolled back whole when one fails. Such a transaction costs no BEGIN or
+// COMMIT statement, and a failed one leaves its connection idle, with
+// nothing to roll back. It runs at the connection's default isolation:
+// under READ COMMITTED (PostgreSQL's default) each statement takes a
+// snapshot of its own, after the locks the statements before it took;
+// under REPEATABLE READ or SERIALIZABLE (a database's, a role's or a
+// session's default_transaction_isolation) the transaction's snapshot is
+// its first statement's, taken before the locks that statement waits
+// for. The batches that read a LockThread lease after taking the
+// thread's transaction-level lock therefore count the lock as held
+// under another isolation than READ COMMITTED (see freeExpired), and a
+// Store whose pool's default is another does not send them
+// (Store.readCommitted).
 func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.Duration, withThread bool) (*server.Run, *server.Thread, error) {
 	query := s.q.claim
 	if withThread {
@@ -1061,9 +1088,11 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 // as that creation counted them plus guessSlack; the run it returns is
 // then inserted, in one batch (the lock's take and createRunGuess: one
 // implicit transaction, without BEGIN or COMMIT), only if the
-// transaction is READ COMMITTED, the thread's record still holds what plan read, it
-// has no active run, no lease of LockThread's is live on it, and the
-// principal has at most that many active runs: the plan on the record
+// transaction is READ COMMITTED (a Store whose pool's default isolation
+// is another makes no guess: Store.readCommitted), the thread's record
+// still holds what plan read, it has no active run, no lease of
+// LockThread's is live on it, and the principal has at most that many
+// active runs: the plan on the record
 // read under the lock would have given that run (a principal's bound is
 // checked against more runs than it has). done is false when nothing
 // was sent (the thread is not remembered, or plan on the guess created
@@ -1071,8 +1100,13 @@ func (s *Store) createRun(ctx context.Context, threadID string, owner *string, l
 // match, the guess is forgotten): the caller then creates the run as
 // without a guess, reading the thread, and calls plan again, as it may
 // (a plan is idempotent). An error sending the batch is returned with
-// done true, as the batch may have committed.
+// done true, as the batch may have committed; when its reply was lost
+// (an error of the connection, not PostgreSQL's), createdBy reads
+// whether it did, and a run it created is reported created.
 func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID string, owner *string, lease time.Duration, plan func(*server.Thread, []*server.Run, int) (*server.Run, string, map[string]any, error)) (done, created bool, err error) {
+	if !s.readCommitted {
+		return false, false, nil // the guarded insert would be refused
+	}
 	x, ok := s.guesses.get(threadID)
 	if !ok || x.run != "" {
 		return false, false, nil // not remembered, or its last run may be active
@@ -1131,6 +1165,22 @@ func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID 
 	// idle: there is nothing to roll back.
 	if err := errors.Join(lockErr, err, br.Close()); err != nil {
 		s.guesses.forget(threadID)
+		if outcomeUnknown(err) {
+			// The batch may have committed with its reply lost (a
+			// connection cut after the commit): the run, if there, is
+			// reported created rather than left running (or pending)
+			// while its client, told the creation failed, retries it.
+			// The connection is broken: it goes back to the pool (the
+			// caller's Release is then a no-op) before the read, which
+			// takes another.
+			conn.Release()
+			if ok, rerr := s.createdBy(ctx, r, lease); ok {
+				s.log.Info("postgres: a run's creation committed but its reply was lost; read it back", zap.String("run", r.ID), zap.Error(err))
+				return true, true, nil
+			} else if rerr != nil {
+				s.log.Warn("postgres: reading whether a run's creation committed after its reply was lost", zap.String("run", r.ID), zap.Error(rerr))
+			}
+		}
 		return true, false, createErr(r, err)
 	}
 	if !inserted {
@@ -1213,8 +1263,15 @@ func scanThreadActive(br pgx.BatchResults, threadID string, counted bool) (free 
 // transaction, in one round trip of two statements (an implicit
 // transaction): the lock's take (a transaction-level advisory lock) with
 // the lock of the thread's row, then the claim, which returns whether
-// the lock is held, and the run claimed with its thread.
+// the lock is held, and the run claimed with its thread. The batch holds
+// the lock only under READ COMMITTED: on a pool whose default isolation
+// is another it returns ErrThreadLocked without a round trip, and a
+// session of another isolation gets it from the claim, which claims
+// nothing.
 func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
+	if !s.readCommitted {
+		return nil, nil, fmt.Errorf("thread %s: %w (the pool's default isolation is not READ COMMITTED: the claim is made under LockThread's lock)", threadID, server.ErrThreadLocked)
+	}
 	b := &pgx.Batch{}
 	b.Queue(s.q.xactLockThread, threadID)
 	b.Queue(s.q.claimLocked, threadID, worker, lease.Microseconds())
@@ -1250,7 +1307,10 @@ func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, 
 // transaction-level advisory lock), then one statement that refreshes
 // the thread, appends the run's last event and ends the run. Like EndRun
 // it notifies the other instances once committed; that notification
-// wakes their streams for the last event too.
+// wakes their streams for the last event too. As ClaimThreadLocked's,
+// the batch holds the lock only under READ COMMITTED: otherwise it
+// writes nothing and returns ErrThreadLocked (without a round trip on a
+// pool whose default isolation is another).
 func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, error) {
 	active, ev, _, _, err := s.finishRun(ctx, e, "", 0)
 	return active, ev, err
@@ -1272,10 +1332,13 @@ func (s *Store) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, work
 // thread's next run for worker in the same batch, and returns it with
 // its thread.
 func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Thread, error) {
-	s.guesses.ended(e.ThreadID, e.RunID) // before the end is sent: see guesses.endedRun
 	fail := func(err error) (int, server.Event, *server.Run, *server.Thread, error) {
 		return 0, server.Event{}, nil, nil, err
 	}
+	if !s.readCommitted {
+		return fail(fmt.Errorf("thread %s: %w (the pool's default isolation is not READ COMMITTED: the end is made under LockThread's lock)", e.ThreadID, server.ErrThreadLocked))
+	}
+	s.guesses.ended(e.ThreadID, e.RunID) // before the end is sent: see guesses.endedRun
 	f := e.Refresh
 	bytes, sub := refreshBytes(f)
 	ins, err := interruptsColumn(f.Interrupts)
@@ -1374,6 +1437,24 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
 	}
 	return active, ev, next, t, nil
+}
+
+// createdBy reads whether the batch that created run r committed
+// although its reply was lost: the run is there (its id is the
+// creation's own). A run created claimed (lease ≥ 0 and r running) is
+// the creation's to execute only if it is still running under r's
+// worker and attempt: the read renews its lease (lease from now), so
+// that no sweeper claims it before it runs, and finds nothing when its
+// lease expired and a sweeper claimed it again (a new attempt, left to
+// that sweeper).
+func (s *Store) createdBy(ctx context.Context, r *server.Run, lease time.Duration) (bool, error) {
+	if lease >= 0 && r.Status == server.RunRunning {
+		tag, err := s.pool.Exec(ctx, s.q.renewAttempt, r.ID, r.Worker, lease.Microseconds(), r.Attempt)
+		return err == nil && tag.RowsAffected() == 1, err
+	}
+	var ok bool
+	err := s.pool.QueryRow(ctx, s.q.runExists, r.ID).Scan(&ok)
+	return err == nil && ok, err
 }
 
 // outcomeUnknown reports whether err leaves unknown whether the

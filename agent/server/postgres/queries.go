@@ -180,8 +180,24 @@ const (
 	// query f when they read it more than once, which, volatile, is
 	// computed once).
 	freeDrop = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND (until >= clock_timestamp() OR NOT {dropExpired}($1)))`
-	// freeExpired is the WITH query f: freeDrop, the column free.
-	freeExpired = `f AS (SELECT ` + freeDrop + ` AS free)`
+	// readCommitted holds when the statement's transaction is READ
+	// COMMITTED (or READ UNCOMMITTED, which PostgreSQL runs as READ
+	// COMMITTED): each statement then takes a snapshot of its own, and
+	// one made after the transaction's first statement took the
+	// thread's transaction-level lock sees every lease committed before
+	// the lock was granted. Under REPEATABLE READ or SERIALIZABLE the
+	// transaction's snapshot is its first statement's, taken before the
+	// lock: a lease that LockThread's take committed while the lock was
+	// waited for is not in it.
+	readCommitted = `current_setting('transaction_isolation') IN ('read committed', 'read uncommitted')`
+	// freeExpired is the WITH query f: freeDrop, the column free, of the
+	// statements made in an implicit transaction (a batch without BEGIN,
+	// at the connection's default isolation) after the statement that
+	// took the thread's lock. It is false, whether or not a lease is
+	// there, unless the transaction is READ COMMITTED (readCommitted):
+	// the statement then writes nothing and its method returns
+	// ErrThreadLocked, for the caller to take the lock with LockThread.
+	freeExpired = `f AS (SELECT ` + readCommitted + ` AND ` + freeDrop + ` AS free)`
 	threadCols  = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
 	// threadColsT is threadCols of the table aliased t.
 	threadColsT = `t.id, t.owner, t.status, t.created, t.updated, t.metadata, t.config, t.vals, t.interrupts, t.graph_id, t.head, t.rolled`
@@ -400,8 +416,8 @@ func newQueries(schema string) queries {
 	// the lock taken by xactLock from what the Store remembers of the
 	// thread (threadGuess), in the implicit transaction of one batch
 	// (xactLock, then this statement: no BEGIN or COMMIT): createRunBusy
-	// ($1 to $19), made only if the transaction is READ COMMITTED (the
-	// database's default isolation: this statement's snapshot, taken
+	// ($1 to $19), made only if the transaction is READ COMMITTED
+	// (readCommitted; PostgreSQL's default isolation: this statement's snapshot, taken
 	// after the lock, then sees every change committed before it; under
 	// another default, where the transaction's snapshot is its first
 	// statement's, taken before the lock, nothing is inserted and the
@@ -424,7 +440,7 @@ func newQueries(schema string) queries {
 	// insert it replaces, within 1 % (callgrind of the pgbench replay):
 	// what it saves is a round trip.
 	guess := `WITH g AS (SELECT CASE WHEN $26::bigint < 0 THEN 0 ELSE (` + strings.Replace(q.countActive, "$1", "$25", 1) + `) END AS n
-			FROM {threads} t WHERE current_setting('transaction_isolation') = 'read committed' AND t.id = $2 AND t.owner = $20 AND t.metadata::text IS NOT DISTINCT FROM $21::jsonb::text
+			FROM {threads} t WHERE ` + readCommitted + ` AND t.id = $2 AND t.owner = $20 AND t.metadata::text IS NOT DISTINCT FROM $21::jsonb::text
 				AND t.graph_id = $22 AND t.head = $23 AND t.rolled = $24
 				AND NOT EXISTS (SELECT 1 FROM {runs} a WHERE a.thread_id = $2 AND a.status IN ('running', 'pending'))
 				AND ` + strings.ReplaceAll(freeDrop, "$1", "$2") + `),
@@ -526,9 +542,13 @@ func newQueries(schema string) queries {
 	// other transactions of the thread's lock, and the takes of its
 	// lease, until the transaction ends, and writes no row. The
 	// transaction's later statements, each with a snapshot taken after
-	// the lock, hold the lock if no lease of LockThread's is live on the
-	// thread ({freeDrop}, $1 the thread); one is, and they write nothing, and
-	// the method returns ErrThreadLocked.
+	// the lock (READ COMMITTED), hold the lock if no lease of
+	// LockThread's is live on the thread ({freeDrop}, $1 the thread);
+	// one is, and they write nothing, and the method returns
+	// ErrThreadLocked. A transaction of one batch without BEGIN runs at
+	// the connection's default isolation: under another than READ
+	// COMMITTED its snapshot is taken before the lock, and the
+	// statements count the lock as held ({freeExpired}, readCommitted).
 	q.xactLock = r(`SELECT ` + pglease.XactLock(q.locks, "$1::text"))
 	// xactLockThread also locks the thread's row, as claim's transaction
 	// does, once the lock is taken (the condition on a is a one-time
