@@ -1281,6 +1281,11 @@ type detachedContext struct {
 	hide   bool   // hide the parent's scope
 }
 
+// String names the context as context.WithValue would.
+func (c detachedContext) String() string {
+	return contextName(c.Context) + ".WithValue(graph.detached)"
+}
+
 // Value returns nil for scopeKey when the scope is hidden, the enclosing
 // task for nestedKey when it marks one, and asks the parent otherwise.
 func (c detachedContext) Value(key any) any {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -68,8 +69,15 @@ func (c *stepContext) Done() <-chan struct{} {
 // Err returns the error of the first cancellation, the step's or its
 // parent's, or nil.
 func (c *stepContext) Err() error {
+	var parent error
 	if !c.isErr.Load() {
-		return c.Context.Err()
+		if parent = c.Context.Err(); parent == nil {
+			return nil
+		}
+		// The parent is cancelled: a cancel of the step racing with it
+		// may have recorded another error first. Under mu either cancel
+		// has recorded its error, which is the first, or it has not and
+		// will record the parent's, so every call answers the same.
 	}
 	c.mu.Lock()
 	err := c.err
@@ -77,7 +85,23 @@ func (c *stepContext) Err() error {
 	if err != nil {
 		return err
 	}
+	if parent != nil {
+		return parent
+	}
 	return c.Context.Err()
+}
+
+// String names the context as context.WithCancel would: the parent's name
+// followed by ".WithCancel". It reads no field a cancel writes.
+func (c *stepContext) String() string { return contextName(c.Context) + ".WithCancel" }
+
+// contextName names ctx as the context package's contexts name
+// themselves: by its String method, or by its type.
+func contextName(ctx context.Context) string {
+	if s, ok := ctx.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", ctx)
 }
 
 // Value returns the value of key: the parent's, through inner once Done

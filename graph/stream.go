@@ -203,6 +203,10 @@ type scopeContext struct {
 	sc scope
 }
 
+// String names the context as context.WithValue would, without printing
+// the scope (which the run writes while the task runs).
+func (c *scopeContext) String() string { return contextName(c.Context) + ".WithValue(graph.scope)" }
+
 // Value returns the task's scope for scopeKey, and asks the parent
 // otherwise.
 func (c *scopeContext) Value(key any) any {
@@ -301,6 +305,11 @@ type streamSink[S any] struct {
 type offLoopContext[S any] struct {
 	context.Context
 	sink *streamSink[S]
+}
+
+// String names the context as context.WithValue would.
+func (c *offLoopContext[S]) String() string {
+	return contextName(c.Context) + ".WithValue(graph.offLoop)"
 }
 
 // Value returns true for the sink's offLoop key and asks the parent

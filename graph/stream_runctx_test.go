@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -140,5 +141,27 @@ func TestStreamRunContextAllocatesNothing(t *testing.T) {
 	})
 	if n > 5 {
 		t.Fatalf("a streamed run allocates %v times, want at most 5", n)
+	}
+}
+
+// A streamed run's node context prints as a context.WithCancel child of
+// the context given to Stream with a value, not as its fields (which the
+// run writes while the node runs).
+func TestStreamRunContextString(t *testing.T) {
+	got := make(chan string, 1)
+	g := graph.New[logState]()
+	g.AddNode("name", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		got <- fmt.Sprint(ctx)
+		return graph.Update[logState]{}, nil
+	})
+	g.AddEdge(graph.START, "name").AddEdge("name", graph.END)
+	c := mustCompile(t, g)
+	for _, err := range c.Stream(context.Background(), logState{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, want := <-got, "context.Background.WithCancel.WithValue(graph.scope)"; s != want {
+		t.Errorf("a streamed run's node context prints as %q; want %q", s, want)
 	}
 }
