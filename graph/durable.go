@@ -54,9 +54,15 @@ type drun[S any] struct {
 
 	resume     map[string][]byte // interrupt id -> encoded resume value
 	interrupts []checkpoint.Interrupt
-	skipBefore bool // the first step resumes a paused one: do not break before it
-	before     []bool
-	after      []bool
+	// The first step continues a checkpoint that paused at it: passedAll
+	// when it paused inside the step (a node's Interrupt; the step had
+	// passed its breakpoints), else passed lists the tasks it paused
+	// before at a breakpoint. Other breakpoints before the step still
+	// stop it.
+	passed    []string
+	passedAll bool
+	before    []bool
+	after     []bool
 
 	mu    sync.Mutex // guards saveErr between parallel tasks
 	tasks []itask    // per task of the current step
@@ -502,7 +508,14 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		}
 		d.resume[id] = data
 	}
-	d.skipBefore = true
+	for _, x := range snap.Interrupts {
+		switch kindOf(x.ID) {
+		case InterruptRaised:
+			d.passedAll = true
+		case BreakpointBefore:
+			d.passed = append(d.passed, x.TaskID)
+		}
+	}
 	d.interrupts = snap.Interrupts
 	return nil
 }

@@ -251,6 +251,16 @@ func WithSerializer(ser checkpoint.Serializer) CompileOption {
 // [*InterruptError] whose interrupts are of kind [BreakpointBefore]. Running
 // the thread again with a zero input runs the step. At
 // Compile it applies to every run; given to a run it replaces the graph's.
+//
+// Only a run that continues the very pause goes past it: one on the
+// checkpoint that paused there (or a copy of it by [Thread.Update]
+// without [AsNode], which keeps its next tasks and interrupts), for the
+// tasks it paused before, or one resuming a step paused inside by
+// [Interrupt]. Every other step with a task of a named node pauses
+// first, the first step of a run included: one that Thread.Update with
+// AsNode routed to, one of a checkpoint saved between steps that
+// [FromCheckpoint] runs again, one a failed or cancelled run left, and
+// one after a pause at a breakpoint after a node ([InterruptAfter]).
 func InterruptBefore(nodes ...string) Option {
 	return option(func(s *settings) { s.before = nodes; s.durableOpts = true })
 }

@@ -1,0 +1,249 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// gated is the state of a graph whose agent routes to a safe or a
+// dangerous tool, both behind breakpoints.
+type gated struct {
+	Log   []string
+	Route string
+}
+
+var (
+	gatedLog   = graph.Append(func(s *gated) *[]string { return &s.Log })
+	gatedRoute = graph.Replace(func(s *gated) *string { return &s.Route })
+)
+
+// gatedGraph compiles agent -> Route (safe_tool, dangerous_tool or END)
+// on saver, with the compile options opts. Each node logs its name.
+func gatedGraph(t *testing.T, saver checkpoint.Saver, opts ...graph.CompileOption) *graph.Compiled[gated] {
+	t.Helper()
+	logs := func(name string) graph.NodeFunc[gated] {
+		return func(context.Context, gated) (graph.Update[gated], error) {
+			return gatedLog.Set([]string{name}), nil
+		}
+	}
+	g := graph.New[gated]()
+	g.AddNode("agent", logs("agent")).AddNode("safe_tool", logs("safe_tool")).AddNode("dangerous_tool", logs("dangerous_tool"))
+	g.AddEdge(graph.START, "agent")
+	g.AddConditionalEdges("agent", func(_ context.Context, s gated) (graph.Route, error) {
+		if s.Route == "" {
+			return graph.To(graph.END), nil
+		}
+		return graph.To(s.Route), nil
+	}, "safe_tool", "dangerous_tool", graph.END)
+	g.AddEdge("safe_tool", graph.END).AddEdge("dangerous_tool", graph.END)
+	c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// uniqueThread names a thread no earlier test run used (the PostgreSQL
+// schema outlives the tests).
+func uniqueThread(name string) string {
+	return fmt.Sprintf("%s-%d-%d", name, os.Getpid(), time.Now().UnixNano())
+}
+
+// wantBreakBefore fails t unless err is a pause at a breakpoint before
+// node alone, and out logged want.
+func wantBreakBefore(t *testing.T, out gated, err error, node string, want []string) {
+	t.Helper()
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) {
+		t.Fatalf("run error = %v (log %v), want a pause at the breakpoint before %s", err, out.Log, node)
+	}
+	if len(ie.Interrupts) != 1 || ie.Interrupts[0].Kind != graph.BreakpointBefore || ie.Interrupts[0].Node != node {
+		t.Fatalf("pause = %+v, want one breakpoint before %s", ie.Interrupts, node)
+	}
+	if diff := cmp.Diff(want, out.Log); diff != "" {
+		t.Fatalf("log at the pause (-want +got):\n%s", diff)
+	}
+}
+
+// TestBreakpointBeforeFirstStep checks that a run continuing a pending
+// step pauses at a breakpoint before it unless it continues the very
+// checkpoint that paused there.
+func TestBreakpointBeforeFirstStep(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range continueSavers(t) {
+		t.Run(name, func(t *testing.T) {
+			c := gatedGraph(t, open(t), graph.InterruptBefore("safe_tool", "dangerous_tool"))
+
+			t.Run("rerouted pause", func(t *testing.T) {
+				th := c.Thread(uniqueThread("rerouted"))
+				out, err := th.Invoke(ctx, gated{Route: "safe_tool"})
+				wantBreakBefore(t, out, err, "safe_tool", []string{"agent"})
+				// The human changes the agent's decision.
+				if _, err := th.Update(ctx, gatedRoute.Set("dangerous_tool"), graph.AsNode("agent")); err != nil {
+					t.Fatal(err)
+				}
+				out, err = th.Invoke(ctx, gated{})
+				wantBreakBefore(t, out, err, "dangerous_tool", []string{"agent"})
+				out, err = th.Invoke(ctx, gated{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff([]string{"agent", "dangerous_tool"}, out.Log); diff != "" {
+					t.Errorf("log after the approval (-want +got):\n%s", diff)
+				}
+			})
+
+			t.Run("rerouted finished thread", func(t *testing.T) {
+				th := c.Thread(uniqueThread("finished"))
+				if _, err := th.Invoke(ctx, gated{}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := th.Update(ctx, gatedRoute.Set("dangerous_tool"), graph.AsNode("agent")); err != nil {
+					t.Fatal(err)
+				}
+				out, err := th.Invoke(ctx, gated{})
+				wantBreakBefore(t, out, err, "dangerous_tool", []string{"agent"})
+			})
+
+			t.Run("checkpoint between steps", func(t *testing.T) {
+				th := c.Thread(uniqueThread("replay"))
+				_, err := th.Invoke(ctx, gated{Route: "dangerous_tool"})
+				wantBreakBefore(t, gated{}, err, "dangerous_tool", nil)
+				if _, err := th.Invoke(ctx, gated{}); err != nil {
+					t.Fatal(err)
+				}
+				var loop string
+				for s, err := range th.History(ctx, checkpoint.ListOptions{}) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if s.Metadata[graph.MetaSource] == "loop" && cmp.Equal(s.Next, []string{"dangerous_tool"}) {
+						loop = s.CheckpointID
+					}
+				}
+				if loop == "" {
+					t.Fatal("no checkpoint saved between agent and dangerous_tool")
+				}
+				out, err := th.Invoke(ctx, gated{}, graph.FromCheckpoint(loop))
+				wantBreakBefore(t, out, err, "dangerous_tool", []string{"agent"})
+			})
+
+			t.Run("approval", func(t *testing.T) {
+				th := c.Thread(uniqueThread("approval"))
+				_, err := th.Invoke(ctx, gated{Route: "dangerous_tool"})
+				var ie *graph.InterruptError
+				if !errors.As(err, &ie) {
+					t.Fatalf("first run: %v, want a pause", err)
+				}
+				pause := ie.CheckpointID
+				// An edit that keeps the pause (no AsNode) keeps the approval.
+				if _, err := th.Update(ctx, gatedLog.Set([]string{"edited"})); err != nil {
+					t.Fatal(err)
+				}
+				out, err := th.Invoke(ctx, gated{})
+				if err != nil {
+					t.Fatalf("approving the edited pause: %v", err)
+				}
+				if diff := cmp.Diff([]string{"agent", "edited", "dangerous_tool"}, out.Log); diff != "" {
+					t.Errorf("log after the approval (-want +got):\n%s", diff)
+				}
+				// The pause's own checkpoint, run again, goes on too.
+				out, err = th.Invoke(ctx, gated{}, graph.FromCheckpoint(pause))
+				if err != nil {
+					t.Fatalf("approving the pause's checkpoint again: %v", err)
+				}
+				if diff := cmp.Diff([]string{"agent", "dangerous_tool"}, out.Log); diff != "" {
+					t.Errorf("log after approving the pause's checkpoint (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
+}
+
+// TestBreakpointBeforeAfterFailure checks that a step a failed run left
+// pauses at a breakpoint a later run sets before it.
+func TestBreakpointBeforeAfterFailure(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range continueSavers(t) {
+		t.Run(name, func(t *testing.T) {
+			fail := true
+			g := graph.New[gated]()
+			g.AddNode("agent", func(context.Context, gated) (graph.Update[gated], error) {
+				return gatedLog.Set([]string{"agent"}), nil
+			})
+			g.AddNode("tool", func(context.Context, gated) (graph.Update[gated], error) {
+				if fail {
+					return graph.Update[gated]{}, errors.New("tool unavailable")
+				}
+				return gatedLog.Set([]string{"tool"}), nil
+			})
+			g.AddEdge(graph.START, "agent").AddEdge("agent", "tool").AddEdge("tool", graph.END)
+			c, err := g.Compile(graph.WithCheckpointer(open(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			th := c.Thread(uniqueThread("failed"))
+			if _, err := th.Invoke(ctx, gated{}); err == nil {
+				t.Fatal("the tool's failure did not fail the run")
+			}
+			fail = false
+			out, err := th.Invoke(ctx, gated{}, graph.InterruptBefore("tool"))
+			wantBreakBefore(t, out, err, "tool", []string{"agent"})
+			out, err = th.Invoke(ctx, gated{}, graph.InterruptBefore("tool"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"agent", "tool"}, out.Log); diff != "" {
+				t.Errorf("log after the approval (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBreakpointBeforeThenInterrupt checks that resuming a node's
+// Interrupt, in a step approved at a breakpoint, does not stop at the
+// breakpoint again.
+func TestBreakpointBeforeThenInterrupt(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range continueSavers(t) {
+		t.Run(name, func(t *testing.T) {
+			g := graph.New[gated]()
+			g.AddNode("ask", func(ctx context.Context, _ gated) (graph.Update[gated], error) {
+				answer, err := graph.Interrupt[string](ctx, "which?")
+				if err != nil {
+					return graph.Update[gated]{}, err
+				}
+				return gatedLog.Set([]string{"ask:" + answer}), nil
+			})
+			g.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+			c, err := g.Compile(graph.WithCheckpointer(open(t)), graph.InterruptBefore("ask"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			th := c.Thread(uniqueThread("ask"))
+			out, err := th.Invoke(ctx, gated{})
+			wantBreakBefore(t, out, err, "ask", nil)
+			_, err = th.Invoke(ctx, gated{})
+			var ie *graph.InterruptError
+			if !errors.As(err, &ie) || len(ie.Interrupts) != 1 || ie.Interrupts[0].Kind != graph.InterruptRaised {
+				t.Fatalf("approved run: %v, want the node's interrupt", err)
+			}
+			out, err = th.Invoke(ctx, gated{}, graph.Resume("this"))
+			if err != nil {
+				t.Fatalf("resuming the interrupt: %v", err)
+			}
+			if diff := cmp.Diff([]string{"ask:this"}, out.Log); diff != "" {
+				t.Errorf("log after the resume (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
