@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,6 +245,125 @@ func TestBreakpointBeforeThenInterrupt(t *testing.T) {
 			if diff := cmp.Diff([]string{"ask:this"}, out.Log); diff != "" {
 				t.Errorf("log after the resume (-want +got):\n%s", diff)
 			}
+		})
+	}
+}
+
+// TestInputOnPendingStep checks the errors of new input on a thread with
+// a pending step, and that the fix each names works.
+func TestInputOnPendingStep(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range continueSavers(t) {
+		t.Run(name, func(t *testing.T) {
+			saver := open(t)
+
+			t.Run("step in progress", func(t *testing.T) {
+				entered, release := make(chan struct{}), make(chan struct{})
+				g := graph.New[gated]()
+				g.AddNode("slow", func(ctx context.Context, _ gated) (graph.Update[gated], error) {
+					entered <- struct{}{}
+					<-release
+					return gatedLog.Set([]string{"slow"}), nil
+				})
+				g.AddEdge(graph.START, "slow").AddEdge("slow", graph.END)
+				c, err := g.Compile(graph.WithCheckpointer(saver))
+				if err != nil {
+					t.Fatal(err)
+				}
+				th := c.Thread(uniqueThread("busy"))
+				first := make(chan error, 1)
+				go func() {
+					_, err := th.Invoke(ctx, gated{Log: []string{"one"}})
+					first <- err
+				}()
+				<-entered // the first run's input checkpoint is saved
+				_, err = th.Invoke(ctx, gated{Log: []string{"two"}})
+				if !errors.Is(err, checkpoint.ErrConflict) || !errors.Is(err, graph.ErrThreadPaused) {
+					t.Errorf("input during a run: %v; want an error matching checkpoint.ErrConflict and graph.ErrThreadPaused", err)
+				}
+				if err != nil && (strings.Contains(err.Error(), "paused") || !strings.Contains(err.Error(), "in progress")) {
+					t.Errorf("input during a run: %q; want it to say a step is in progress, not paused", err)
+				}
+				close(release)
+				if err := <-first; err != nil {
+					t.Fatal(err)
+				}
+				go func() { <-entered }() // the retried run's slow
+				out, err := th.Invoke(ctx, gated{Log: []string{"two"}})
+				if err != nil {
+					t.Fatalf("retry once the other run finished: %v", err)
+				}
+				if diff := cmp.Diff([]string{"one", "slow", "two", "slow"}, out.Log); diff != "" {
+					t.Errorf("log after the retry (-want +got):\n%s", diff)
+				}
+			})
+
+			c := gatedGraph(t, saver, graph.InterruptBefore("safe_tool"))
+			t.Run("breakpoint", func(t *testing.T) {
+				th := c.Thread(uniqueThread("bp"))
+				_, err := th.Invoke(ctx, gated{Route: "safe_tool"})
+				if err == nil || strings.Contains(err.Error(), "graph.Resume") {
+					t.Errorf("pause at a breakpoint: %v; want it to name the zero input, not graph.Resume", err)
+				}
+				_, err = th.Invoke(ctx, gated{}, graph.Resume(true))
+				if !errors.Is(err, graph.ErrNothingToResume) || !strings.Contains(err.Error(), "zero input") || strings.Contains(err.Error(), "use graph.ResumeByID") {
+					t.Errorf("Resume at a breakpoint: %v; want ErrNothingToResume naming the zero input", err)
+				}
+				_, err = th.Invoke(ctx, gated{Log: []string{"more"}})
+				if !errors.Is(err, graph.ErrThreadPaused) || errors.Is(err, checkpoint.ErrConflict) ||
+					!strings.Contains(err.Error(), "zero input") || strings.Contains(err.Error(), "graph.Resume") {
+					t.Errorf("input at a breakpoint: %v; want ErrThreadPaused naming the zero input and not graph.Resume", err)
+				}
+			})
+
+			t.Run("resume with input", func(t *testing.T) {
+				g := graph.New[gated]()
+				g.AddNode("ask", func(ctx context.Context, _ gated) (graph.Update[gated], error) {
+					answer, err := graph.Interrupt[string](ctx, "which?")
+					return gatedLog.Set([]string{answer}), err
+				})
+				g.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+				c, err := g.Compile(graph.WithCheckpointer(saver))
+				if err != nil {
+					t.Fatal(err)
+				}
+				th := c.Thread(uniqueThread("ask"))
+				if _, err := th.Invoke(ctx, gated{}); !errors.Is(err, graph.ErrInterrupted) {
+					t.Fatalf("first run: %v, want a pause", err)
+				}
+				_, err = th.Invoke(ctx, gated{Log: []string{"more"}}, graph.Resume("x"))
+				if !errors.Is(err, graph.ErrThreadPaused) || strings.Contains(err.Error(), "resume it with graph.Resume") || !strings.Contains(err.Error(), "zero input") {
+					t.Errorf("Resume with input: %v; want ErrThreadPaused asking for a zero input", err)
+				}
+				_, err = th.Invoke(ctx, gated{Log: []string{"more"}})
+				if !errors.Is(err, graph.ErrThreadPaused) || !strings.Contains(err.Error(), "graph.Resume") {
+					t.Errorf("input on an interrupt: %v; want ErrThreadPaused naming graph.Resume", err)
+				}
+			})
+
+			t.Run("input from a paused checkpoint", func(t *testing.T) {
+				th := c.Thread(uniqueThread("fork"))
+				_, err := th.Invoke(ctx, gated{Route: "safe_tool"})
+				var ie *graph.InterruptError
+				if !errors.As(err, &ie) {
+					t.Fatalf("first run: %v, want a pause", err)
+				}
+				// New input given from the paused checkpoint drops its step.
+				out, err := th.Invoke(ctx, gated{Log: []string{"instead"}, Route: graph.END}, graph.FromCheckpoint(ie.CheckpointID))
+				if err != nil {
+					t.Fatalf("input from the paused checkpoint: %v", err)
+				}
+				if diff := cmp.Diff([]string{"agent", "instead", "agent"}, out.Log); diff != "" {
+					t.Errorf("log (-want +got):\n%s", diff)
+				}
+				st, err := th.State(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(st.Next) != 0 || len(st.Interrupts) != 0 {
+					t.Errorf("thread after the input: next %v, interrupts %v; want it finished", st.Next, st.Interrupts)
+				}
+			})
 		})
 	}
 }

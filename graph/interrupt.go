@@ -246,8 +246,14 @@ type InterruptError struct {
 // Error lists the interrupts.
 func (e *InterruptError) Error() string {
 	ids := make([]string, len(e.Interrupts))
+	breaks := true
 	for i, x := range e.Interrupts {
 		ids[i] = x.ID
+		breaks = breaks && x.Kind != InterruptRaised
+	}
+	if breaks && len(ids) > 0 {
+		return fmt.Sprintf("graph: thread %q paused at %d breakpoint(s) [%s]; go on with a zero input (a breakpoint takes no resume value)",
+			e.Thread, len(ids), strings.Join(ids, ", "))
 	}
 	return fmt.Sprintf("graph: thread %q paused on %d interrupt(s) [%s]; resume it with graph.Resume or graph.ResumeByID",
 		e.Thread, len(ids), strings.Join(ids, ", "))

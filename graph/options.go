@@ -298,6 +298,12 @@ func ResumeByID(values map[string]any) RunOption {
 // FromCheckpoint runs the thread from checkpoint id, an earlier checkpoint
 // of it (time travel): the steps after it run again, and their checkpoints
 // start a new branch of the thread, leaving the old history as it was.
+// With a zero input the run goes on from the checkpoint as it would from
+// the thread's latest: its pending step runs (with [Resume] or
+// [ResumeByID] for one paused on [Interrupt]). New input merges into the checkpoint's state and the run starts from START,
+// as on a finished thread; a step the checkpoint has pending (paused or
+// stopped) is dropped. That makes FromCheckpoint with the thread's
+// latest checkpoint the way to give a paused thread new input.
 func FromCheckpoint(id string) RunOption {
 	return runOption(func(s *settings) { s.fromID, s.durableOpts = id, true })
 }
