@@ -367,3 +367,41 @@ func TestInputOnPendingStep(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateAsStart checks that Thread.Update with AsNode(START) applies
+// the update as input and schedules START's successors.
+func TestUpdateAsStart(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range continueSavers(t) {
+		t.Run(name, func(t *testing.T) {
+			c := gatedGraph(t, open(t), graph.InterruptBefore("safe_tool"))
+			for _, paused := range []bool{false, true} {
+				th := c.Thread(uniqueThread(fmt.Sprint("start-", paused)))
+				want := []string{"seed", "agent"}
+				if paused {
+					if _, err := th.Invoke(ctx, gated{Route: "safe_tool"}); !errors.Is(err, graph.ErrInterrupted) {
+						t.Fatalf("first run: %v, want a pause", err)
+					}
+					want = []string{"agent", "seed", "agent"}
+				}
+				if _, err := th.Update(ctx, graph.Updates(gatedLog.Set([]string{"seed"}), gatedRoute.Set("")), graph.AsNode(graph.START)); err != nil {
+					t.Fatalf("paused=%t: %v", paused, err)
+				}
+				st, err := th.State(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !cmp.Equal([]string{"agent"}, st.Next) || len(st.Interrupts) != 0 || len(st.Ran) != 0 {
+					t.Errorf("paused=%t: after the update next %v, interrupts %v, ran %v; want next [agent] and no interrupt, nothing ran", paused, st.Next, st.Interrupts, st.Ran)
+				}
+				out, err := th.Invoke(ctx, gated{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, out.Log); diff != "" {
+					t.Errorf("paused=%t: log (-want +got):\n%s", paused, diff)
+				}
+			}
+		})
+	}
+}
