@@ -381,7 +381,7 @@ func (r *run[S]) pendingError(snap *checkpoint.Snapshot) error {
 	d, set := r.d, &r.set
 	next := nextNames(snap.Next)
 	if set.hasResume {
-		return fmt.Errorf("%w: thread %q was given both new input and graph.Resume or graph.ResumeByID; a resume goes on with the paused step (next: %v) and takes no input: give a zero input with it, after Thread.Update if the state needs the input's values",
+		return fmt.Errorf("%w: thread %q was given both new input and graph.Resume or graph.ResumeByID; a resume goes on with the pending step (next: %v) and takes no input: give a zero input with it, after Thread.Update if the state needs the input's values",
 			ErrThreadPaused, d.thread, next)
 	}
 	var raised, breaks []string
@@ -398,7 +398,7 @@ func (r *run[S]) pendingError(snap *checkpoint.Snapshot) error {
 		return fmt.Errorf("%w: thread %q is paused on interrupt(s) %v (next: %v) and takes no new input; resume it with graph.Resume or graph.ResumeByID and a zero input, or %s",
 			ErrThreadPaused, d.thread, raised, next, drop)
 	case breaks != nil:
-		return fmt.Errorf("%w: thread %q is paused at a breakpoint at %v (next: %v) and takes no new input; go on with a zero input (the breakpoint takes no resume value), or %s",
+		return fmt.Errorf("%w: thread %q is paused at breakpoint(s) on nodes %v (next: %v) and takes no new input; go on with a zero input (the breakpoint takes no resume value), or %s",
 			ErrThreadPaused, d.thread, breaks, next, drop)
 	}
 	return &pendingStepError{msg: fmt.Sprintf("graph: thread %q has a step in progress or stopped mid-way (next: %v): another run may be running it, or a run failed or was cancelled in it; "+
@@ -556,7 +556,7 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 	set := &r.set
 	if set.hasResume && len(ids) == 0 {
 		if len(snap.Interrupts) > 0 {
-			return fmt.Errorf("%w: thread %q is paused at a breakpoint at %v, which takes no resume value; go on with a zero input and without graph.Resume or graph.ResumeByID", ErrNothingToResume, d.thread, interruptNodes(snap.Interrupts))
+			return fmt.Errorf("%w: thread %q is paused at breakpoint(s) on nodes %v, which take no resume value; go on with a zero input and without graph.Resume or graph.ResumeByID", ErrNothingToResume, d.thread, interruptNodes(snap.Interrupts))
 		}
 		return fmt.Errorf("%w: thread %q has no pending interrupt: its step (next: %v) is in progress in another run or stopped mid-way; to run it again, give a zero input without graph.Resume or graph.ResumeByID", ErrNothingToResume, d.thread, nextNames(snap.Next))
 	}
