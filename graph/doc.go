@@ -271,7 +271,9 @@
 // thread with a zero input, or with [Resume] or [ResumeByID], re-runs that
 // step: tasks whose writes were saved are not run again, their saved
 // updates are merged; the others run. New non-zero input on such a thread
-// fails with [ErrThreadPaused]. Two runs writing one thread at once never
+// fails with [ErrThreadPaused] (which also matches checkpoint.ErrConflict
+// when the step is not paused: another run may be in it), unless given
+// with [FromCheckpoint], which drops the pending step. Two runs writing one thread at once never
 // fork it silently: the second to save gets a *checkpoint.ConflictError
 // (errors.Is(err, checkpoint.ErrConflict)) and saved nothing.
 //

@@ -54,9 +54,15 @@ type drun[S any] struct {
 
 	resume     map[string][]byte // interrupt id -> encoded resume value
 	interrupts []checkpoint.Interrupt
-	skipBefore bool // the first step resumes a paused one: do not break before it
-	before     []bool
-	after      []bool
+	// The first step continues a checkpoint that paused at it: passedAll
+	// when it paused inside the step (a node's Interrupt; the step had
+	// passed its breakpoints), else passed lists the tasks it paused
+	// before at a breakpoint. Other breakpoints before the step still
+	// stop it.
+	passed    []string
+	passedAll bool
+	before    []bool
+	after     []bool
 
 	mu    sync.Mutex // guards saveErr between parallel tasks
 	tasks []itask    // per task of the current step
@@ -341,7 +347,10 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 	}
 	if !pending {
 		if set.hasResume {
-			return fmt.Errorf("%w: thread %q is not paused", ErrNothingToResume, d.thread)
+			if set.fromID != "" {
+				return fmt.Errorf("%w: checkpoint %s of thread %q is not paused; run from it without graph.Resume or graph.ResumeByID", ErrNothingToResume, snap.ID, d.thread)
+			}
+			return fmt.Errorf("%w: thread %q is not paused; run it without graph.Resume or graph.ResumeByID", ErrNothingToResume, d.thread)
 		}
 		r.mergeInput(&input)
 		if d.source == nil {
@@ -350,10 +359,63 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 		return r.begin(ctx)
 	}
 	if !reflect.ValueOf(&input).Elem().IsZero() {
-		return fmt.Errorf("%w: thread %q has a paused step (next: %v); resume it with graph.Resume, graph.ResumeByID or a zero input, or start from a checkpoint with graph.FromCheckpoint",
-			ErrThreadPaused, d.thread, nextNames(snap.Next))
+		if set.fromID != "" && !set.hasResume {
+			// New input from a checkpoint with a pending step supersedes
+			// the step: the input merges into the checkpoint's state and
+			// the run starts from START, as on a finished thread.
+			r.mergeInput(&input)
+			if d.source == nil {
+				d.source = metaInput
+			}
+			return r.begin(ctx)
+		}
+		return r.pendingError(snap)
 	}
 	return r.restore(snap)
+}
+
+// pendingError is the error of a run given new input on a thread whose
+// latest checkpoint snap has a pending step; it names what works in the
+// thread's situation.
+func (r *run[S]) pendingError(snap *checkpoint.Snapshot) error {
+	d, set := r.d, &r.set
+	next := nextNames(snap.Next)
+	if set.hasResume {
+		return fmt.Errorf("%w: thread %q was given both new input and graph.Resume or graph.ResumeByID; a resume goes on with the pending step (next: %v) and takes no input: give a zero input with it, after Thread.Update if the state needs the input's values",
+			ErrThreadPaused, d.thread, next)
+	}
+	var raised, breaks []string
+	for _, x := range snap.Interrupts {
+		if kindOf(x.ID) == InterruptRaised {
+			raised = append(raised, x.ID)
+		} else {
+			breaks = append(breaks, x.Node)
+		}
+	}
+	drop := fmt.Sprintf("drop the step by giving the input with graph.FromCheckpoint(%q), or by ending it first with Thread.Update(ctx, update, graph.AsNode(graph.END))", snap.ID)
+	switch {
+	case raised != nil:
+		return fmt.Errorf("%w: thread %q is paused on interrupt(s) %v (next: %v) and takes no new input; resume it with graph.Resume or graph.ResumeByID and a zero input, or %s",
+			ErrThreadPaused, d.thread, raised, next, drop)
+	case breaks != nil:
+		return fmt.Errorf("%w: thread %q is paused at breakpoint(s) on nodes %v (next: %v) and takes no new input; go on with a zero input (the breakpoint takes no resume value), or %s",
+			ErrThreadPaused, d.thread, breaks, next, drop)
+	}
+	return &pendingStepError{msg: fmt.Sprintf("graph: thread %q has a step in progress or stopped mid-way (next: %v): another run may be running it, or a run failed or was cancelled in it; "+
+		"retry the input once the other run has finished; if no run is on the thread, run the step again with a zero input, or %s",
+		d.thread, next, drop)}
+}
+
+// pendingStepError is the error of new input given to a thread whose
+// latest checkpoint has a pending step and no pause: a run in progress,
+// or one that stopped mid-way. It matches [ErrThreadPaused] and
+// [checkpoint.ErrConflict] (see [Thread]).
+type pendingStepError struct{ msg string }
+
+func (e *pendingStepError) Error() string { return e.msg }
+
+func (e *pendingStepError) Is(target error) bool {
+	return target == ErrThreadPaused || target == checkpoint.ErrConflict
 }
 
 // continued returns the checkpoint a run given ContinueFrom starts from,
@@ -374,6 +436,16 @@ func (r *run[S]) continued() (*checkpoint.Snapshot, error) {
 	return snap, nil
 }
 
+// interruptNodes lists the nodes of xs.
+func interruptNodes(xs []checkpoint.Interrupt) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.Node
+	}
+	return out
+}
+
+// nextNames lists the nodes of the pending tasks of ts.
 func nextNames(ts []checkpoint.Task) []string {
 	var out []string
 	for _, t := range ts {
@@ -482,6 +554,12 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		}
 	}
 	set := &r.set
+	if set.hasResume && len(ids) == 0 {
+		if len(snap.Interrupts) > 0 {
+			return fmt.Errorf("%w: thread %q is paused at breakpoint(s) on nodes %v, which take no resume value; go on with a zero input and without graph.Resume or graph.ResumeByID", ErrNothingToResume, d.thread, interruptNodes(snap.Interrupts))
+		}
+		return fmt.Errorf("%w: thread %q has no pending interrupt: its step (next: %v) is in progress in another run or stopped mid-way; to run it again, give a zero input without graph.Resume or graph.ResumeByID", ErrNothingToResume, d.thread, nextNames(snap.Next))
+	}
 	if set.hasResume && set.resumeByID == nil {
 		if len(ids) != 1 {
 			return fmt.Errorf("%w: graph.Resume needs exactly one pending interrupt, thread %q has %d %v; use graph.ResumeByID", ErrNothingToResume, d.thread, len(ids), ids)
@@ -502,7 +580,14 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		}
 		d.resume[id] = data
 	}
-	d.skipBefore = true
+	for _, x := range snap.Interrupts {
+		switch kindOf(x.ID) {
+		case InterruptRaised:
+			d.passedAll = true
+		case BreakpointBefore:
+			d.passed = append(d.passed, x.TaskID)
+		}
+	}
 	d.interrupts = snap.Interrupts
 	return nil
 }

@@ -37,7 +37,11 @@ var (
 	// thread's pending interrupts.
 	ErrNothingToResume = errors.New("graph: nothing to resume")
 	// ErrThreadPaused is returned when new input is given to a thread whose
-	// last run paused or stopped in the middle of a step.
+	// latest checkpoint has a step pending: paused (on [Interrupt] or at a
+	// breakpoint), in progress in another run, or left mid-way by a run
+	// that failed or was cancelled. The error of the last two, which
+	// cannot be told apart, also matches checkpoint.ErrConflict (see
+	// [Thread]); its text says it is not a pause.
 	ErrThreadPaused = errors.New("graph: thread is paused")
 
 	// ErrBadSnapshot reports a [ContinueFrom] the run cannot go on from:

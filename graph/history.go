@@ -143,7 +143,11 @@ type updateOptions struct {
 // AsNode([END]) ends the thread's run: the update is saved with no next tasks
 // and no pending interrupts, so the thread is finished and its next run
 // takes new input and starts from START (what LangGraph does when a paused
-// or stopped thread is given new input).
+// or stopped thread is given new input). AsNode([START]) applies the update
+// as a run's input: the next tasks are those START's edges and routers
+// give (and any pending step or interrupt is dropped), so a zero-input run
+// of the thread then runs the graph from its first nodes; on a thread with
+// no checkpoint it seeds the thread. The checkpoint's Ran is empty.
 func AsNode(node string) UpdateOption {
 	return func(o *updateOptions) { o.asNode = node }
 }
@@ -203,10 +207,13 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 	}
 	var nd *node[S]
 	finish := asNode == END
-	if asNode != "" && !finish {
+	switch {
+	case asNode == START:
+		nd = c.start
+	case asNode != "" && !finish:
 		i, ok := c.index[asNode]
 		if !ok {
-			return "", fmt.Errorf("graph: Thread.Update as unknown node %q; give graph.AsNode one of the graph's nodes (%s) or graph.END", asNode, strings.Join(c.Nodes(), ", "))
+			return "", fmt.Errorf("graph: Thread.Update as unknown node %q; give graph.AsNode one of the graph's nodes (%s), graph.START or graph.END", asNode, strings.Join(c.Nodes(), ", "))
 		}
 		nd = c.nodes[i]
 	}
@@ -284,7 +291,9 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 	}
 	var ran []string
 	if nd != nil {
-		ran = []string{asNode}
+		if nd != c.start {
+			ran = []string{asNode}
+		}
 		if err := r.routeFrom(ctx, nd); err != nil {
 			return "", err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -245,8 +246,14 @@ type InterruptError struct {
 // Error lists the interrupts.
 func (e *InterruptError) Error() string {
 	ids := make([]string, len(e.Interrupts))
+	breaks := true
 	for i, x := range e.Interrupts {
 		ids[i] = x.ID
+		breaks = breaks && x.Kind != InterruptRaised
+	}
+	if breaks && len(ids) > 0 {
+		return fmt.Sprintf("graph: thread %q paused at %d breakpoint(s) [%s]; go on with a zero input (a breakpoint takes no resume value)",
+			e.Thread, len(ids), strings.Join(ids, ", "))
 	}
 	return fmt.Sprintf("graph: thread %q paused on %d interrupt(s) [%s]; resume it with graph.Resume or graph.ResumeByID",
 		e.Thread, len(ids), strings.Join(ids, ", "))
@@ -291,21 +298,23 @@ type resumeWire struct {
 // beforeStep stops the run at a breakpoint before the step's tasks.
 func (r *run[S]) beforeStep(ctx context.Context) error {
 	d := r.d
-	if d.skipBefore {
-		d.skipBefore = false
-		return nil
-	}
-	if d.before == nil {
+	passed, all := d.passed, d.passedAll
+	d.passed, d.passedAll = nil, false // for the first step only
+	if d.before == nil || all {
 		return nil
 	}
 	var hits []checkpoint.Interrupt
+	stop := false
 	for i := range r.cur {
 		if nd := r.cur[i].n; d.before[nd.idx] {
 			id := taskID(r.step, nd.name, i)
 			hits = append(hits, checkpoint.Interrupt{ID: id + suffixBefore, Node: nd.name, TaskID: id})
+			// A task passes only the breakpoint the run continues
+			// from: one its checkpoint paused at.
+			stop = stop || !slices.Contains(passed, id)
 		}
 	}
-	if hits == nil {
+	if !stop {
 		return nil
 	}
 	r.step--

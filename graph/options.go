@@ -251,6 +251,16 @@ func WithSerializer(ser checkpoint.Serializer) CompileOption {
 // [*InterruptError] whose interrupts are of kind [BreakpointBefore]. Running
 // the thread again with a zero input runs the step. At
 // Compile it applies to every run; given to a run it replaces the graph's.
+//
+// Only a run that continues the very pause goes past it: one on the
+// checkpoint that paused there (or a copy of it by [Thread.Update]
+// without [AsNode], which keeps its next tasks and interrupts), for the
+// tasks it paused before, or one resuming a step paused inside by
+// [Interrupt]. Every other step with a task of a named node pauses
+// first, the first step of a run included: one that Thread.Update with
+// AsNode routed to, one of a checkpoint saved between steps that
+// [FromCheckpoint] runs again, one a failed or cancelled run left, and
+// one after a pause at a breakpoint after a node ([InterruptAfter]).
 func InterruptBefore(nodes ...string) Option {
 	return option(func(s *settings) { s.before = nodes; s.durableOpts = true })
 }
@@ -288,6 +298,12 @@ func ResumeByID(values map[string]any) RunOption {
 // FromCheckpoint runs the thread from checkpoint id, an earlier checkpoint
 // of it (time travel): the steps after it run again, and their checkpoints
 // start a new branch of the thread, leaving the old history as it was.
+// With a zero input the run goes on from the checkpoint as it would from
+// the thread's latest: its pending step runs (with [Resume] or
+// [ResumeByID] for one paused on [Interrupt]). New input merges into the checkpoint's state and the run starts from START,
+// as on a finished thread; a step the checkpoint has pending (paused or
+// stopped) is dropped. That makes FromCheckpoint with the thread's
+// latest checkpoint the way to give a paused thread new input.
 func FromCheckpoint(id string) RunOption {
 	return runOption(func(s *settings) { s.fromID, s.durableOpts = id, true })
 }

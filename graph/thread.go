@@ -15,6 +15,17 @@ import (
 // request, and safe for concurrent use (two runs writing one thread at
 // once do not fork it: the second to save fails with checkpoint.ErrConflict).
 //
+// A run given new input while another run is inside a step of the thread
+// fails before it runs anything, with an error that matches
+// checkpoint.ErrConflict as well as [ErrThreadPaused]: a caller that
+// retries a run that lost the race on ErrConflict (reading the thread
+// again) retries this one too, and it succeeds once the other run has
+// finished. A thread whose last run failed or was cancelled inside a step
+// gives the same error (the checkpoint cannot tell the two apart) until
+// the step is run again with a zero input or dropped ([FromCheckpoint]
+// with the input, or [Thread.Update] with AsNode([END])): bound such
+// retries.
+//
 //	th := app.Thread("conversation-42")
 //	out, err := th.Invoke(ctx, State{Messages: []string{"hi"}})
 //	snap, err := th.State(ctx)
