@@ -67,7 +67,13 @@
 // than a command.resume, does what LangGraph's Agent Server does: the
 // pending step and its interrupts are dropped (the steps completed before
 // it stay in the state) and the run starts from START with the input
-// merged into the thread's state. A graph that must not lose an
+// merged into the thread's state. Input for a checkpoint the request
+// names (checkpoint_id, or checkpoint) that has pending tasks, a paused
+// step or the next step of a past checkpoint a client branches from (as
+// useStream does to edit or regenerate a message), supersedes them the
+// same way: the tasks are dropped on a new branch from that checkpoint,
+// which becomes the thread's latest, and the run starts from START with
+// the input. A graph that must not lose an
 // answer-awaiting step (an assistant message whose tool calls have no
 // results yet) should be resumed, or have its state repaired, before new
 // input. on_completion applies to stateless runs only (their thread is

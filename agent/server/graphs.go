@@ -514,7 +514,28 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
 	}
 	copied := false // the run goes on from a copy of its start (copyStart)
-	if rc.hasHead && !rc.head && rc.checkpointID != "" {
+	// New input for a checkpoint the request names that has pending
+	// tasks (a paused step, or the next step of a past checkpoint the
+	// client branches from) supersedes them, as in LangGraph: the tasks
+	// are dropped on a new branch from the checkpoint (below), and the
+	// run starts from START with the input. A zero input there is no
+	// input, as the graph reads it: the run resumes, or replays, the
+	// step.
+	supersede := false
+	if hasInput && rc.checkpointID != "" && !rc.head {
+		snap, err := a.startOf(ctx, th, rc)
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, fmt.Errorf("reading the state the run starts from: %w", err)
+		}
+		if err == nil && len(snap.Next) > 0 {
+			if reflect.ValueOf(&input).Elem().IsZero() {
+				hasInput = false
+			} else {
+				supersede = true
+			}
+		}
+	}
+	if rc.hasHead && !rc.head && rc.checkpointID != "" && !supersede {
 		// A run from a checkpoint the request names, on a thread a
 		// rollback left at its head, goes on from a copy of that
 		// checkpoint, with or without input: the copy is the thread's
@@ -523,25 +544,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// (droppedFrom knows it by its parent, the run's checkpoint), not
 		// the latest checkpoint of the run rolled back, which it would
 		// resume, ignoring the run's checkpoint, input and resume. Input
-		// on a paused checkpoint is refused, as the graph refuses it
-		// without a head, here: before the copy and before the head is
-		// cleared, so that a refused request leaves the rollback as it
-		// was. A zero input on a paused checkpoint is no input, as the
-		// graph reads it (it resumes the step): the run goes on from a
-		// copy, as without input.
-		if hasInput {
-			snap, err := a.startOf(ctx, th, rc)
-			if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-				return nil, fmt.Errorf("reading the state the run starts from: %w", err)
-			}
-			if err == nil && len(snap.Next) > 0 {
-				if !reflect.ValueOf(&input).Elem().IsZero() {
-					return nil, fmt.Errorf("%w: checkpoint %q of thread %q has a paused step (next: %v); resume it with command.resume or no input, or give no checkpoint_id to start a new run from the thread's latest state",
-						graph.ErrThreadPaused, rc.checkpointID, rc.threadID, snap.Next)
-				}
-				hasInput = false
-			}
-		}
+		// that supersedes the checkpoint's pending tasks makes, instead
+		// of the copy, the update that drops them, on a new branch from
+		// the checkpoint as well.
 		if err := a.copyStart(ctx, th, rc); err != nil {
 			return nil, err
 		}
@@ -592,7 +597,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		} else {
 			ignored = !copied && a.nothingPending(ctx, th, rc)
 		}
-	} else if hasInput && (rc.checkpointID == "" || rc.head) {
+	} else if hasInput && (rc.checkpointID == "" || rc.head || supersede) {
 		// New input on a thread that paused or was stopped mid-run starts
 		// a new run from START, as LangGraph does: the pending step is
 		// dropped (its completed steps stay in the state). A thread
@@ -610,6 +615,8 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// update a run makes before its graph runs, its parent the
 		// checkpoint the run starts from: a takeover knows it by that
 		// (droppedFrom), whether or not the run recorded anything since.
+		// Input for a past checkpoint with pending tasks (supersede) drops
+		// them the same way, on a branch from that checkpoint.
 		snap, err := a.startOf(ctx, th, rc)
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 			return nil, fmt.Errorf("reading the state the run starts from: %w", err)
