@@ -989,7 +989,7 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 			return nil
 		}
 		if c.Kind == model.ChunkDone {
-			rc.msgs.done(replyID(rc.runID, ev.Task))
+			rc.msgs.done(replyID(rc.runID, ev.Task, c))
 			return nil
 		}
 		msg, ok := messageChunk(rc.runID, ev.Task, c)
@@ -1075,9 +1075,9 @@ func subgraphUpdate(payload any) (string, any) {
 }
 
 // messageChunk gives a model chunk as a LangChain message chunk; the
-// chunks of one reply share an id made from the run and the task.
+// chunks of one reply share its id (replyID).
 func messageChunk(runID string, t graph.TaskInfo, c model.Chunk) (map[string]any, bool) {
-	m := map[string]any{"id": replyID(runID, t), "type": "AIMessageChunk", "content": "", "tool_call_chunks": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
+	m := map[string]any{"id": replyID(runID, t, c), "type": "AIMessageChunk", "content": "", "tool_call_chunks": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
 	switch c.Kind {
 	case model.ChunkText:
 		m["content"] = c.Text
@@ -1092,9 +1092,13 @@ func messageChunk(runID string, t graph.TaskInfo, c model.Chunk) (map[string]any
 	return m, true
 }
 
-// replyID is the id of the streamed chunks of the model reply of task t
-// of run runID.
-func replyID(runID string, t graph.TaskInfo) string {
+// replyID is the id of the streamed chunk c of a model reply of task t of
+// run runID: the id the reply will have in the state (c.MessageID, which
+// graph.Generate sets), else one made from the run and the task.
+func replyID(runID string, t graph.TaskInfo, c model.Chunk) string {
+	if c.MessageID != "" {
+		return c.MessageID
+	}
 	return "run-" + uuid.NewSHA1(uuid.NameSpaceOID, []byte(runID+"|"+t.ID())).String()
 }
 

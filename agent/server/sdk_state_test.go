@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
@@ -29,7 +30,7 @@ var convoMessages = graph.Merge(func(s *convo) *model.Messages { return &s.Messa
 // thread_id, graph_id and assistant_id.
 func TestOfficialJSClientState(t *testing.T) {
 	modules := nodeModules(t)
-	for _, script := range []string{"branch.mjs"} {
+	for _, script := range []string{"messageids.mjs", "branch.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ts := newTestServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"test-key-0123456789": "tester"})})
 			registerModelGraphs(t, ts.Server)
@@ -57,7 +58,10 @@ func registerModelGraphs(t *testing.T, srv *server.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := server.Register(srv, "gen", gen); err != nil {
+	values := func(s convo) (json.RawMessage, error) {
+		return json.Marshal(map[string]any{"messages": server.EncodeMessages(s.Messages)})
+	}
+	if err := server.Register(srv, "gen", gen, server.WithCodec(server.Codec[convo]{Values: values})); err != nil {
 		t.Fatal(err)
 	}
 	ag, err := react.New(react.Config{Model: llm, Checkpointer: srv.Checkpointer()})
