@@ -489,7 +489,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			modes = append(modes, graph.StreamUpdates)
 		}
 	}
-	opts := []graph.RunOption{graph.WithModes(modes...)}
+	opts := []graph.RunOption{graph.WithModes(modes...), graph.WithCheckpointMetadata(checkpointLabels(rc.metadata))}
 	if d, ok := durabilities[rc.durability]; ok {
 		opts = append(opts, graph.WithDurability(d))
 	}
@@ -1016,6 +1016,44 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 	return nil
 }
 
+// jsonLabels is the checkpoint label listing, as a JSON array, the labels
+// that hold a run metadata value other than a string as its JSON text.
+const jsonLabels = "__json_labels__"
+
+// checkpointLabels gives the run's metadata (the thread's and the run's
+// own, with run_id, thread_id, graph_id and assistant_id) as the labels
+// of the checkpoints the run saves, as LangGraph puts them in each
+// checkpoint's metadata: a string as it is, another JSON value as its
+// JSON text, its key listed in jsonLabels so that reads give the value
+// back. Keys the checkpoint's own metadata uses (source, step, parents)
+// are left out.
+func checkpointLabels(md map[string]any) map[string]string {
+	out := make(map[string]string, len(md)+1)
+	var js []string
+	for k, v := range md {
+		switch k {
+		case graph.MetaSource, "step", "parents", jsonLabels:
+			continue
+		}
+		if s, ok := v.(string); ok {
+			out[k] = s
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		out[k] = string(b)
+		js = append(js, k)
+	}
+	if len(js) > 0 {
+		slices.Sort(js)
+		b, _ := json.Marshal(js)
+		out[jsonLabels] = string(b)
+	}
+	return out
+}
+
 // tupleMeta is the metadata of a messages-tuple event of node's step:
 // the run's metadata with LangGraph's langgraph_* keys.
 func tupleMeta(rc *runCall, node string, step int, ns string) map[string]any {
@@ -1143,9 +1181,20 @@ func (a *adapter[S]) snapshot(threadID string, snap graph.StateSnapshot[S]) (*th
 		}
 		st.Tasks = append(st.Tasks, t)
 	}
-	st.Metadata = map[string]any{"step": snap.Step}
+	st.Metadata = map[string]any{"step": snap.Step, "parents": map[string]any{}}
 	for k, v := range snap.Metadata {
 		st.Metadata[k] = v
+	}
+	if js, ok := snap.Metadata[jsonLabels]; ok {
+		delete(st.Metadata, jsonLabels)
+		var keys []string
+		_ = json.Unmarshal([]byte(js), &keys)
+		for _, k := range keys {
+			var v any
+			if json.Unmarshal([]byte(snap.Metadata[k]), &v) == nil {
+				st.Metadata[k] = v
+			}
+		}
 	}
 	created := snap.CreatedAt.UTC().Format(timeFormat)
 	st.CreatedAt = &created

@@ -30,7 +30,7 @@ var convoMessages = graph.Merge(func(s *convo) *model.Messages { return &s.Messa
 // thread_id, graph_id and assistant_id.
 func TestOfficialJSClientState(t *testing.T) {
 	modules := nodeModules(t)
-	for _, script := range []string{"messageids.mjs", "branch.mjs"} {
+	for _, script := range []string{"messageids.mjs", "branch.mjs", "checkpointmeta.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ts := newTestServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"test-key-0123456789": "tester"})})
 			registerModelGraphs(t, ts.Server)
