@@ -120,9 +120,11 @@
 // # Streams
 //
 // Stream modes values, updates, messages-tuple (SSE event "messages": the
-// chunks of model replies, and each message a step adds to the state's
-// "messages" list without streaming a reply, such as a tool result, as one
-// whole chunk with its id in the state),
+// chunks of model replies, under the id the reply has in the state when
+// the node calls its model through graph.Generate, as the react agent
+// does, so that useStream merges the two, and each message a step adds
+// to the state's "messages" list without streaming a reply, such as a
+// tool result, as one whole chunk with its id in the state),
 // the legacy messages (events messages/metadata, messages/partial with a
 // model reply so far, and messages/complete with the messages a step adds
 // to the state's "messages" list) and custom are served; events, debug, tasks, checkpoints and tools, which
@@ -148,6 +150,15 @@
 // again, without an id. /wait and .../join of a run cancelled before it
 // started answer, as for any interrupted run, the thread's values, which
 // it left as they were.
+//
+// Each checkpoint a run saves holds, in its metadata, the run's metadata
+// (the thread's metadata and the run's own, with run_name), run_id,
+// thread_id, graph_id and assistant_id, beside source and step, as
+// LangGraph's servers put them there: GET .../state and .../history show
+// them (with parents, {}), and history filters on them. A checkpoint's
+// metadata holds string labels: a metadata value that is not a string is
+// kept as its JSON text (and its key in the label __json_labels__), read
+// back as the value.
 //
 // # Threads and statuses
 //
