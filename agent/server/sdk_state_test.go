@@ -37,6 +37,16 @@ func TestOfficialJSClientState(t *testing.T) {
 			runScript(t, modules, script, ts.URL, "test-key-0123456789")
 		})
 	}
+	// Branching and checkpoint metadata on the embedded SQLite store and
+	// checkpointer.
+	for _, script := range []string{"branch.mjs", "checkpointmeta.mjs"} {
+		t.Run("sqlite/"+script, func(t *testing.T) {
+			cfg := sqliteConfig(t)
+			cfg.Authenticate = apiKeys(t, map[string]string{"test-key-0123456789": "tester"})
+			ts := newTestServer(t, cfg)
+			runScript(t, modules, script, ts.URL, "test-key-0123456789")
+		})
+	}
 }
 
 // registerModelGraphs registers "gen", a graph whose node answers through
