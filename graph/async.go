@@ -389,6 +389,9 @@ func (r *run[S]) putAsync(ctx context.Context, ran []string, meta map[string]str
 	if d.source != nil {
 		cp.Metadata, d.source = d.source, nil
 	}
+	if d.labels != nil {
+		cp.Metadata = d.label(cp.Metadata)
+	}
 	blobs := append([]checkpoint.Blob(nil), d.blobs...)
 	// cp belongs to the writer from here on (a Saver sets its fields).
 	if err := d.w.enqueue(ctx, wjob{expect: d.latest, cp: cp, blobs: blobs, step: r.step, what: "step " + itoa(r.step)}); err != nil {

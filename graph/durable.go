@@ -40,6 +40,11 @@ type drun[S any] struct {
 	latest string  // the thread's latest checkpoint, as this run knows it
 	parent string  // the checkpoint the next one derives from
 	source map[string]string
+	// labels are WithCheckpointMetadata's, and labeled the metadata saved
+	// with them, by source (built once per run and source: a saver may
+	// keep a checkpoint's metadata map, but never modifies it).
+	labels  map[string]string
+	labeled map[string]map[string]string
 
 	chans []chanRun // per channel of dur.chans
 	blobs []checkpoint.Blob
@@ -98,6 +103,7 @@ func (r *run[S]) newDrun(dur *durable[S], thread string) *drun[S] {
 func (r *run[S]) freeDrun() {
 	if d := r.d; d != nil {
 		d.resume, d.interrupts, d.source, d.saved = nil, nil, nil, nil
+		d.labels, d.labeled = nil, nil
 		d.cp = checkpoint.Checkpoint{}
 		var zero S
 		d.prev, d.lastRan = zero, nil
@@ -137,6 +143,9 @@ func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, 
 	if d.source != nil {
 		cp.Metadata, d.source = d.source, nil
 	}
+	if d.labels != nil {
+		cp.Metadata = d.label(cp.Metadata)
+	}
 	var start time.Time
 	if d.saved != nil {
 		start = time.Now()
@@ -158,6 +167,27 @@ func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, 
 	}
 	d.latest, d.parent = cp.ID, cp.ID
 	return cp, nil
+}
+
+// label returns meta, one of the run's metadata maps by source, with the
+// run's labels added.
+func (d *drun[S]) label(meta map[string]string) map[string]string {
+	src := meta[MetaSource]
+	if m, ok := d.labeled[src]; ok {
+		return m
+	}
+	m := make(map[string]string, len(d.labels)+len(meta))
+	for k, v := range d.labels {
+		m[k] = v
+	}
+	for k, v := range meta {
+		m[k] = v
+	}
+	if d.labeled == nil {
+		d.labeled = make(map[string]map[string]string, 4)
+	}
+	d.labeled[src] = m
+	return m
 }
 
 // saveTask records a finished task's writes as pending writes against the
@@ -199,6 +229,7 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	d.before = c.breakSet(set.before)
 	d.after = c.breakSet(set.after)
 	d.exit = set.durability == DurabilityExit
+	d.labels = set.labels
 	r.d = d
 	for _, h := range set.hooks {
 		if h.Saved != nil {

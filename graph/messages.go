@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"math/rand/v2"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 )
@@ -43,27 +45,43 @@ func StreamsMessages(ctx context.Context) bool {
 // [StreamMessages] it streams the reply and writes every chunk to the run's
 // stream with [EmitMessage] as it arrives, then returns the complete reply of
 // the last chunk; otherwise it calls m.Generate. Either way the node gets
-// the same response, so a node that calls its model through Generate
+// the same reply (but for its Message.ID, below), so a node that calls its model through Generate
 // streams its tokens when, and only when, someone listens.
 //
-// The reply's Message.ID is empty in the response Generate returns, as
-// [model.Response] asks of every model: a model that sets it anyway gets
-// it moved to Response.ID (when that is empty), in a copy of its response.
-// A provider's id is no conversation id (a server may answer every call
-// with the same one), so a node that appends the reply to a conversation
-// ([model.Messages]) gets a new id for it from the merge, never replacing
-// an earlier message.
+// In a run streamed with StreamMessages, the reply's Message.ID in the
+// response Generate returns is a new id ([model.NewID]'s form) that every
+// chunk of the reply carried to the stream as [model.Chunk.MessageID]: a
+// node that appends the reply to a conversation ([model.Messages]) keeps
+// it, so that a client that streamed the reply finds it in the state
+// under the same id (and merges the two instead of showing the reply
+// twice). Each call gets an id of its own. Otherwise Message.ID is empty,
+// as [model.Response] asks of every model, and the merge gives the reply
+// a new id. Either way a model's own Message.ID is moved to Response.ID
+// (when that is empty), in a copy of its response: a provider's id is no
+// conversation id (a server may answer every call with the same one), and
+// kept, it would make each reply replace the previous one.
 func Generate(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
 	sc, own := scopeOf(ctx)
-	var resp *model.Response
-	var err error
 	if sc == nil || !sc.modes.has(StreamMessages) {
-		resp, err = m.Generate(ctx, req)
-	} else {
-		resp, err = streamGenerate(ctx, sc, own, m, req)
+		resp, err := m.Generate(ctx, req)
+		if resp != nil && resp.Message.ID != "" {
+			resp = withoutMessageID(resp)
+		}
+		return resp, err
 	}
-	if resp != nil && resp.Message.ID != "" {
-		resp = withoutMessageID(resp)
+	// One allocation holds the reply's id and the copy of the response
+	// that carries it.
+	r := new(replyWithID)
+	r.newID()
+	id := unsafe.String(&r.id[0], len(r.id))
+	resp, err := streamGenerate(ctx, sc, own, m, req, id)
+	if resp != nil {
+		r.resp = *resp
+		if r.resp.ID == "" {
+			r.resp.ID = r.resp.Message.ID
+		}
+		r.resp.Message.ID = id
+		resp = &r.resp
 	}
 	return resp, err
 }
@@ -81,20 +99,38 @@ func withoutMessageID(r *model.Response) *model.Response {
 	return &c
 }
 
+// replyWithID is the response a streamed Generate returns, with the room
+// for its message id.
+type replyWithID struct {
+	resp model.Response
+	id   [18]byte
+}
+
+// newID writes a random id of model.NewID's form ("m-" and 16 hexadecimal
+// digits) to r.id, which is written only here, once.
+func (r *replyWithID) newID() {
+	const hex = "0123456789abcdef"
+	u := rand.Uint64()
+	r.id[0], r.id[1] = 'm', '-'
+	for i := range 16 {
+		r.id[2+i] = hex[(u>>(60-4*i))&0xf]
+	}
+}
+
 // streamGenerate is Generate in a run streamed with StreamMessages, in
 // the task of scope sc (ctx being the scope's own context when own is
 // set, see scopeOf). Its state is a generation, which the yield
 // function is a method of (a range-over-func loop would move each
 // variable it captures to the heap): the one in the scope for the task's
 // first call, so that the method value is the call's only allocation.
-func streamGenerate(ctx context.Context, sc *scope, own bool, m model.Model, req *model.Request) (*model.Response, error) {
+func streamGenerate(ctx context.Context, sc *scope, own bool, m model.Model, req *model.Request, id string) (*model.Response, error) {
 	var g *generation
 	if sc.genTaken.CompareAndSwap(false, true) {
 		g = &sc.gen
 	} else {
 		g = new(generation)
 	}
-	g.ctx, g.sc, g.own, g.done = ctx, sc, own, false
+	g.ctx, g.sc, g.own, g.id, g.done = ctx, sc, own, id, false
 	m.Stream(ctx, req)(g.chunk)
 	// The outcome leaves the generation: the scope is part of a room
 	// of scopes that a node keeping its task's context keeps whole, and
@@ -115,12 +151,14 @@ func streamGenerate(ctx context.Context, sc *scope, own bool, m model.Model, req
 // generation is the state of one streamed model call: its context, the
 // scope that context carries (and whether it is the scope's own), so that
 // each chunk goes to the stream without looking the scope up again, and
-// the call's outcome until the call returns it; done says the call took
-// its last chunk (or returned), after which chunks are ignored.
+// the call's outcome until the call returns it; id is the reply's
+// message id, which each chunk carries; done says the call took its last
+// chunk (or returned), after which chunks are ignored.
 type generation struct {
 	ctx  context.Context
 	sc   *scope
 	own  bool
+	id   string
 	done bool
 	resp *model.Response
 	err  error
@@ -137,6 +175,7 @@ func (g *generation) chunk(c model.Chunk, err error) bool {
 		return false
 	}
 	// As EmitMessage(g.ctx, c) does, from the scope found once.
+	c.MessageID = g.id
 	err = g.ctx.Err()
 	if err == nil {
 		err = g.sc.sink.sendTask(g.ctx, g.sc, g.own, StreamMessages, nil, c)

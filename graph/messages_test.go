@@ -155,7 +155,9 @@ func (m *idModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 
 // A model that puts the same id in every reply's message does not make a
 // reply appended through Generate replace an earlier message: Generate
-// moves the id to Response.ID, and the merge gives each reply its own.
+// moves the id to Response.ID, and the merge gives each reply its own. In
+// a run streamed with StreamMessages, Generate gives each reply a new id,
+// which its chunks carry (Chunk.MessageID) and the conversation keeps.
 func TestGenerateDropsReplyMessageID(t *testing.T) {
 	for _, mode := range []string{"invoke", "stream"} {
 		t.Run(mode, func(t *testing.T) {
@@ -178,6 +180,7 @@ func TestGenerateDropsReplyMessageID(t *testing.T) {
 			}
 			ctx := onThread("ids")
 			var s convo
+			streamed := map[string]bool{} // the MessageID of each chunk
 			for _, q := range []string{"one", "two"} {
 				in := convo{Messages: model.Messages{model.User(q)}}
 				if mode == "invoke" {
@@ -193,10 +196,27 @@ func TestGenerateDropsReplyMessageID(t *testing.T) {
 					if ev.Mode == graph.StreamValues {
 						s = ev.State
 					}
+					if ch, ok := ev.Chunk(); ok {
+						streamed[ch.MessageID] = true
+					}
 				}
 			}
-			if strings.Join(ids, " ") != "msg_same/ msg_same/" {
-				t.Fatalf("Response.ID/Message.ID of the replies: %q, want the model's id in Response.ID only", ids)
+			switch mode {
+			case "invoke":
+				if strings.Join(ids, " ") != "msg_same/ msg_same/" {
+					t.Fatalf("Response.ID/Message.ID of the replies: %q, want the model's id in Response.ID only", ids)
+				}
+			case "stream":
+				// Message.ID is the id Generate streamed the reply under,
+				// one of its own for each call.
+				if len(ids) != 2 || ids[0] == ids[1] || !strings.HasPrefix(ids[0], "msg_same/m-") || !strings.HasPrefix(ids[1], "msg_same/m-") {
+					t.Fatalf("Response.ID/Message.ID of the replies: %q, want the model's id in Response.ID and a new id of Generate's in Message.ID", ids)
+				}
+				// Every chunk carried it: the id the reply has in the
+				// conversation.
+				if len(streamed) != 2 || len(s.Messages) != 4 || !streamed[s.Messages[1].ID] || !streamed[s.Messages[3].ID] {
+					t.Fatalf("the chunks carried message ids %v; want those of the replies in the conversation, %+v", streamed, s.Messages)
+				}
 			}
 			var got []string
 			seen := map[string]bool{}
@@ -571,9 +591,9 @@ func drainStream(ctx context.Context, m model.Model, req *model.Request) {
 }
 
 // A model call through Generate in a run streamed with StreamMessages
-// allocates one object beyond what the model's stream allocates (the
-// function the stream yields to): the call's state is kept in the task's
-// scope.
+// allocates two objects beyond what the model's stream allocates (the
+// function the stream yields to, and the response it returns with the
+// reply's message id): the call's state is kept in the task's scope.
 func TestStreamedGenerateAllocatesOnce(t *testing.T) {
 	m := &chunkModel{n: 3, resp: &model.Response{Message: model.Assistant("done")}}
 	req := &model.Request{}
@@ -603,7 +623,7 @@ func TestStreamedGenerateAllocatesOnce(t *testing.T) {
 			}
 		})
 	}
-	if d := run(true) - run(false); d != 1 {
-		t.Fatalf("a streamed Generate allocates %v times beyond its model's stream, want 1", d)
+	if d := run(true) - run(false); d != 2 {
+		t.Fatalf("a streamed Generate allocates %v times beyond its model's stream, want 2", d)
 	}
 }

@@ -73,6 +73,7 @@ type settings struct {
 	resumeValue any
 	resumeByID  map[string]any
 	fromID      string
+	labels      map[string]string // WithCheckpointMetadata
 	// ContinueFrom: the checkpoint the run starts from instead of reading
 	// the thread's latest (continued is set even for a snapshot that was
 	// not read by Thread.State, so that the run refuses it).
@@ -306,6 +307,18 @@ func ResumeByID(values map[string]any) RunOption {
 // latest checkpoint the way to give a paused thread new input.
 func FromCheckpoint(id string) RunOption {
 	return runOption(func(s *settings) { s.fromID, s.durableOpts = id, true })
+}
+
+// WithCheckpointMetadata adds labels to the metadata of every checkpoint
+// the run saves on its thread (beside [MetaSource], which a label of that
+// name does not replace), so that the thread's history says which run
+// saved each checkpoint and with what metadata (LangGraph's servers put a
+// run's id and metadata there). The run keeps labels: the caller must not
+// modify the map afterwards. Checkpoints of a subgraph's own thread, and
+// those of Thread.Update, do not get them. A run without a checkpointer
+// ignores them.
+func WithCheckpointMetadata(labels map[string]string) RunOption {
+	return runOption(func(s *settings) { s.labels = labels })
 }
 
 // ContinueFrom runs the thread on from snap, its latest state as

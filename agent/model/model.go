@@ -199,6 +199,14 @@ type Chunk struct {
 	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
 	// Response is the complete reply, on the ChunkDone chunk.
 	Response *Response `json:"response,omitempty"`
+	// MessageID is the id, within a conversation, that the reply the
+	// chunk is part of will have (see [Messages.Merge]), so that a client
+	// merging the chunks it streamed with the conversation it reads later
+	// finds one message. Models leave it empty, as they leave
+	// Response.Message.ID; the caller that streams the reply into a
+	// conversation sets it on every chunk it forwards (graph.Generate
+	// does).
+	MessageID string `json:"message_id,omitempty"`
 }
 
 // ToolCallDelta is a piece of one streamed tool call. The pieces of a call

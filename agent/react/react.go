@@ -567,17 +567,23 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	approve := a.needsApproval(calls)
 	// One string holds the new ids: the reply's and those of the results
 	// of the calls sent to the tools node. The reply always gets a new
-	// id, whatever id the model gave it: a provider's id for its reply is
-	// no conversation id (a server may answer every call with the same
+	// id, never the model's: a provider's id for its reply is no
+	// conversation id (a server may answer every call with the same
 	// one), and kept, it would make the reply replace an earlier message
-	// of the conversation, as a write of an existing id does.
+	// of the conversation, as a write of an existing id does. In a run
+	// streamed with graph.StreamMessages, graph.Generate gave the reply
+	// the new id its chunks were streamed under, which it keeps, so that
+	// a client finds the reply it streamed in the state; otherwise
+	// graph.Generate left the id empty.
 	const k = 1
 	n := k
 	if answer < 0 && iter < a.max && !approve {
 		n += len(calls)
 	}
 	ids := t.newIDs(n)
-	msg.ID = ids[:idLen]
+	if msg.ID == "" {
+		msg.ID = ids[:idLen]
+	}
 	if fixed == nil && !allIDs(s.Messages) {
 		fixed = withIDs(s.Messages)
 	}

@@ -76,7 +76,13 @@
 // than a command.resume, does what LangGraph's Agent Server does: the
 // pending step and its interrupts are dropped (the steps completed before
 // it stay in the state) and the run starts from START with the input
-// merged into the thread's state. A graph that must not lose an
+// merged into the thread's state. Input for a checkpoint the request
+// names (checkpoint_id, or checkpoint) that has pending tasks, a paused
+// step or the next step of a past checkpoint a client branches from (as
+// useStream does to edit or regenerate a message), supersedes them the
+// same way: the tasks are dropped on a new branch from that checkpoint,
+// which becomes the thread's latest, and the run starts from START with
+// the input. A graph that must not lose an
 // answer-awaiting step (an assistant message whose tool calls have no
 // results yet) should be resumed, or have its state repaired, before new
 // input. on_completion applies to stateless runs only (their thread is
@@ -136,9 +142,11 @@
 // # Streams
 //
 // Stream modes values, updates, messages-tuple (SSE event "messages": the
-// chunks of model replies, and each message a step adds to the state's
-// "messages" list without streaming a reply, such as a tool result, as one
-// whole chunk with its id in the state),
+// chunks of model replies, under the id the reply has in the state when
+// the node calls its model through graph.Generate, as the react agent
+// does, so that useStream merges the two, and each message a step adds
+// to the state's "messages" list without streaming a reply, such as a
+// tool result, as one whole chunk with its id in the state),
 // the legacy messages (events messages/metadata, messages/partial with a
 // model reply so far, and messages/complete with the messages a step adds
 // to the state's "messages" list) and custom are served; events, debug, tasks, checkpoints and tools, which
@@ -164,6 +172,15 @@
 // again, without an id. /wait and .../join of a run cancelled before it
 // started answer, as for any interrupted run, the thread's values, which
 // it left as they were.
+//
+// Each checkpoint a run saves holds, in its metadata, the run's metadata
+// (the thread's metadata and the run's own, with run_name), run_id,
+// thread_id, graph_id and assistant_id, beside source and step, as
+// LangGraph's servers put them there: GET .../state and .../history show
+// them (with parents, {}), and history filters on them. A checkpoint's
+// metadata holds string labels: a metadata value that is not a string is
+// kept as its JSON text (and its key in the label __json_labels__), read
+// back as the value.
 //
 // # Threads and statuses
 //

@@ -508,7 +508,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			modes = append(modes, graph.StreamUpdates)
 		}
 	}
-	opts := []graph.RunOption{graph.WithModes(modes...)}
+	opts := []graph.RunOption{graph.WithModes(modes...), graph.WithCheckpointMetadata(checkpointLabels(rc.metadata))}
 	if d, ok := durabilities[rc.durability]; ok {
 		opts = append(opts, graph.WithDurability(d))
 	}
@@ -537,7 +537,28 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		return nil, err
 	}
 	copied := false // the run goes on from a copy of its start (copyStart)
-	if rc.hasHead && !rc.head && rc.checkpointID != "" {
+	// New input for a checkpoint the request names that has pending
+	// tasks (a paused step, or the next step of a past checkpoint the
+	// client branches from) supersedes them, as in LangGraph: the tasks
+	// are dropped on a new branch from the checkpoint (below), and the
+	// run starts from START with the input. A zero input there is no
+	// input, as the graph reads it: the run resumes, or replays, the
+	// step.
+	supersede := false
+	if hasInput && rc.checkpointID != "" && !rc.head {
+		snap, err := a.startOf(ctx, th, rc)
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, fmt.Errorf("reading the state the run starts from: %w", err)
+		}
+		if err == nil && len(snap.Next) > 0 {
+			if reflect.ValueOf(&input).Elem().IsZero() {
+				hasInput = false
+			} else {
+				supersede = true
+			}
+		}
+	}
+	if rc.hasHead && !rc.head && rc.checkpointID != "" && !supersede {
 		// A run from a checkpoint the request names, on a thread a
 		// rollback left at its head, goes on from a copy of that
 		// checkpoint, with or without input: the copy is the thread's
@@ -546,25 +567,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// (droppedFrom knows it by its parent, the run's checkpoint), not
 		// the latest checkpoint of the run rolled back, which it would
 		// resume, ignoring the run's checkpoint, input and resume. Input
-		// on a paused checkpoint is refused, as the graph refuses it
-		// without a head, here: before the copy and before the head is
-		// cleared, so that a refused request leaves the rollback as it
-		// was. A zero input on a paused checkpoint is no input, as the
-		// graph reads it (it resumes the step): the run goes on from a
-		// copy, as without input.
-		if hasInput {
-			snap, err := a.startOf(ctx, th, rc)
-			if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-				return nil, fmt.Errorf("reading the state the run starts from: %w", err)
-			}
-			if err == nil && len(snap.Next) > 0 {
-				if !reflect.ValueOf(&input).Elem().IsZero() {
-					return nil, fmt.Errorf("%w: checkpoint %q of thread %q has a paused step (next: %v); resume it with command.resume or no input, or give no checkpoint_id to start a new run from the thread's latest state",
-						graph.ErrThreadPaused, rc.checkpointID, rc.threadID, snap.Next)
-				}
-				hasInput = false
-			}
-		}
+		// that supersedes the checkpoint's pending tasks makes, instead
+		// of the copy, the update that drops them, on a new branch from
+		// the checkpoint as well.
 		if err := a.copyStart(ctx, th, rc); err != nil {
 			return nil, err
 		}
@@ -641,7 +646,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		} else {
 			ignored = !copied && a.nothingPending(ctx, th, rc)
 		}
-	} else if hasInput && (rc.checkpointID == "" || rc.head) {
+	} else if hasInput && (rc.checkpointID == "" || rc.head || supersede) {
 		// New input on a thread that paused or was stopped mid-run starts
 		// a new run from START, as LangGraph does: the pending step is
 		// dropped (its completed steps stay in the state). A thread
@@ -659,6 +664,8 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// update a run makes before its graph runs, its parent the
 		// checkpoint the run starts from: a takeover knows it by that
 		// (droppedFrom), whether or not the run recorded anything since.
+		// Input for a past checkpoint with pending tasks (supersede) drops
+		// them the same way, on a branch from that checkpoint.
 		snap, err := a.startOf(ctx, th, rc)
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 			return nil, fmt.Errorf("reading the state the run starts from: %w", err)
@@ -1050,7 +1057,7 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 			return nil
 		}
 		if c.Kind == model.ChunkDone {
-			rc.msgs.done(replyID(rc.runID, ev.Task))
+			rc.msgs.done(replyID(rc.runID, ev.Task, c))
 			return nil
 		}
 		msg, ok := messageChunk(rc.runID, ev.Task, c)
@@ -1075,6 +1082,44 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 		}
 	}
 	return nil
+}
+
+// jsonLabels is the checkpoint label listing, as a JSON array, the labels
+// that hold a run metadata value other than a string as its JSON text.
+const jsonLabels = "__json_labels__"
+
+// checkpointLabels gives the run's metadata (the thread's and the run's
+// own, with run_id, thread_id, graph_id and assistant_id) as the labels
+// of the checkpoints the run saves, as LangGraph puts them in each
+// checkpoint's metadata: a string as it is, another JSON value as its
+// JSON text, its key listed in jsonLabels so that reads give the value
+// back. Keys the checkpoint's own metadata uses (source, step, parents)
+// are left out.
+func checkpointLabels(md map[string]any) map[string]string {
+	out := make(map[string]string, len(md)+1)
+	var js []string
+	for k, v := range md {
+		switch k {
+		case graph.MetaSource, "step", "parents", jsonLabels:
+			continue
+		}
+		if s, ok := v.(string); ok {
+			out[k] = s
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		out[k] = string(b)
+		js = append(js, k)
+	}
+	if len(js) > 0 {
+		slices.Sort(js)
+		b, _ := json.Marshal(js)
+		out[jsonLabels] = string(b)
+	}
+	return out
 }
 
 // tupleMeta is the metadata of a messages-tuple event of node's step:
@@ -1136,9 +1181,9 @@ func subgraphUpdate(payload any) (string, any) {
 }
 
 // messageChunk gives a model chunk as a LangChain message chunk; the
-// chunks of one reply share an id made from the run and the task.
+// chunks of one reply share its id (replyID).
 func messageChunk(runID string, t graph.TaskInfo, c model.Chunk) (map[string]any, bool) {
-	m := map[string]any{"id": replyID(runID, t), "type": "AIMessageChunk", "content": "", "tool_call_chunks": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
+	m := map[string]any{"id": replyID(runID, t, c), "type": "AIMessageChunk", "content": "", "tool_call_chunks": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
 	switch c.Kind {
 	case model.ChunkText:
 		m["content"] = c.Text
@@ -1153,9 +1198,13 @@ func messageChunk(runID string, t graph.TaskInfo, c model.Chunk) (map[string]any
 	return m, true
 }
 
-// replyID is the id of the streamed chunks of the model reply of task t
-// of run runID.
-func replyID(runID string, t graph.TaskInfo) string {
+// replyID is the id of the streamed chunk c of a model reply of task t of
+// run runID: the id the reply will have in the state (c.MessageID, which
+// graph.Generate sets), else one made from the run and the task.
+func replyID(runID string, t graph.TaskInfo, c model.Chunk) string {
+	if c.MessageID != "" {
+		return c.MessageID
+	}
 	return "run-" + uuid.NewSHA1(uuid.NameSpaceOID, []byte(runID+"|"+t.ID())).String()
 }
 
@@ -1200,9 +1249,20 @@ func (a *adapter[S]) snapshot(threadID string, snap graph.StateSnapshot[S]) (*th
 		}
 		st.Tasks = append(st.Tasks, t)
 	}
-	st.Metadata = map[string]any{"step": snap.Step}
+	st.Metadata = map[string]any{"step": snap.Step, "parents": map[string]any{}}
 	for k, v := range snap.Metadata {
 		st.Metadata[k] = v
+	}
+	if js, ok := snap.Metadata[jsonLabels]; ok {
+		delete(st.Metadata, jsonLabels)
+		var keys []string
+		_ = json.Unmarshal([]byte(js), &keys)
+		for _, k := range keys {
+			var v any
+			if json.Unmarshal([]byte(snap.Metadata[k]), &v) == nil {
+				st.Metadata[k] = v
+			}
+		}
 	}
 	created := snap.CreatedAt.UTC().Format(timeFormat)
 	st.CreatedAt = &created

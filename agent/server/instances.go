@@ -347,8 +347,9 @@ func progress(ctx context.Context, g runner, threadID, start, own string) (bool,
 // update with no next task) when start has one, and always when start
 // is a rollback's head (an empty update then); a run from a head without
 // input (a resume, or none) copies the head (an empty update that keeps
-// its next tasks, interrupts and pending writes); a run from own on a
-// thread with a head copies own; a run resuming a step of several tasks
+// its next tasks, interrupts and pending writes); a run with input from
+// own drops own's pending tasks when it has some; a run from own on a
+// thread with a head otherwise copies own; a run resuming a step of several tasks
 // at start copies start (adapter.copyStart). The head's are made before
 // the run clears the head. No one else updates a thread
 // while it has a run (POST /threads/{id}/state is refused then), so a

@@ -14,51 +14,67 @@ import (
 )
 
 // TestNamedPausedCheckpointOnHead: on a thread whose head a rollback left
-// at a paused checkpoint H, a run naming H (checkpoint_id) with input is
-// refused before it clears the head: the thread stays at H. It cleared the
-// head and then failed, undoing the rollback. A run naming H with a zero
-// input ({}) resumes H (asking again) from a copy of it (an update whose
-// parent is H), as a run with no input does: it resumed H itself, so
-// that a takeover before its first checkpoint would have found the run
-// rolled back as the thread's latest.
+// at a paused checkpoint H, a run naming H (checkpoint_id) with input
+// supersedes H's paused step, as LangGraph does: the step is dropped on a
+// new branch from H (an update whose parent is H) and the run starts from
+// START with the input (it was refused, and before that cleared the head
+// and then failed, undoing the rollback). A run naming H with a zero input
+// ({}) resumes H (asking again) from a copy of it (an update whose parent
+// is H), as a run with no input does: it resumed H itself, so that a
+// takeover before its first checkpoint would have found the run rolled
+// back as the thread's latest.
 func TestNamedPausedCheckpointOnHead(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid, paused := pausedHead(t, ts)
 	runs := ts.URL + "/threads/" + tid + "/runs"
-	var refused map[string]any
-	code := do(t, "POST", runs+"/wait", map[string]any{"assistant_id": "ask", "checkpoint_id": paused, "input": humanInput("y")}, nil, &refused)
-	if e, _ := refused["__error__"].(map[string]any); code != 200 || e["error"] != "InvalidUpdateError" {
-		t.Errorf("run with input naming the paused head: %d %v; want 200 with an InvalidUpdateError, as the graph refuses it", code, refused)
+	var out map[string]any
+	code := do(t, "POST", runs+"/wait", map[string]any{"assistant_id": "ask", "checkpoint_id": paused, "input": humanInput("y")}, nil, &out)
+	if _, failed := out["__error__"]; code != 200 || failed {
+		t.Fatalf("run with input naming the paused head: %d %v; want 200, the input run from START", code, out)
 	}
-	if st := readHeadState(t, ts.URL, tid); st.Checkpoint.CheckpointID != paused {
-		t.Fatalf("state after a run with input naming the paused head: checkpoint %s; want the head %s (the rollback kept)", st.Checkpoint.CheckpointID, paused)
+	st := readHeadState(t, ts.URL, tid)
+	if ms := st.Values.Messages; len(ms) != 2 || ms[0].Content != "x" || ms[1].Content != "y" || len(st.Next) != 1 || st.Next[0] != "ask" {
+		t.Fatalf("after a run with input naming the paused head: messages %v, next %v; want x and y, asking again", ms, st.Next)
 	}
+	if src := firstAfter(t, ts.URL, tid, st.Checkpoint.CheckpointID, paused).Metadata["source"]; src != "update" {
+		t.Errorf("the run's first checkpoint after the head: source %v; want update (the drop of the head's paused step)", src)
+	}
+
+	ts = newTestServer(t, server.Config{})
+	tid, paused = pausedHead(t, ts)
+	runs = ts.URL + "/threads/" + tid + "/runs"
 	if code := do(t, "POST", runs+"/wait", map[string]any{"assistant_id": "ask", "checkpoint_id": paused, "input": map[string]any{}}, nil, nil); code != 200 {
 		t.Fatalf("run with a zero input naming the paused head: %d", code)
 	}
-	st := readHeadState(t, ts.URL, tid)
+	st = readHeadState(t, ts.URL, tid)
 	if len(st.Next) != 1 || st.Next[0] != "ask" {
 		t.Fatalf("after the run with a zero input: next %v; want [ask] (asked again)", st.Next)
 	}
+	if src := firstAfter(t, ts.URL, tid, st.Checkpoint.CheckpointID, paused).Metadata["source"]; src != "update" {
+		t.Errorf("the run's first checkpoint after the head: source %v; want update (the run's copy of the head)", src)
+	}
+}
+
+// firstAfter returns the checkpoint of thread tid that is a child of
+// ancestor on the chain of parents from id.
+func firstAfter(t *testing.T, url, tid, id, ancestor string) historyEntry {
+	t.Helper()
 	var hist []historyEntry
-	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/history", map[string]any{"limit": 100}, nil, &hist); code != 200 {
+	if code := do(t, "POST", url+"/threads/"+tid+"/history", map[string]any{"limit": 100}, nil, &hist); code != 200 {
 		t.Fatalf("history: %d", code)
 	}
 	byID := map[string]historyEntry{}
 	for _, h := range hist {
 		byID[h.Checkpoint.CheckpointID] = h
 	}
-	// Walk the run's chain back to H: the checkpoint after H is the copy.
-	cur, ok := byID[st.Checkpoint.CheckpointID]
-	for ok && cur.ParentCheckpoint != nil && cur.ParentCheckpoint.CheckpointID != paused {
+	cur, ok := byID[id]
+	for ok && cur.ParentCheckpoint != nil && cur.ParentCheckpoint.CheckpointID != ancestor {
 		cur, ok = byID[cur.ParentCheckpoint.CheckpointID]
 	}
 	if !ok || cur.ParentCheckpoint == nil {
-		t.Fatalf("the run's checkpoints do not descend from the head %s", paused)
+		t.Fatalf("checkpoint %s does not descend from %s", id, ancestor)
 	}
-	if cur.Metadata["source"] != "update" {
-		t.Errorf("the run's first checkpoint after the head: source %v; want update (the run's copy of the head)", cur.Metadata["source"])
-	}
+	return cur
 }
 
 // TestScalarResumeRefusedBeforeCopy: a scalar command.resume of a step
