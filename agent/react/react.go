@@ -1094,7 +1094,9 @@ func (a *agent) runToolInto() func(context.Context, *call, *graph.Update[State])
 	}
 }
 
-// toolMessage runs the call c and returns its tool message.
+// toolMessage runs the call c and returns its tool message: the storage
+// c's turn holds for it when the result lives in the room there, else a
+// message of its own (see toolTurn).
 func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) {
 	if c == nil {
 		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
