@@ -256,12 +256,17 @@ type replyMessage struct {
 	id   [idLen]byte
 }
 
-// The turns of one or two calls that run, with their tool messages, each
-// allocated at once: the messages outlive the turn's other parts only by
-// the turn's few hundred bytes, which the reply's id keeps anyway. A
-// roomy turn's calls all name tools that write their results into their
-// caller's storage (toolcall.Into); a plain turn's messages have no room,
-// which its results could not use.
+// The turns of one or two calls that run, each with its calls' tool
+// messages, allocated at once: every call names a tool that writes its
+// result into its caller's storage (toolcall.Into), and a result that
+// lives in its message's room (an integer's text, say) stays in the turn,
+// which the reply's id keeps anyway. A result pointing outside its room
+// (binary parts, Structured JSON, text longer than the room) moves to an
+// allocation of its own (see toolMessage): the turn, which anything
+// holding the reply or one of the turn's ids keeps, never keeps a large
+// result reachable after the conversation let go of it. Other turns
+// allocate their tool messages apart: a result without room always
+// points outside it.
 type (
 	roomyTurn1 struct {
 		turn
@@ -271,39 +276,22 @@ type (
 		turn
 		results [2]roomyMessage
 	}
-	plainTurn1 struct {
-		turn
-		results [1]toolMessage
-	}
-	plainTurn2 struct {
-		turn
-		results [2]toolMessage
-	}
 )
 
 // toolTurn's types hold two tool messages at most: inlineCalls must be 2.
 var _ [1]struct{} = [inlineCalls - 1]struct{}{}
 
 // toolTurn returns a turn of n calls, 1 or 2, with storage for their tool
-// messages set on its calls, and room for small results when roomy.
-func toolTurn(n int, roomy bool) *turn {
-	switch {
-	case roomy && n == 1:
+// messages, with room for small results, set on its calls.
+func toolTurn(n int) *turn {
+	if n == 1 {
 		t := new(roomyTurn1)
 		t.calls[0].msg, t.calls[0].room = &t.results[0].toolMessage, &t.results[0].room
 		return &t.turn
-	case roomy:
-		t := new(roomyTurn2)
-		t.calls[0].msg, t.calls[0].room = &t.results[0].toolMessage, &t.results[0].room
-		t.calls[1].msg, t.calls[1].room = &t.results[1].toolMessage, &t.results[1].room
-		return &t.turn
-	case n == 1:
-		t := new(plainTurn1)
-		t.calls[0].msg = &t.results[0]
-		return &t.turn
 	}
-	t := new(plainTurn2)
-	t.calls[0].msg, t.calls[1].msg = &t.results[0], &t.results[1]
+	t := new(roomyTurn2)
+	t.calls[0].msg, t.calls[0].room = &t.results[0].toolMessage, &t.results[0].room
+	t.calls[1].msg, t.calls[1].room = &t.results[1].toolMessage, &t.results[1].room
 	return &t.turn
 }
 
@@ -534,10 +522,10 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 		return nil
 	}
 	var t *turn
-	if nc <= inlineCalls && iter < a.max && a.cfg.Answer == nil && !a.pauses {
+	if nc <= inlineCalls && iter < a.max && a.cfg.Answer == nil && !a.pauses && a.allInto(&resp.Message) {
 		// The calls run (unless a bound refuses one, which still gets
 		// a tool message): their tool messages come with the turn.
-		t = toolTurn(nc, a.allInto(&resp.Message))
+		t = toolTurn(nc)
 	} else {
 		t = new(turn)
 	}
@@ -1112,11 +1100,14 @@ func (a *agent) runToolInto() func(context.Context, *call, *graph.Update[State])
 	}
 }
 
-// toolMessage runs the call c and returns its tool message.
+// toolMessage runs the call c and returns its tool message: the storage
+// c's turn holds for it when the result lives in the room there, else a
+// message of its own (see toolTurn).
 func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) {
 	if c == nil {
 		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
 	}
+	inTurn := c.msg != nil
 	m, t, room := a.newToolMessage(c)
 	if err := a.execute(ctx, c, t, &m.res, room); err != nil {
 		return nil, err
@@ -1124,9 +1115,54 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
 		clipResult(&m.res, a.maxResult, a.maxBinary)
 	}
+	if inTurn && !inRoom(&m.res, room) {
+		// The turn keeps only a result that lives in its room.
+		m = apart(m, room)
+	}
 	m.parts[0] = model.Part{Kind: model.PartToolResult, ToolResult: &m.res}
 	m.msgs[0] = model.Message{ID: c.ResultID, Role: model.RoleTool, Parts: m.parts[:]}
 	return m, nil
+}
+
+// inRoom reports whether res, the result of a call given room (nil for
+// none), and room point to no memory outside room: res's content is none
+// or room's one text part, whose text is in room, and its Structured
+// JSON, if any, is in room. Only such a result may stay in its turn's
+// allocation (see toolTurn).
+func inRoom(res *model.ToolResult, room *toolcall.Room) bool {
+	if room == nil {
+		return unsafe.SliceData(res.Content) == nil && unsafe.SliceData(res.Structured) == nil
+	}
+	p := &room.Parts[0]
+	return within(unsafe.Pointer(unsafe.SliceData(res.Content)), room) &&
+		within(unsafe.Pointer(unsafe.SliceData(res.Structured)), room) &&
+		within(unsafe.Pointer(unsafe.StringData(p.Text)), room) &&
+		unsafe.StringData(p.Signature) == nil && unsafe.StringData(p.MIMEType) == nil &&
+		unsafe.SliceData(p.Data) == nil && unsafe.StringData(p.URL) == nil &&
+		p.ToolCall == nil && p.ToolResult == nil
+}
+
+// within reports whether p is nil or points into room.
+func within(p unsafe.Pointer, room *toolcall.Room) bool {
+	return p == nil || uintptr(p)-uintptr(unsafe.Pointer(room)) < unsafe.Sizeof(*room)
+}
+
+// apart returns a tool message of its own holding the result of m, storage
+// in a turn, and leaves m, and room's part, zero, so that the turn keeps
+// nothing the result points to; the result's bytes in room (a text or
+// Structured JSON written there) stay where they are.
+//
+//go:noinline
+func apart(m *toolMessage, room *toolcall.Room) *toolMessage {
+	own := &toolMessage{res: m.res}
+	m.res = model.ToolResult{}
+	if room != nil {
+		if unsafe.SliceData(own.res.Content) == &room.Parts[0] {
+			own.res.Content = append([]model.Part(nil), own.res.Content...)
+		}
+		room.Parts[0] = model.Part{}
+	}
+	return own
 }
 
 // newToolMessage returns the tool message of the call c, and the tool to

@@ -112,7 +112,7 @@ func TestTurnLetsGoOfRequest(t *testing.T) {
 		t.Fatalf("the reply's id is not held by its turn (turn's message id %q, reply's %q)", tn.msgs[0].ID, reply.ID)
 	}
 	for _, typ := range []reflect.Type{reflect.TypeFor[turn](), reflect.TypeFor[replyMessage](), reflect.TypeFor[roomyTurn1](),
-		reflect.TypeFor[roomyTurn2](), reflect.TypeFor[plainTurn1](), reflect.TypeFor[plainTurn2]()} {
+		reflect.TypeFor[roomyTurn2]()} {
 		if holdsRequest(typ) {
 			t.Errorf("a %s holds its request", typ)
 		}
@@ -305,7 +305,7 @@ func (m fixedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[mo
 }
 
 // The tool messages of a turn of one or two calls are part of the turn's
-// allocation, with room for a small result when every call's tool writes
+// allocation, with room for a small result, when every call's tool writes
 // its result into its caller's storage; the other turns allocate them
 // apart.
 func TestTurnHoldsToolMessages(t *testing.T) {
@@ -325,16 +325,18 @@ func TestTurnHoldsToolMessages(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		parts []model.Part
-		// in says where the results are: "roomy", "plain" or "apart".
-		in   string
-		want []string
+		// in says whether the results are in the turn's allocation,
+		// and turn whether the reply's id is (the turn has room for
+		// the ids of its calls' results).
+		in, turn bool
+		want     []string
 	}{
-		{"two roomy", []model.Part{toolCall("c1", "add"), toolCall("c2", "add")}, "roomy", []string{"5", "5"}},
-		{"one roomy", []model.Part{toolCall("c1", "add")}, "roomy", []string{"5"}},
-		{"two plain", []model.Part{toolCall("c1", "add"), toolCall("c2", "say")}, "plain", []string{"5", "ok"}},
-		{"one plain", []model.Part{toolCall("c1", "say")}, "plain", []string{"ok"}},
-		{"unknown tool", []model.Part{toolCall("c1", "nope")}, "plain", nil},
-		{"three", []model.Part{toolCall("c1", "add"), toolCall("c2", "add"), toolCall("c3", "add")}, "apart", []string{"5", "5", "5"}},
+		{"two roomy", []model.Part{toolCall("c1", "add"), toolCall("c2", "add")}, true, true, []string{"5", "5"}},
+		{"one roomy", []model.Part{toolCall("c1", "add")}, true, true, []string{"5"}},
+		{"two plain", []model.Part{toolCall("c1", "add"), toolCall("c2", "say")}, false, true, []string{"5", "ok"}},
+		{"one plain", []model.Part{toolCall("c1", "say")}, false, true, []string{"ok"}},
+		{"unknown tool", []model.Part{toolCall("c1", "nope")}, false, true, nil},
+		{"three", []model.Part{toolCall("c1", "add"), toolCall("c2", "add"), toolCall("c3", "add")}, false, false, []string{"5", "5", "5"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := New(Config{Model: fixedModel{calls(tc.parts...), done}, Tools: []operator.Tool{add, say}})
@@ -352,7 +354,7 @@ func TestTurnHoldsToolMessages(t *testing.T) {
 			// The reply's id is the start of its turn's ids, unless the
 			// turn has more calls than room for their ids.
 			var tn *turn
-			if asked := out.Messages[1]; tc.in != "apart" {
+			if asked := out.Messages[1]; tc.turn {
 				tn = (*turn)(unsafe.Add(unsafe.Pointer(unsafe.StringData(asked.ID)), -int(unsafe.Offsetof(turn{}.ids))))
 				if tn.msgs[0].ID != asked.ID {
 					t.Fatalf("the reply's id is not held by its turn")
@@ -366,17 +368,13 @@ func TestTurnHoldsToolMessages(t *testing.T) {
 				}
 				var slot *model.Part
 				switch {
-				case tc.in == "roomy" && n == 1:
+				case tc.in && n == 1:
 					slot = &(*roomyTurn1)(unsafe.Pointer(tn)).results[i].parts[0]
-				case tc.in == "roomy":
+				case tc.in:
 					slot = &(*roomyTurn2)(unsafe.Pointer(tn)).results[i].parts[0]
-				case tc.in == "plain" && n == 1:
-					slot = &(*plainTurn1)(unsafe.Pointer(tn)).results[i].parts[0]
-				case tc.in == "plain":
-					slot = &(*plainTurn2)(unsafe.Pointer(tn)).results[i].parts[0]
 				}
-				if in := slot != nil && &out.Messages[2+i].Parts[0] == slot; in != (slot != nil) {
-					t.Errorf("result %d: in its turn's allocation %v, want %v", i, in, slot != nil)
+				if in := slot != nil && part == slot; in != tc.in {
+					t.Errorf("result %d: in its turn's allocation %v, want %v", i, in, tc.in)
 				}
 			}
 		})
@@ -392,7 +390,7 @@ func TestToolMessageStorageTakenOnce(t *testing.T) {
 	}
 	add := operator.MustFuncTool("add", "Adds one.", func(_ context.Context, in args) (int, error) { return in.A + 1, nil })
 	a := &agent{names: []string{"add"}, list: []operator.Tool{add}, into: []bool{true}, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
-	tn := toolTurn(1, true)
+	tn := toolTurn(1)
 	c := &tn.calls[0]
 	c.Call = model.ToolCall{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":1}`)}
 	first, err := a.toolMessage(t.Context(), c)
