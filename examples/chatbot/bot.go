@@ -78,6 +78,11 @@ type Bot struct {
 
 	// background meters the model calls made outside a turn (meteredModel).
 	background meter
+
+	// roomChecked, set by tests only, is called by reserve once checkRoom
+	// allowed principal's new conversation id, before the conversation is
+	// listed: a test holds a turn there to show the lock of reserve.
+	roomChecked func(id string)
 }
 
 // turnEntry is a running turn: whose it is, its questions, and how Close

@@ -598,6 +598,9 @@ func (b *Bot) reserve(ctx context.Context, principal, id, message string) error 
 	if err := b.checkRoom(ctx, principal, id); err != nil {
 		return err
 	}
+	if b.roomChecked != nil {
+		b.roomChecked(id)
+	}
 	// A conversation the list could not take would be neither listed nor
 	// counted: its turn fails instead.
 	if err := b.convIndex.touch(ctx, principal, id, message, false); err != nil {
