@@ -78,6 +78,11 @@ type Bot struct {
 
 	// background meters the model calls made outside a turn (meteredModel).
 	background meter
+
+	// roomChecked, set by tests only, is called by reserve once checkRoom
+	// allowed principal's new conversation id, before the conversation is
+	// listed: a test holds a turn there to show the lock of reserve.
+	roomChecked func(id string)
 }
 
 // turnEntry is a running turn: whose it is, its questions, and how Close
@@ -359,24 +364,11 @@ func (b *Bot) openStores(ctx context.Context) error {
 		store = ms
 		b.convIndex = &conversationIndex{items: items, log: b.log}
 	} else {
-		mem := memory.NewInMemoryStore()
-		store = mem
-		// The list forgets its least recently used entries when full: their
-		// conversations go with them, so that every conversation kept in
-		// memory is listed, and counts against Config.MaxConversations.
-		b.convIndex = &conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log,
-			forgotten: func(ctx context.Context, ns []string, id string) {
-				if err := mem.Delete(context.WithoutCancel(ctx), scoped(principalOf(ns), id)); err != nil {
-					b.log.Warn("chatbot: deleting a conversation the full list forgot failed", zap.String("conversation_id", id), zap.Error(err))
-				}
-			},
-			// A conversation with a turn running or waiting keeps its
-			// entry and its messages: the turn would go on with its
-			// history gone, on a conversation neither listed nor counted.
-			exclusive: func(ns []string, id string, forget func()) bool {
-				return b.turnsRun.unlessTracked(scoped(principalOf(ns), id), forget)
-			}}
+		store = memory.NewInMemoryStore()
+		// The list forgets its least recently used entries when full.
+		b.convIndex = &conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log}
 	}
+	b.forgetWithList(store)
 	convs, err := memory.NewConversations(memory.ConversationConfig{
 		Store:      store,
 		Window:     b.cfg.Window,
@@ -388,6 +380,35 @@ func (b *Bot) openStores(ctx context.Context) error {
 	}
 	b.convs = convs
 	return nil
+}
+
+// forgetWithList makes the conversation list delete from store the
+// conversation of each entry it forgets, to prune a principal's list or
+// to make room in a full in-memory list: kept, it would be neither
+// listed, nor counted against Config.MaxConversations, nor deletable
+// (DELETE names a listed conversation), and the store would grow
+// without bound.
+//
+// A conversation with a turn running or waiting on this bot keeps its
+// entry and its messages: the turn would go on with its history gone, on
+// a conversation neither listed nor counted. With Config.Postgres, a turn
+// running on another instance is not seen: its conversation was listed
+// anew as the turn began (so the list forgets it only if it is still
+// among the least recently used, beyond the most its principal's list
+// shows), and an entry used since the list read it is kept (see
+// conversationIndex.drop). Should a turn on another instance still lose
+// its conversation so, in the moment between that check and the delete,
+// the turn goes on with the history it loaded and stores its exchange: a
+// conversation unlisted until its next turn lists it again.
+func (b *Bot) forgetWithList(store memory.Store) {
+	b.convIndex.forgotten = func(ctx context.Context, ns []string, id string) {
+		if err := store.Delete(context.WithoutCancel(ctx), scoped(principalOf(ns), id)); err != nil {
+			b.log.Warn("chatbot: deleting a conversation the list forgot failed", zap.String("conversation_id", id), zap.Error(err))
+		}
+	}
+	b.convIndex.exclusive = func(ns []string, id string, forget func()) bool {
+		return b.turnsRun.unlessTracked(scoped(principalOf(ns), id), forget)
+	}
 }
 
 // allowModels checks Config.Models against the model registry and keeps

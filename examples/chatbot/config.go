@@ -338,7 +338,11 @@ type Config struct {
 	// with them (held in memory, they would stay there uncounted); a
 	// list entry that could not be stored (logged) is missing too: such
 	// a conversation stays stored but no longer counts, nor shows in the
-	// list to be deleted, until its next turn lists it again. Zero means DefaultMaxConversations;
+	// list to be deleted, until its next turn lists it again. A list
+	// that so grew past the 200 conversations it shows forgets, in every
+	// store, its least recently used beyond 200, with their
+	// conversations, but for those with a turn running or waiting on
+	// the instance that prunes. Zero means DefaultMaxConversations;
 	// it must be from 1 to 200, the conversations GET
 	// /api/v1/conversations lists.
 	MaxConversations int

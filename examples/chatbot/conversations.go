@@ -79,9 +79,9 @@ type conversationIndex struct {
 
 	// forgotten, when set, is told of each record the index forgets to
 	// make room or to prune (ns, the principal's namespace, and the
-	// conversation's id): without DataDir or Postgres it deletes the
-	// conversation's messages, which would otherwise stay in memory
-	// uncounted.
+	// conversation's id): it deletes the conversation's messages, which
+	// would otherwise stay in the store unlisted and uncounted (see
+	// Bot.forgetWithList).
 	forgotten func(ctx context.Context, ns []string, id string)
 	// exclusive, when set, runs forget, the forgetting of conversation id
 	// of ns (its record, and its messages through forgotten), unless a
@@ -89,8 +89,9 @@ type conversationIndex struct {
 	// it ran forget. No turn of the conversation starts while forget runs
 	// (a turn is tracked before it loads its conversation): a turn either
 	// keeps its conversation, listed, or finds it gone and counts it as
-	// new. forget must not block (it takes no conversation lock: touch
-	// runs under one).
+	// new. forget takes no lock (touch runs under a conversation lock);
+	// it runs the store's statements that delete one record and its
+	// conversation.
 	exclusive func(ns []string, id string, forget func()) bool
 
 	mu sync.Mutex
@@ -202,7 +203,9 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 		return
 	}
 	for _, r := range recs[maxListedConversations:] {
-		if _, err := x.drop(ctx, r, false); err != nil {
+		// A record used since it was read (a turn began on it, here or
+		// on another instance) is kept: it is recently used now.
+		if _, err := x.drop(ctx, r, true); err != nil {
 			x.log.Warn("chatbot: pruning the conversation list failed", zap.Error(err))
 			return
 		}
@@ -594,6 +597,9 @@ func (b *Bot) reserve(ctx context.Context, principal, id, message string) error 
 	defer unlock()
 	if err := b.checkRoom(ctx, principal, id); err != nil {
 		return err
+	}
+	if b.roomChecked != nil {
+		b.roomChecked(id)
 	}
 	// A conversation the list could not take would be neither listed nor
 	// counted: its turn fails instead.

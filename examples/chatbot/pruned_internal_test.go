@@ -1,0 +1,249 @@
+package chatbot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/memory"
+)
+
+// TestPrunedConversationsLoseTheirMessages: with SQLite (DataDir) and
+// PostgreSQL, a conversation the list prunes (its principal's list holds
+// more than it shows) is deleted from the store with its entry, so that
+// the store keeps no conversation that no list shows, that no DELETE can
+// name and that does not count against MaxConversations; every
+// conversation still listed keeps its messages. The list is filled past
+// its bound as a list whose entries failed to be stored fills it: a turn
+// of a stored conversation without an entry lists it anew, and prunes.
+func TestPrunedConversationsLoseTheirMessages(t *testing.T) {
+	stores := map[string]func(t *testing.T) Config{
+		"sqlite": func(t *testing.T) Config { return Config{DataDir: t.TempDir()} },
+		"postgres": func(t *testing.T) Config {
+			dsn, schema := internalPostgres(t)
+			return Config{Postgres: dsn, PostgresSchema: schema}
+		},
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			cfg := store(t)
+			cfg.Offline = true
+			b, err := New(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := b.Close(ctx); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			}()
+			ctx := t.Context()
+			ns := b.convIndex.namespace("alice")
+			ids := fillList(t, b)
+			for _, err := range b.Chat(WithPrincipal(ctx, "alice"), Request{ConversationID: "unlisted", Message: "Hello again!"}) {
+				if err != nil {
+					t.Fatalf("turn of the unlisted conversation: %v", err)
+				}
+			}
+			recs, err := b.convIndex.records(ctx, ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != maxListedConversations {
+				t.Fatalf("alice's list holds %d entries after pruning; want %d", len(recs), maxListedConversations)
+			}
+			listed := map[string]bool{}
+			for _, r := range recs {
+				listed[r.Key] = true
+			}
+			if !listed["unlisted"] {
+				t.Errorf("the conversation whose turn ran is not listed")
+			}
+			pruned := 0
+			for _, id := range ids {
+				st, err := b.convs.Store().Load(ctx, scoped("alice", id), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case listed[id] && st.Last == 0:
+					t.Errorf("listed conversation %s lost its messages", id)
+				case !listed[id] && st.Last != 0:
+					t.Errorf("pruned conversation %s keeps %d messages in the store; want none", id, st.Last)
+				case !listed[id]:
+					pruned++
+				}
+			}
+			if want := len(ids) - maxListedConversations; pruned != want {
+				t.Errorf("%d conversations pruned; want %d", pruned, want)
+			}
+		})
+	}
+}
+
+// fillList lists for alice, in b's list and store, one more conversation
+// than the list holds before it prunes, each with an exchange stored,
+// and one stored conversation, "unlisted", without an entry, whose next
+// turn lists it anew and so prunes the list. It returns the ids.
+func fillList(t *testing.T, b *Bot) []string {
+	t.Helper()
+	ctx := t.Context()
+	ns := b.convIndex.namespace("alice")
+	value, _ := json.Marshal(listedConversation{Title: "Hello!"})
+	exchange := []memory.Message{{Role: "user", Content: "Hello!"}, {Role: "assistant", Content: "Hi."}}
+	var ids []string
+	for i := range maxListedConversations + pruneSlack - probeEvery + 1 {
+		id := fmt.Sprintf("c%03d", i)
+		ids = append(ids, id)
+		if _, err := b.convs.Store().Append(ctx, scoped("alice", id), exchange...); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.convIndex.items.Put(ctx, memory.Record{Namespace: ns, Key: id, Value: value}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.convs.Store().Append(ctx, scoped("alice", "unlisted"), exchange...); err != nil {
+		t.Fatal(err)
+	}
+	return append(ids, "unlisted")
+}
+
+// TestPruneKeepsBusyConversations: with SQLite and PostgreSQL, a
+// conversation the list would prune while a turn of it waits to run on
+// this bot keeps its entry and its messages, and the turn goes on with
+// its history; deleted, the turn would run on an empty history.
+func TestPruneKeepsBusyConversations(t *testing.T) {
+	stores := map[string]func(t *testing.T) Config{
+		"sqlite": func(t *testing.T) Config { return Config{DataDir: t.TempDir()} },
+		"postgres": func(t *testing.T) Config {
+			dsn, schema := internalPostgres(t)
+			return Config{Postgres: dsn, PostgresSchema: schema}
+		},
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			cfg := store(t)
+			cfg.Offline = true
+			b, err := New(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := b.Close(ctx); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			}()
+			fillList(t, b)
+			alice := WithPrincipal(t.Context(), "alice")
+			chat := func(id string) error {
+				for _, err := range b.Chat(alice, Request{ConversationID: id, Message: "Hello again!"}) {
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			recs, err := b.convIndex.records(t.Context(), b.convIndex.namespace("alice"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			busy := recs[len(recs)-1].Key // the least recently used: pruned first
+			other := recs[len(recs)-2].Key
+			// busy's turn waits for its conversation's lock, held here.
+			unlock, err := b.convs.Lock(t.Context(), scoped("alice", busy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waiting := make(chan error, 1)
+			go func() { waiting <- chat(busy) }()
+			for tracked := false; !tracked; {
+				b.turnsRun.mu.Lock()
+				for _, th := range b.turnsRun.cancels {
+					tracked = tracked || th == scoped("alice", busy)
+				}
+				b.turnsRun.mu.Unlock()
+				time.Sleep(time.Millisecond)
+			}
+			if err := chat("unlisted"); err != nil { // prunes the list
+				unlock()
+				t.Fatalf("turn of the unlisted conversation: %v", err)
+			}
+			unlock()
+			if err := <-waiting; err != nil {
+				t.Fatalf("the waiting turn of %s: %v", busy, err)
+			}
+			st, err := b.convs.Store().Load(t.Context(), scoped("alice", busy), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Last != 4 {
+				t.Errorf("%s, whose turn waited as the list was pruned, keeps %d messages; want 4 (its history and the turn's exchange)", busy, st.Last)
+			}
+			if st, err := b.convs.Store().Load(t.Context(), scoped("alice", other), 0); err != nil || st.Last != 0 {
+				t.Errorf("%s, pruned beside the busy conversation, keeps %d messages (%v); want none", other, st.Last, err)
+			}
+		})
+	}
+}
+
+// touchingItems is a conversation list on which a turn touches record
+// touch (it is used again) as soon as the list of its namespace is read
+// whole, the first time.
+type touchingItems struct {
+	memory.Items
+	touch   memory.Record
+	touched bool
+}
+
+func (x *touchingItems) Search(ctx context.Context, q memory.ItemQuery) ([]memory.Record, error) {
+	recs, err := x.Items.Search(ctx, q)
+	if err == nil && q.Limit == memory.MaxSearchLimit && !x.touched {
+		x.touched = true
+		err = x.Items.Put(ctx, x.touch)
+	}
+	return recs, err
+}
+
+// TestPruneKeepsEntriesUsedMeanwhile: an entry used after prune read the
+// list (a turn began on it, on this instance or on another sharing the
+// store) is recently used: prune keeps it and its conversation.
+func TestPruneKeepsEntriesUsedMeanwhile(t *testing.T) {
+	items := memory.NewInMemoryItems(memory.InMemoryItemsConfig{})
+	var forgotten []string
+	x := &conversationIndex{items: items, log: zap.NewNop(),
+		forgotten: func(_ context.Context, _ []string, id string) { forgotten = append(forgotten, id) }}
+	ns := x.namespace("alice")
+	value, _ := json.Marshal(listedConversation{Title: "Hello!"})
+	ctx := t.Context()
+	for i := range maxListedConversations + pruneSlack {
+		if err := items.Put(ctx, memory.Record{Namespace: ns, Key: fmt.Sprintf("c%03d", i), Value: value}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := x.records(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := recs[len(recs)-1] // the least recently used, as prune reads the list
+	x.items = &touchingItems{Items: items, touch: used}
+	x.prune(ctx, ns)
+	if _, err := items.Get(ctx, ns, used.Key, false); err != nil {
+		t.Errorf("the entry used as the list was pruned: %v; want it kept", err)
+	}
+	for _, id := range forgotten {
+		if id == used.Key {
+			t.Errorf("the conversation of the entry used as the list was pruned was forgotten")
+		}
+	}
+	if len(forgotten) != pruneSlack-1 {
+		t.Errorf("%d conversations forgotten; want %d (all beyond the list's bound but the one used)", len(forgotten), pruneSlack-1)
+	}
+}
