@@ -444,8 +444,9 @@ type node[S any] struct {
 	hasUp     bool     // upstream is not empty
 	// in and nin locate the node's incoming edges in Compiled.inFrom
 	// and inWait, and in run.fired: nin of them from in on, one per
-	// predecessor in node order; nin is 0 when nothing is strictly
-	// upstream (the node never waits).
+	// predecessor in node order; nin is 0 when the node never waits:
+	// nothing is strictly upstream, or its one incoming edge (START's
+	// excluded) is the one that triggered it.
 	in, nin int32
 	// deep is set once a task of this node made the stack of a parallel
 	// step's goroutine grow: workers then make room before its tasks (see
@@ -526,61 +527,96 @@ func (c *Compiled[S]) link() {
 		}
 		c.nodes[x].upstream, c.nodes[x].hasUp = up, has
 	}
-	c.linkIn()
+	c.linkIn(reach)
 }
 
-// linkIn builds the join tables: for each node x with nodes strictly
-// upstream, one incoming edge per predecessor p (a node with an edge or a
-// declared route to x; START excluded: nothing can be pending before it),
-// and for the edge the nodes strictly upstream of x that can still reach x
-// through p: p itself and the nodes that reach p without passing through x.
-// A triggered x waits for those only while p has not triggered it (see
-// run.waits): a node fed by a loop runs each time the loop triggers it,
-// while a join still waits for its other branches.
-func (c *Compiled[S]) linkIn() {
+// linkIn builds the join tables from reach (see link): for each node x
+// with nodes strictly upstream, one incoming edge per predecessor p (a node
+// with an edge or a declared route to x; START excluded: nothing can be
+// pending before it), and for the edge the nodes strictly upstream of x
+// that can still reach x through p: p itself and the nodes that reach p
+// without passing through x. A triggered x waits for those only while p
+// has not triggered it (see run.waits): a node fed by a loop runs each time
+// the loop triggers it, while a join still waits for its other branches.
+func (c *Compiled[S]) linkIn(reach [][]uint64) {
 	n := len(c.nodes)
+	words := (n + 63) / 64
+	in := func(i, j int) bool { return reach[i][j/64]&(1<<(j%64)) != 0 }
 	pred := make([][]int, n)
 	for _, nd := range c.nodes {
 		for _, t := range nd.succ {
 			pred[t] = append(pred[t], nd.idx) // in node order
 		}
 	}
-	words := (n + 63) / 64
+	// upTo[p] is p and the nodes that reach p, made for the predecessors
+	// of the nodes that can wait. For a predecessor p of x that x does not
+	// reach, it is the wait set of the edge p -> x: no path to p passes
+	// through x, and every node in it is strictly upstream of x (x
+	// reaching one would reach p); edges into different nodes share it.
+	upTo := make([][]uint64, n)
+	var w []uint64
 	seen := make([]bool, n)
 	var stack []int
 	for x, nd := range c.nodes {
-		if !nd.hasUp {
+		if !nd.hasUp || len(pred[x]) == 1 && !slices.Contains(c.start.succ, x) {
+			// A node with one incoming edge, which triggered it,
+			// never waits: it needs no table.
 			continue
 		}
 		nd.in, nd.nin = int32(len(c.inFrom)), int32(len(pred[x]))
 		for _, p := range pred[x] {
-			var w []uint64
-			clear(seen)
-			stack = stack[:0]
-			if p != x {
-				stack = append(stack, p)
-			}
-			for len(stack) > 0 {
-				v := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if seen[v] {
-					continue
-				}
-				seen[v] = true
-				if nd.upstream[v/64]&(1<<(v%64)) != 0 {
-					if w == nil {
-						w = make([]uint64, words)
+			var wait []uint64
+			if !in(x, p) {
+				if upTo[p] == nil {
+					u := make([]uint64, words)
+					for y := range c.nodes {
+						if y == p || in(y, p) {
+							u[y/64] |= 1 << (y % 64)
+						}
 					}
-					w[v/64] |= 1 << (v % 64)
-				}
-				for _, u := range pred[v] {
-					if u != x && !seen[u] {
-						stack = append(stack, u)
+					if slices.Equal(u, nd.upstream) {
+						u = nd.upstream // a chain, a tree: share it
 					}
+					upTo[p] = u
+				}
+				wait = upTo[p]
+			} else {
+				// p is on a cycle through x: walk back from p
+				// without passing through x, and keep the nodes
+				// strictly upstream of x.
+				if w == nil {
+					w = make([]uint64, words)
+				}
+				clear(w)
+				clear(seen)
+				stack = stack[:0]
+				if p != x {
+					stack = append(stack, p)
+				}
+				has := false
+				for len(stack) > 0 {
+					v := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					if seen[v] {
+						continue
+					}
+					seen[v] = true
+					if nd.upstream[v/64]&(1<<(v%64)) != 0 {
+						w[v/64] |= 1 << (v % 64)
+						has = true
+					}
+					for _, u := range pred[v] {
+						if u != x && !seen[u] {
+							stack = append(stack, u)
+						}
+					}
+				}
+				if has {
+					wait = slices.Clone(w)
 				}
 			}
 			c.inFrom = append(c.inFrom, int32(p))
-			c.inWait = append(c.inWait, w)
+			c.inWait = append(c.inWait, wait)
 		}
 	}
 }

@@ -390,7 +390,7 @@ func (r *run[S]) held(i int, fired []byte) error {
 		return fmt.Errorf("graph: the checkpoint's waiting trigger of node %q has Input %q, not a JSON list of the node names that triggered it: %w", r.c.nodes[i].name, fired, err)
 	}
 	for _, name := range names {
-		if j, ok := r.c.index[name]; ok { // a node since removed from the graph no longer counts
+		if j, ok := r.c.index[name]; ok && r.fired != nil { // a node since removed from the graph no longer counts
 			r.fire(r.c.nodes[j], i)
 		}
 	}

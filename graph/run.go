@@ -48,7 +48,7 @@ type run[S any] struct {
 	spare  []task[S]
 	trig   []bool // pending triggers per node
 	ntrig  int
-	fired  []bool   // per incoming edge of a node that can wait (node.in): it triggered the node since the node last ran
+	fired  []bool   // per incoming edge of a node that can wait (node.in): it triggered the node since the node last ran; nil when no node can wait
 	ran    []bool   // nodes that ran in this step (routing dedup)
 	base   int      // step the run started from (a thread's last step)
 	d      *drun[S] // durable runs only
@@ -91,11 +91,13 @@ type run[S any] struct {
 func (c *Compiled[S]) newRun() *run[S] {
 	n := len(c.nodes)
 	r := &run[S]{
-		c:     c,
-		trig:  make([]bool, n),
-		ran:   make([]bool, n),
-		cand:  make([]uint64, (n+63)/64),
-		fired: make([]bool, len(c.inFrom)),
+		c:    c,
+		trig: make([]bool, n),
+		ran:  make([]bool, n),
+		cand: make([]uint64, (n+63)/64),
+	}
+	if len(c.inFrom) > 0 {
+		r.fired = make([]bool, len(c.inFrom))
 	}
 	r.help = helperFunc(r)
 	r.start = r.startServed
@@ -999,7 +1001,10 @@ func (n *node[S]) who(router bool) string {
 // routeFrom follows nd's static edges and runs its routers.
 func (r *run[S]) routeFrom(ctx context.Context, nd *node[S]) error {
 	for _, t := range nd.next {
-		r.fire(nd, t)
+		r.trigger(t)
+		if r.fired != nil {
+			r.fire(nd, t)
+		}
 	}
 	for _, b := range nd.branches {
 		rt, err := r.callRouter(ctx, b)
@@ -1029,10 +1034,9 @@ func (r *run[S]) trigger(i int) {
 	}
 }
 
-// fire triggers node i from node from, and notes the edge for a node that
-// can wait (see waits).
+// fire notes that node from triggered node i, for a node that can wait
+// (see waits); the caller triggers i.
 func (r *run[S]) fire(from *node[S], i int) {
-	r.trigger(i)
 	if i >= len(r.c.nodes) || from.idx < 0 {
 		return
 	}
@@ -1080,7 +1084,10 @@ func (r *run[S]) goTo(nd *node[S], router bool, name string, names []string, idx
 			if i < len(r.c.nodes) && r.c.nodes[i].task != nil {
 				return fmt.Errorf("%w: %s routed to task node %q, which takes its input from Send; return %s.Send(x) instead", ErrBadRoute, nd.who(router), name, name)
 			}
-			r.fire(nd, i)
+			r.trigger(i)
+			if r.fired != nil {
+				r.fire(nd, i)
+			}
 			return nil
 		}
 	}
@@ -1120,22 +1127,22 @@ func (r *run[S]) schedule() {
 				continue
 			}
 			nd := r.c.nodes[i]
-			if multi && r.waits(nd) {
+			if multi && nd.hasUp && intersects(nd.upstream, r.cand) && r.waits(nd) {
 				continue
 			}
 			if nd.deferred && multi {
 				waiting++
 				continue
 			}
-			r.take(nd)
+			r.take(i, nd)
 			next, _ = addTask(next, nd)
 		}
 		// Deferred nodes run when nothing else would: together, in node
 		// order.
 		if waiting > 0 && len(next) == 0 && len(r.pushes) == 0 {
 			for i, on := range r.trig {
-				if nd := r.c.nodes[i]; on && nd.deferred && !r.waits(nd) {
-					r.take(nd)
+				if nd := r.c.nodes[i]; on && nd.deferred && !(nd.hasUp && intersects(nd.upstream, r.cand) && r.waits(nd)) {
+					r.take(i, nd)
 					next, _ = addTask(next, nd)
 				}
 			}
@@ -1157,16 +1164,14 @@ func (r *run[S]) schedule() {
 	r.cur = next
 }
 
-// waits reports whether triggered node nd keeps its trigger for a later
-// step: a node strictly upstream of it has a task in the next step (r.cand)
-// and can reach it through an incoming edge that has not triggered it since
-// it last ran. A node fed by a loop thus runs each time the loop triggers
-// it; a join waits for its slower branches. Only nodes strictly upstream
-// count, so that some candidate never waits and the run goes on.
+// waits reports whether triggered node nd, which a node with a task in the
+// next step (r.cand) is strictly upstream of, keeps its trigger for a later
+// step: one of those can reach it through an incoming edge that has not
+// triggered it since it last ran. A node fed by a loop thus runs each time
+// the loop triggers it; a join waits for its slower branches. Only nodes
+// strictly upstream count, so that some candidate never waits and the run
+// goes on.
 func (r *run[S]) waits(nd *node[S]) bool {
-	if !nd.hasUp || !intersects(nd.upstream, r.cand) {
-		return false
-	}
 	for k := nd.in; k < nd.in+nd.nin; k++ {
 		if w := r.c.inWait[k]; w != nil && !r.fired[k] && intersects(w, r.cand) {
 			return true
@@ -1175,11 +1180,14 @@ func (r *run[S]) waits(nd *node[S]) bool {
 	return false
 }
 
-// take removes nd's trigger, which becomes a task of the next step.
-func (r *run[S]) take(nd *node[S]) {
-	r.trig[nd.idx] = false
+// take removes the trigger of nd, node i, which becomes a task of the next
+// step.
+func (r *run[S]) take(i int, nd *node[S]) {
+	r.trig[i] = false
 	r.ntrig--
-	clear(r.fired[nd.in : nd.in+nd.nin])
+	if nd.nin > 0 {
+		clear(r.fired[nd.in : nd.in+nd.nin])
+	}
 }
 
 // addTask appends to ts a task of node nd, zero but for its node, and
