@@ -113,7 +113,9 @@ func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Gra
 // AddEdge adds a static edge: after from runs, to runs in the next
 // super-step. Use [START] as from for an entry node and [END] as to for an
 // exit. A node with several incoming edges from branches that run in
-// parallel runs once, after the last of them (see the package doc on joins).
+// parallel runs once, after the last of them; a node that a loop feeds runs
+// after each round of the loop, not once after the loop (see the package
+// doc on joins, and [Defer]).
 func (g *Graph[S]) AddEdge(from, to string) *Graph[S] {
 	g.edges = append(g.edges, edgeSpec{from, to})
 	return g
@@ -413,6 +415,12 @@ type Compiled[S any] struct {
 	// took (at most maxScopes): the room a run makes for them at first
 	// (see run.takeScopes).
 	scopes atomic.Int32
+	// inFrom is the source node of each incoming edge of the nodes that
+	// can wait (see node.in), and inWait the nodes strictly upstream of
+	// the edge's target whose task can still reach the target through
+	// the edge, nil when there is none (see link and run.waits).
+	inFrom []int32
+	inWait [][]uint64
 }
 
 type node[S any] struct {
@@ -434,6 +442,12 @@ type node[S any] struct {
 	succ      []int    // every possible successor, END excluded
 	upstream  []uint64 // bitset of nodes strictly upstream (see defer)
 	hasUp     bool     // upstream is not empty
+	// in and nin locate the node's incoming edges in Compiled.inFrom
+	// and inWait, and in run.fired: nin of them from in on, one per
+	// predecessor in node order; nin is 0 when the node never waits:
+	// nothing is strictly upstream, or its one incoming edge (START's
+	// excluded) is the one that triggered it.
+	in, nin int32
 	// deep is set once a task of this node made the stack of a parallel
 	// step's goroutine grow: workers then make room before its tasks (see
 	// worker).
@@ -512,6 +526,98 @@ func (c *Compiled[S]) link() {
 			}
 		}
 		c.nodes[x].upstream, c.nodes[x].hasUp = up, has
+	}
+	c.linkIn(reach)
+}
+
+// linkIn builds the join tables from reach (see link): for each node x
+// with nodes strictly upstream, one incoming edge per predecessor p (a node
+// with an edge or a declared route to x; START excluded: nothing can be
+// pending before it), and for the edge the nodes strictly upstream of x
+// that can still reach x through p: p itself and the nodes that reach p
+// without passing through x. A triggered x waits for those only while p
+// has not triggered it (see run.waits): a node fed by a loop runs each time
+// the loop triggers it, while a join still waits for its other branches.
+func (c *Compiled[S]) linkIn(reach [][]uint64) {
+	n := len(c.nodes)
+	words := (n + 63) / 64
+	in := func(i, j int) bool { return reach[i][j/64]&(1<<(j%64)) != 0 }
+	pred := make([][]int, n)
+	for _, nd := range c.nodes {
+		for _, t := range nd.succ {
+			pred[t] = append(pred[t], nd.idx) // in node order
+		}
+	}
+	// upTo[p] is p and the nodes that reach p, made for the predecessors
+	// of the nodes that can wait. For a predecessor p of x that x does not
+	// reach, it is the wait set of the edge p -> x: no path to p passes
+	// through x, and every node in it is strictly upstream of x (x
+	// reaching one would reach p); edges into different nodes share it.
+	upTo := make([][]uint64, n)
+	var w []uint64
+	seen := make([]bool, n)
+	var stack []int
+	for x, nd := range c.nodes {
+		if !nd.hasUp || len(pred[x]) == 1 && !slices.Contains(c.start.succ, x) {
+			// A node with one incoming edge, which triggered it,
+			// never waits: it needs no table.
+			continue
+		}
+		nd.in, nd.nin = int32(len(c.inFrom)), int32(len(pred[x]))
+		for _, p := range pred[x] {
+			var wait []uint64
+			if !in(x, p) {
+				if upTo[p] == nil {
+					u := make([]uint64, words)
+					for y := range c.nodes {
+						if y == p || in(y, p) {
+							u[y/64] |= 1 << (y % 64)
+						}
+					}
+					if slices.Equal(u, nd.upstream) {
+						u = nd.upstream // a chain, a tree: share it
+					}
+					upTo[p] = u
+				}
+				wait = upTo[p]
+			} else {
+				// p is on a cycle through x: walk back from p
+				// without passing through x, and keep the nodes
+				// strictly upstream of x.
+				if w == nil {
+					w = make([]uint64, words)
+				}
+				clear(w)
+				clear(seen)
+				stack = stack[:0]
+				if p != x {
+					stack = append(stack, p)
+				}
+				has := false
+				for len(stack) > 0 {
+					v := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					if seen[v] {
+						continue
+					}
+					seen[v] = true
+					if nd.upstream[v/64]&(1<<(v%64)) != 0 {
+						w[v/64] |= 1 << (v % 64)
+						has = true
+					}
+					for _, u := range pred[v] {
+						if u != x && !seen[u] {
+							stack = append(stack, u)
+						}
+					}
+				}
+				if has {
+					wait = slices.Clone(w)
+				}
+			}
+			c.inFrom = append(c.inFrom, int32(p))
+			c.inWait = append(c.inWait, wait)
+		}
 	}
 }
 

@@ -116,11 +116,18 @@
 //
 // A node triggered several times in one step runs once. A node with
 // incoming edges from branches of different lengths (a join) waits: while a
-// node that can still reach it, and that it cannot reach back, has a task,
-// it keeps its trigger and runs in a later step, once, after all of them.
+// node that can still reach it through an incoming edge that has not
+// triggered it since it last ran, and that it cannot reach back, has a
+// task, it keeps its trigger and runs in a later step, once, after all of
+// them. With edges A→B→D and A→C1→C2→D, D triggered by B waits for C1 and
+// C2 and runs once, after C2. A node fed by a loop does not wait for the
+// loop: the loop's edge has already triggered it, so it runs in the step
+// after each trigger, alongside the loop's next round, as in LangGraph.
 // Inside a cycle that contains both the join and the branch no such order
-// exists, and the join runs each time it is triggered, as in LangGraph;
-// give it the [Defer] option to make it wait until nothing else is ready.
+// exists, and the join runs each time it is triggered, as in LangGraph.
+// Give a node the [Defer] option to make it wait until nothing else is
+// ready: a join inside a cycle, or a node that should run once after a
+// loop that feeds it rather than once per round.
 //
 // # Dynamic tasks
 //
@@ -323,7 +330,8 @@
 // saver's: see package checkpoint.
 //
 // The loop was designed for this: between two steps the whole run is the
-// state, the step number, the next tasks and the pending triggers; task ids
+// state, the step number, the next tasks and the pending triggers (with
+// the edges that triggered them, which a join's wait depends on); task ids
 // are deterministic (see [TaskInfo.ID]); the engine knows which fields
 // each step wrote (one bit per handle). A graph without a checkpointer
 // pays nothing for any of it.

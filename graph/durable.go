@@ -81,6 +81,8 @@ type drun[S any] struct {
 	merged  bool     // r.state and r.trig are past the step's start
 	prev    S        // r.state at the start of the step, when merged
 	prevTrg []bool   // r.trig at the start of the step, when merged
+	// prevFired is r.fired at the start of the step, when merged.
+	prevFired []bool
 }
 
 // newDrun returns the bookkeeping of a durable run on thread, reusing the
@@ -95,7 +97,7 @@ func (r *run[S]) newDrun(dur *durable[S], thread string) *drun[S] {
 	clear(d.blobs[:cap(d.blobs)])
 	clear(d.tasks[:cap(d.tasks)])
 	*d = drun[S]{dur: dur, thread: thread, chans: d.chans, blobs: d.blobs[:0], vers: d.vers, tasks: d.tasks[:0],
-		scratch: d.scratch, prevTrg: d.prevTrg}
+		scratch: d.scratch, prevTrg: d.prevTrg, prevFired: d.prevFired}
 	return d
 }
 
@@ -539,7 +541,9 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		}
 		nd := c.nodes[i]
 		if t.ID == "" {
-			r.trigger(i)
+			if err := r.held(i, t.Input); err != nil {
+				return err
+			}
 			continue
 		}
 		tk := task[S]{n: nd}
@@ -715,6 +719,7 @@ func (r *run[S]) saveExit(ctx context.Context, err error) error {
 	if d.merged {
 		r.state = d.prev
 		copy(r.trig, d.prevTrg)
+		copy(r.fired, d.prevFired)
 	}
 	if d.started {
 		r.step--

@@ -351,10 +351,50 @@ func (r *run[S]) nextTasks(step int) ([]checkpoint.Task, error) {
 	}
 	for i, on := range r.trig {
 		if on {
-			out = append(out, checkpoint.Task{Node: r.c.nodes[i].name})
+			out = append(out, checkpoint.Task{Node: r.c.nodes[i].name, Input: r.firedInput(i)})
 		}
 	}
 	return out, nil
+}
+
+// firedInput is the Input of node i's waiting trigger in a checkpoint: the
+// names of the nodes whose edges triggered it since it last ran, as a JSON
+// list, which the node's wait depends on (see run.waits); nil when there
+// is none.
+func (r *run[S]) firedInput(i int) []byte {
+	nd := r.c.nodes[i]
+	var names []string
+	for k := nd.in; k < nd.in+nd.nin; k++ {
+		if r.fired[k] {
+			names = append(names, r.c.nodes[r.c.inFrom[k]].name)
+		}
+	}
+	if names == nil {
+		return nil
+	}
+	data, _ := json.Marshal(names) // a []string always encodes
+	return data
+}
+
+// held restores node i's waiting trigger from a checkpoint, with the nodes
+// whose edges had triggered it (fired, see firedInput). A checkpoint saved
+// before those were recorded has none: the node then waits while any node
+// strictly upstream of it has a task, as it did then.
+func (r *run[S]) held(i int, fired []byte) error {
+	r.trigger(i)
+	if fired == nil {
+		return nil
+	}
+	var names []string
+	if err := json.Unmarshal(fired, &names); err != nil {
+		return fmt.Errorf("graph: the checkpoint's waiting trigger of node %q has Input %q, not a JSON list of the node names that triggered it: %w", r.c.nodes[i].name, fired, err)
+	}
+	for _, name := range names {
+		if j, ok := r.c.index[name]; ok && r.fired != nil { // a node since removed from the graph no longer counts
+			r.fire(r.c.nodes[j], i)
+		}
+	}
+	return nil
 }
 
 func taskID(step int, node string, i int) string {

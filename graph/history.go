@@ -261,7 +261,9 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 			}
 			for _, t := range snap.Next {
 				if i, ok := c.index[t.Node]; ok && t.ID == "" {
-					r.trigger(i)
+					if err := r.held(i, t.Input); err != nil {
+						return "", err
+					}
 				} else if ok {
 					tk := task[S]{n: c.nodes[i]}
 					if t.Input != nil {

@@ -578,7 +578,9 @@ func Targets(names ...string) NodeOption {
 // run: it runs in a step of its own, after every other branch has finished
 // or stopped. It is the explicit join (LangGraph's defer=True) for where
 // the automatic one cannot apply: a join inside a loop, such as an agent
-// node waiting for parallel tool branches of different lengths.
+// node waiting for parallel tool branches of different lengths, or a node
+// fed by a loop that should run once, after the loop, rather than after
+// each round.
 func Defer() NodeOption {
 	return func(o *nodeOptions) { o.deferred = true }
 }

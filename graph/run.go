@@ -48,6 +48,7 @@ type run[S any] struct {
 	spare  []task[S]
 	trig   []bool // pending triggers per node
 	ntrig  int
+	fired  []bool   // per incoming edge of a node that can wait (node.in): it triggered the node since the node last ran; nil when no node can wait
 	ran    []bool   // nodes that ran in this step (routing dedup)
 	base   int      // step the run started from (a thread's last step)
 	d      *drun[S] // durable runs only
@@ -95,6 +96,9 @@ func (c *Compiled[S]) newRun() *run[S] {
 		ran:  make([]bool, n),
 		cand: make([]uint64, (n+63)/64),
 	}
+	if len(c.inFrom) > 0 {
+		r.fired = make([]bool, len(c.inFrom))
+	}
 	r.help = helperFunc(r)
 	r.start = r.startServed
 	r.cancelStep = func() { r.stepc.cancel() }
@@ -130,6 +134,7 @@ func (r *run[S]) release() {
 	clear(r.spare[:cap(r.spare)])
 	r.cur, r.pushes, r.spare = r.cur[:0], r.pushes[:0], r.spare[:0]
 	clear(r.trig)
+	clear(r.fired)
 	clear(r.ran) // a failed route leaves flags behind
 	r.ntrig = 0
 	r.out, r.typed, r.ns, r.modes = nil, nil, nil, 0
@@ -277,6 +282,7 @@ func (r *run[S]) superStep(ctx context.Context) error {
 		// reducers build new values, so a shallow copy is enough.
 		d.prev = r.state
 		d.prevTrg = append(d.prevTrg[:0], r.trig...)
+		d.prevFired = append(d.prevFired[:0], r.fired...)
 		d.merged = true
 	}
 	if err := r.mergeSafe(); err != nil {
@@ -996,6 +1002,9 @@ func (n *node[S]) who(router bool) string {
 func (r *run[S]) routeFrom(ctx context.Context, nd *node[S]) error {
 	for _, t := range nd.next {
 		r.trigger(t)
+		if r.fired != nil {
+			r.fire(nd, t)
+		}
 	}
 	for _, b := range nd.branches {
 		rt, err := r.callRouter(ctx, b)
@@ -1022,6 +1031,19 @@ func (r *run[S]) trigger(i int) {
 	if i < len(r.trig) && !r.trig[i] {
 		r.trig[i] = true
 		r.ntrig++
+	}
+}
+
+// fire notes that node from triggered node i, for a node that can wait
+// (see waits); the caller triggers i.
+func (r *run[S]) fire(from *node[S], i int) {
+	if i >= len(r.c.nodes) || from.idx < 0 {
+		return
+	}
+	if nd := r.c.nodes[i]; nd.nin > 0 {
+		if k, ok := slices.BinarySearch(r.c.inFrom[nd.in:nd.in+nd.nin], int32(from.idx)); ok {
+			r.fired[int(nd.in)+k] = true
+		}
 	}
 }
 
@@ -1063,6 +1085,9 @@ func (r *run[S]) goTo(nd *node[S], router bool, name string, names []string, idx
 				return fmt.Errorf("%w: %s routed to task node %q, which takes its input from Send; return %s.Send(x) instead", ErrBadRoute, nd.who(router), name, name)
 			}
 			r.trigger(i)
+			if r.fired != nil {
+				r.fire(nd, i)
+			}
 			return nil
 		}
 	}
@@ -1077,8 +1102,9 @@ func (r *run[S]) goTo(nd *node[S], router bool, name string, names []string, idx
 
 // schedule builds the next step's tasks: triggered nodes in the order they
 // were added to the graph, then Sends in the order they were sent. A
-// triggered node waits (keeps its trigger) while a node strictly upstream of
-// it also has a task: that is how a join waits for its slower branches.
+// triggered node waits (keeps its trigger) while a task can still reach it
+// through an edge that has not triggered it (see waits): that is how a join
+// waits for its slower branches.
 func (r *run[S]) schedule() {
 	next := r.spare[:0]
 	if r.ntrig > 0 {
@@ -1101,24 +1127,22 @@ func (r *run[S]) schedule() {
 				continue
 			}
 			nd := r.c.nodes[i]
-			if multi && nd.hasUp && intersects(nd.upstream, r.cand) {
+			if multi && nd.hasUp && intersects(nd.upstream, r.cand) && r.waits(nd) {
 				continue
 			}
 			if nd.deferred && multi {
 				waiting++
 				continue
 			}
-			r.trig[i] = false
-			r.ntrig--
+			r.take(i, nd)
 			next, _ = addTask(next, nd)
 		}
 		// Deferred nodes run when nothing else would: together, in node
 		// order.
 		if waiting > 0 && len(next) == 0 && len(r.pushes) == 0 {
 			for i, on := range r.trig {
-				if nd := r.c.nodes[i]; on && nd.deferred && !(nd.hasUp && intersects(nd.upstream, r.cand)) {
-					r.trig[i] = false
-					r.ntrig--
+				if nd := r.c.nodes[i]; on && nd.deferred && !(nd.hasUp && intersects(nd.upstream, r.cand) && r.waits(nd)) {
+					r.take(i, nd)
 					next, _ = addTask(next, nd)
 				}
 			}
@@ -1138,6 +1162,32 @@ func (r *run[S]) schedule() {
 	// release clears whatever is left when the run ends.
 	r.spare = r.cur[:0]
 	r.cur = next
+}
+
+// waits reports whether triggered node nd, which a node with a task in the
+// next step (r.cand) is strictly upstream of, keeps its trigger for a later
+// step: one of those can reach it through an incoming edge that has not
+// triggered it since it last ran. A node fed by a loop thus runs each time
+// the loop triggers it; a join waits for its slower branches. Only nodes
+// strictly upstream count, so that some candidate never waits and the run
+// goes on.
+func (r *run[S]) waits(nd *node[S]) bool {
+	for k := nd.in; k < nd.in+nd.nin; k++ {
+		if w := r.c.inWait[k]; w != nil && !r.fired[k] && intersects(w, r.cand) {
+			return true
+		}
+	}
+	return false
+}
+
+// take removes the trigger of nd, node i, which becomes a task of the next
+// step.
+func (r *run[S]) take(i int, nd *node[S]) {
+	r.trig[i] = false
+	r.ntrig--
+	if nd.nin > 0 {
+		clear(r.fired[nd.in : nd.in+nd.nin])
+	}
 }
 
 // addTask appends to ts a task of node nd, zero but for its node, and

@@ -131,6 +131,9 @@ type Task struct {
 	// Node is the node the task runs.
 	Node string
 	// Input is the task's encoded input; nil when the node reads the state.
+	// A waiting trigger (a Task with an empty ID: the node is triggered
+	// but waits for a later step) may carry package graph's record of the
+	// edges that triggered it instead.
 	Input []byte
 }
 
