@@ -908,19 +908,35 @@ func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease 
 // thread's transaction-level lock therefore count the lock as held
 // under another isolation than READ COMMITTED (see freeExpired), and a
 // Store whose pool's default is another does not send them
-// (Store.readCommitted).
+// (Store.readCommitted). This batch runs under any: under REPEATABLE
+// READ or SERIALIZABLE, a claim that waited for the thread's row while
+// another claim of the thread committed fails to serialize (SQLSTATE
+// 40001: its snapshot still holds the run the other claimed); having
+// written nothing, it is sent again, with a new snapshot, up to
+// claimTries times in all.
 func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.Duration, withThread bool) (*server.Run, *server.Thread, error) {
 	query := s.q.claim
 	if withThread {
 		query = s.q.claimThread
 	}
-	b := &pgx.Batch{}
-	b.Queue(s.q.lockThreadID, threadID)
-	b.Queue(query, threadID, worker, lease.Microseconds())
-	br := s.pool.SendBatch(ctx, b)
-	_, lockErr := br.Exec()
-	return endClaim(br, withThread, lockErr)
+	for try := 1; ; try++ {
+		b := &pgx.Batch{}
+		b.Queue(s.q.lockThreadID, threadID)
+		b.Queue(query, threadID, worker, lease.Microseconds())
+		br := s.pool.SendBatch(ctx, b)
+		_, lockErr := br.Exec()
+		r, t, err := endClaim(br, withThread, lockErr)
+		var pe *pgconn.PgError
+		if try < claimTries && errors.As(err, &pe) && pe.Code == "40001" {
+			continue
+		}
+		return r, t, err
+	}
 }
+
+// claimTries is how many times claim sends its batch while it fails to
+// serialize.
+const claimTries = 3
 
 // endClaim reads the claim of a claim's batch (an implicit transaction)
 // whose earlier statements gave errs, and closes the batch. The claim
