@@ -101,7 +101,10 @@
 // and end under the lock return [server.ErrThreadLocked] without a
 // round trip, so that the server takes the thread's lock with LockThread
 // and records them step by step; a session set to another isolation
-// since gets the same refusal from the statements themselves. And it is
+// since gets the same refusal from the statements themselves. A step-by-step
+// claim there that waited for the thread's row while another claim
+// committed fails to serialize (its snapshot predates the wait): having
+// written nothing, it is sent again, up to three times. And it is
 // a [server.RunStarter]: a run's start and its metadata event are one
 // statement. And a [server.RunClaimer]: a
 // run that its creating instance executes at once is inserted claimed

@@ -16,6 +16,8 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/pglease"
 )
 
 // planCall is what a creation's plan was called with.
@@ -677,6 +679,158 @@ func TestCreateRunGuessLostReply(t *testing.T) {
 				return
 			}
 			if r.Status != server.RunRunning || r.Worker != "w" || r.Attempt != 1 || !r.LeaseUntil.After(time.Now().Add(30*time.Second)) {
+				t.Fatalf("run stored %+v; want running under w, attempt 1, its lease live", r)
+			}
+		})
+	}
+}
+
+// TestCreateRunGuessLostReplyWaiting: a creation's batch waits for the
+// thread's lock, held by another connection, when its connection is cut
+// (a proxy's reset, the caller's context live). PostgreSQL does not
+// notice the closed socket while the batch waits: the read-back must
+// not read before that backend is gone, or the batch would insert the
+// run once the lock is released, after the creation reported it failed
+// (a client retrying creates it twice; a claimed run is left unrun
+// until its lease expires). What the creation reports is what is
+// stored, once the lock is released and the backend gone.
+func TestCreateRunGuessLostReplyWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		running bool
+	}{{"claimed", true}, {"pending", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			direct, st, cutter, pool, schema := cutStoresPool(t)
+			now := time.Now().UTC()
+			if err := direct.CreateThread(ctx, &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			p := &guessPlan{running: tc.running, max: 100}
+			if ok, err := st.CreateRunClaimedCountActive(ctx, "t", "alice", time.Minute, p.plan); !ok || err != nil {
+				t.Fatalf("first creation: %v, %v; want created", ok, err)
+			}
+			endRun(t, st, p.last) // the thread is remembered, idle: the next creation is one batch
+			first := p.last.ID
+			other, err := pool.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Release()
+			tx, err := other.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.Background())
+			var otherPID int32
+			if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&otherPID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, `SELECT `+pglease.XactLock(pgdb.Table(schema, "agentserver_locks"), "$1::text"), "t"); err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				ok  bool
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				ok, err := st.CreateRunClaimedCountActive(ctx, "t", "alice", time.Minute, p.plan)
+				done <- result{ok, err}
+			}()
+			var waiter int32
+			for deadline := time.Now().Add(30 * time.Second); waiter == 0; {
+				if time.Now().After(deadline) {
+					t.Fatal("the creation's batch never waited for the thread's lock")
+				}
+				err := pool.QueryRow(ctx, `SELECT COALESCE(max(pid), 0) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, otherPID).Scan(&waiter)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if waiter == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			cutter.dropCancels.Store(true) // the network lost the connection: pgx's cancel request is lost too
+			cutter.cutAll()
+			res := <-done
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// The batch's backend, if it outlived the creation, has
+			// taken the lock and committed or rolled back once it is
+			// gone.
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				var there bool
+				if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, waiter).Scan(&there); err != nil {
+					t.Fatal(err)
+				}
+				if !there {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("backend %d of the cut creation still there", waiter)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			var runs []string
+			rows, err := pool.Query(ctx, `SELECT id FROM `+pgdb.Table(schema, "agentserver_runs")+` WHERE thread_id = 't' AND id <> $1`, first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				runs = append(runs, id)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if res.ok != (len(runs) == 1) || res.ok != (res.err == nil) || len(runs) > 1 {
+				t.Fatalf("creation cut while waiting for the thread's lock: %v, %v; runs stored since: %v", res.ok, res.err, runs)
+			}
+		})
+	}
+}
+
+// TestCreateRunGuessLostReplyCancelled: a creation whose batch
+// committed but whose context ended as its reply was lost (the most
+// common unknown outcome: a deadline mid-batch) reads back whether the
+// run is there all the same, and reports it created.
+func TestCreateRunGuessLostReplyCancelled(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		running bool
+	}{{"claimed", true}, {"pending", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			direct, st, cutter := cutStores(t)
+			now := time.Now().UTC()
+			if err := direct.CreateThread(t.Context(), &server.Thread{ID: "t", Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			p := &guessPlan{running: tc.running, max: 100}
+			if ok, err := st.CreateRunClaimedCountActive(t.Context(), "t", "alice", time.Minute, p.plan); !ok || err != nil {
+				t.Fatalf("first creation: %v, %v; want created", ok, err)
+			}
+			endRun(t, st, p.last)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			cutter.onCut = cancel
+			cutter.armed.Store(true)
+			ok, err := st.CreateRunClaimedCountActive(ctx, "t", "alice", time.Minute, p.plan)
+			if n := cutter.cuts.Load(); n != 1 {
+				t.Fatalf("the proxy cut %d replies; want 1 (the creation's batch)", n)
+			}
+			if !ok || err != nil {
+				t.Fatalf("creation committed, its context cancelled as its reply was lost: %v, %v; want it created", ok, err)
+			}
+			r, err := direct.Run(t.Context(), p.last.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.running && (r.Status != server.RunRunning || r.Worker != "w" || r.Attempt != 1 || !r.LeaseUntil.After(time.Now().Add(30*time.Second))) {
 				t.Fatalf("run stored %+v; want running under w, attempt 1, its lease live", r)
 			}
 		})

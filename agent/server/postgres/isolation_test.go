@@ -134,3 +134,84 @@ func TestServerRepeatableReadDefault(t *testing.T) {
 		return err == nil && leases == 0
 	})
 }
+
+// TestClaimRepeatableReadConcurrent: two claims of a thread's one
+// pending run on a pool whose sessions run REPEATABLE READ (the
+// step-by-step path a server takes there) race for the thread's row:
+// one claims the run, the other claims nothing, and neither fails (the
+// later claim's snapshot, taken before the first committed, must not
+// turn into a serialization failure).
+func TestClaimRepeatableReadConcurrent(t *testing.T) {
+	base, schema := postgrestest.Schema(t, "agentserver_iso_")
+	ctx := t.Context()
+	pool := postgrestest.TracedPool(t, &postgrestest.Counter{}, func(c *pgxpool.Config) {
+		c.ConnConfig.RuntimeParams["default_transaction_isolation"] = "repeatable read"
+	})
+	st, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	at := time.Now().UTC().Add(-time.Hour)
+	if err := st.CreateThread(ctx, &server.Thread{ID: "t", Owner: "o", Status: server.ThreadBusy, CreatedAt: at, UpdatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRun(ctx, &server.Run{ID: "r", ThreadID: "t", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunPending, Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	// A third connection holds the thread's row while both claims start.
+	tx, err := base.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	var holder int32
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM `+pgx.Identifier{schema, "agentserver_threads"}.Sanitize()+` WHERE id = 't' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	type claimed struct {
+		r   *server.Run
+		err error
+	}
+	out := make(chan claimed, 2)
+	for _, w := range []string{"w1", "w2"} {
+		go func() {
+			r, _, err := st.ClaimThread(ctx, "t", w, time.Minute)
+			out <- claimed{r, err}
+		}()
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var n int
+		// The first waits for the holder, the second for the first.
+		if err := base.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid <> $1 AND cardinality(pg_blocking_pids(pid)) > 0
+			AND strpos(query, $2) > 0`, holder, schema).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d claims waiting for the thread's row; want 2", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var runs int
+	for range 2 {
+		c := <-out
+		if c.err != nil {
+			t.Fatalf("concurrent claim under REPEATABLE READ: %v; want a run or nothing", c.err)
+		}
+		if c.r != nil {
+			runs++
+		}
+	}
+	if runs != 1 {
+		t.Fatalf("%d claims took the run; want 1", runs)
+	}
+}

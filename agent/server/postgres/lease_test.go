@@ -108,6 +108,12 @@ func TestFinishRunLeaseLost(t *testing.T) {
 // committed. Replies with fewer statements (a ping, a statement's
 // preparation, a statement of an explicit transaction before its
 // COMMIT) go through. With single set, one statement is enough.
+// onCut, if set before the cut, is called as the proxy cuts (before it
+// closes the connections). cutAll closes every connection at once.
+// With dropCancels set, the proxy closes a connection that opens with
+// a cancel request without passing it on (pgx sends one as it closes a
+// broken connection: a network that lost the connection may lose that
+// too).
 type replyCutter struct {
 	ln          net.Listener
 	target      string
@@ -115,7 +121,21 @@ type replyCutter struct {
 	armed       atomic.Bool
 	single      atomic.Bool
 	cuts        atomic.Int32
+	onCut       func()
+	dropCancels atomic.Bool
 	wg          sync.WaitGroup
+	mu          sync.Mutex
+	open        []net.Conn
+}
+
+// cutAll closes every connection the proxy has passed, both sides.
+func (p *replyCutter) cutAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.open {
+		c.Close()
+	}
+	p.open = nil
 }
 
 func newReplyCutter(t *testing.T, target string, minCommands int) *replyCutter {
@@ -143,9 +163,28 @@ func (p *replyCutter) serve() {
 			c.Close()
 			continue
 		}
+		p.mu.Lock()
+		p.open = append(p.open, c, s)
+		p.mu.Unlock()
 		p.wg.Add(2)
 		go func() {
 			defer p.wg.Done()
+			// A startup packet's length and code: a cancel request's
+			// are 16 and 80877102.
+			var hdr [8]byte
+			if _, err := io.ReadFull(c, hdr[:]); err != nil {
+				s.Close()
+				return
+			}
+			if p.dropCancels.Load() && binary.BigEndian.Uint32(hdr[:4]) == 16 && binary.BigEndian.Uint32(hdr[4:]) == 80877102 {
+				c.Close()
+				s.Close()
+				return
+			}
+			if _, err := s.Write(hdr[:]); err != nil {
+				s.Close()
+				return
+			}
 			io.Copy(s, c)
 			s.Close()
 		}()
@@ -191,6 +230,9 @@ func (p *replyCutter) replies(c, s net.Conn) {
 			case 'Z':
 				if (commands >= p.minCommands || committed || commands > 0 && p.single.Load()) && p.armed.CompareAndSwap(true, false) {
 					p.cuts.Add(1)
+					if p.onCut != nil {
+						p.onCut()
+					}
 					return
 				}
 				if _, err := c.Write(held[:off]); err != nil {

@@ -908,19 +908,35 @@ func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease 
 // thread's transaction-level lock therefore count the lock as held
 // under another isolation than READ COMMITTED (see freeExpired), and a
 // Store whose pool's default is another does not send them
-// (Store.readCommitted).
+// (Store.readCommitted). This batch runs under any: under REPEATABLE
+// READ or SERIALIZABLE, a claim that waited for the thread's row while
+// another claim of the thread committed fails to serialize (SQLSTATE
+// 40001: its snapshot still holds the run the other claimed); having
+// written nothing, it is sent again, with a new snapshot, up to
+// claimTries times in all.
 func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.Duration, withThread bool) (*server.Run, *server.Thread, error) {
 	query := s.q.claim
 	if withThread {
 		query = s.q.claimThread
 	}
-	b := &pgx.Batch{}
-	b.Queue(s.q.lockThreadID, threadID)
-	b.Queue(query, threadID, worker, lease.Microseconds())
-	br := s.pool.SendBatch(ctx, b)
-	_, lockErr := br.Exec()
-	return endClaim(br, withThread, lockErr)
+	for try := 1; ; try++ {
+		b := &pgx.Batch{}
+		b.Queue(s.q.lockThreadID, threadID)
+		b.Queue(query, threadID, worker, lease.Microseconds())
+		br := s.pool.SendBatch(ctx, b)
+		_, lockErr := br.Exec()
+		r, t, err := endClaim(br, withThread, lockErr)
+		var pe *pgconn.PgError
+		if try < claimTries && errors.As(err, &pe) && pe.Code == "40001" {
+			continue
+		}
+		return r, t, err
+	}
 }
+
+// claimTries is how many times claim sends its batch while it fails to
+// serialize.
+const claimTries = 3
 
 // endClaim reads the claim of a claim's batch (an implicit transaction)
 // whose earlier statements gave errs, and closes the batch. The claim
@@ -1172,9 +1188,12 @@ func (s *Store) createGuessed(ctx context.Context, conn *pgxpool.Conn, threadID 
 			// while its client, told the creation failed, retries it.
 			// The connection is broken: it goes back to the pool (the
 			// caller's Release is then a no-op) before the read, which
-			// takes another.
+			// takes another. Its backend may still be running the
+			// batch (waiting for the thread's lock, PostgreSQL not
+			// noticing the closed socket): createdBy ends it first.
+			pid := conn.Conn().PgConn().PID()
 			conn.Release()
-			if ok, rerr := s.createdBy(ctx, r, lease); ok {
+			if ok, rerr := s.createdBy(ctx, pid, r, lease); ok {
 				s.log.Info("postgres: a run's creation committed but its reply was lost; read it back", zap.String("run", r.ID), zap.Error(err))
 				return true, true, nil
 			} else if rerr != nil {
@@ -1439,15 +1458,34 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 	return active, ev, next, t, nil
 }
 
+// readBackTimeout bounds createdBy: the backend's end and the read.
+const readBackTimeout = 5 * time.Second
+
 // createdBy reads whether the batch that created run r committed
 // although its reply was lost: the run is there (its id is the
-// creation's own). A run created claimed (lease ≥ 0 and r running) is
+// creation's own). The batch's backend, pid, may not have noticed its
+// client gone (PostgreSQL does not while a statement waits, for a lock
+// say) and commit later: createdBy first terminates it and waits until
+// it has left pg_stat_activity, its transaction committed or rolled
+// back for good, then reads. The read runs without ctx's cancellation
+// (the reply is most often lost to ctx's end), for at most
+// readBackTimeout. A backend still there after that, or one createdBy
+// may not terminate (another role's without pg_signal_backend), is an
+// error: whether the run was created stays unknown. A pid that is not
+// a backend of the database's (a pooler's own) is not waited for.
+//
+// A run created claimed (lease ≥ 0 and r running) is
 // the creation's to execute only if it is still running under r's
 // worker and attempt: the read renews its lease (lease from now), so
 // that no sweeper claims it before it runs, and finds nothing when its
 // lease expired and a sweeper claimed it again (a new attempt, left to
 // that sweeper).
-func (s *Store) createdBy(ctx context.Context, r *server.Run, lease time.Duration) (bool, error) {
+func (s *Store) createdBy(ctx context.Context, pid uint32, r *server.Run, lease time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readBackTimeout)
+	defer cancel()
+	if err := s.endBackend(ctx, pid); err != nil {
+		return false, err
+	}
 	if lease >= 0 && r.Status == server.RunRunning {
 		tag, err := s.pool.Exec(ctx, s.q.renewAttempt, r.ID, r.Worker, lease.Microseconds(), r.Attempt)
 		return err == nil && tag.RowsAffected() == 1, err
@@ -1455,6 +1493,37 @@ func (s *Store) createdBy(ctx context.Context, r *server.Run, lease time.Duratio
 	var ok bool
 	err := s.pool.QueryRow(ctx, s.q.runExists, r.ID).Scan(&ok)
 	return err == nil && ok, err
+}
+
+// endBackend terminates the backend pid, if it is still one of the
+// database's, and waits until it has left pg_stat_activity (polling,
+// until ctx ends).
+func (s *Store) endBackend(ctx context.Context, pid uint32) error {
+	if pid == 0 {
+		return nil
+	}
+	var signalled bool
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE(bool_or(pg_terminate_backend(pid)), false)
+		FROM pg_stat_activity WHERE pid = $1 AND datname = current_database()`, int32(pid)).Scan(&signalled)
+	if err != nil {
+		return fmt.Errorf("terminate backend %d of a creation whose reply was lost: %w", pid, err)
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		var there bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND datname = current_database())`, int32(pid)).Scan(&there); err != nil {
+			return fmt.Errorf("wait for backend %d of a creation whose reply was lost to end: %w", pid, err)
+		}
+		if !there {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("backend %d of a creation whose reply was lost still running: %w", pid, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
 }
 
 // outcomeUnknown reports whether err leaves unknown whether the
