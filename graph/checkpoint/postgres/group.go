@@ -188,17 +188,9 @@ func (g *group) put(ctx context.Context, s *Saver, p *onePut, lazy bool) (bool, 
 	select {
 	case <-b.done:
 	case <-ctx.Done():
-		g.mu.Lock()
-		if !b.taken {
-			p.withdrawn = true
-			g.mu.Unlock()
+		if !g.leave(b, p) {
 			return false, ctx.Err()
 		}
-		g.left++
-		if b.left++; b.left == b.sent && b.cancel != nil {
-			b.cancel()
-		}
-		g.mu.Unlock()
 		<-b.done
 		return false, leftError(ctx, p)
 	}
@@ -206,6 +198,30 @@ func (g *group) put(ctx context.Context, s *Saver, p *onePut, lazy bool) (bool, 
 		return s.sendOne(ctx, p, lazy)
 	}
 	return p.saved, p.err
+}
+
+// leave is called when the context of p's caller ends while p is in b:
+// it withdraws p when b was not taken yet and reports false; else it
+// counts the caller as left (cancelling b's statement when every caller
+// of it left) and reports true: p's outcome is b's. When b's outcome is
+// known already, it reports true.
+func (g *group) leave(b *putBatch, p *onePut) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !b.taken {
+		p.withdrawn = true
+		return false
+	}
+	select {
+	case <-b.done:
+		return true
+	default:
+	}
+	g.left++
+	if b.left++; b.left == b.sent {
+		b.cancel()
+	}
+	return true
 }
 
 // handOff is called by a caller that sent its Put alone: when Puts of

@@ -480,8 +480,8 @@ func TestGroupBounded(t *testing.T) {
 	}
 }
 
-// TestGroupCancelSent: a Put whose context ends once its group's
-// statement is being sent waits for the statement's outcome before it
+// TestGroupCancelSent: a Put (a thread's first) whose context ends once
+// its group's statement is being sent waits for the statement's outcome before it
 // returns: the caller may then reuse its blobs slice and delete the
 // thread, and the statement writes what the Put was given and does not
 // put the deleted thread back. Its error wraps the context's and says
@@ -490,10 +490,6 @@ func TestGroupCancelSent(t *testing.T) {
 	f := newGroupFixture(t)
 	// The group sorts its Puts by thread: "locked" is locked first, so
 	// that the statement waits before it touches "zed".
-	zed, err := f.put(f.ctx, f.s, false, "zed", "", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	locked, err := f.put(f.ctx, f.s, false, "locked", "", 1)
 	if err != nil {
 		t.Fatal(err)
@@ -505,7 +501,7 @@ func TestGroupCancelSent(t *testing.T) {
 	blobs := []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Delta, Data: []byte(`["zed"]`)}}
 	returned := make(chan error, 1)
 	go func() {
-		err := f.s.Put(ctx, zed.ID, &checkpoint.Checkpoint{ThreadID: "zed", ParentID: zed.ID, Step: 2, Versions: map[string]uint64{"n": 4}}, blobs, nil)
+		err := f.s.Put(ctx, "", &checkpoint.Checkpoint{ThreadID: "zed", Step: 1, Versions: map[string]uint64{"n": 1}}, blobs, nil)
 		blobs[0] = checkpoint.Blob{Channel: "n", Kind: checkpoint.Delta, Data: []byte(`["reused"]`)} // a run reuses its buffer
 		returned <- err
 	}()
@@ -552,8 +548,8 @@ func TestGroupCancelSent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := snap.Channels["n"].Deltas; snap.Step != 2 || len(d) != 2 || string(d[1]) != `["zed"]` {
-			t.Errorf("thread zed: step %d, deltas %q; want step 2 with the delta given", snap.Step, d)
+		if d := snap.Channels["n"].Deltas; snap.Step != 1 || len(d) != 1 || string(d[0]) != `["zed"]` {
+			t.Errorf("thread zed: step %d, deltas %q; want step 1 with the delta given", snap.Step, d)
 		}
 		if err := f.s.DeleteThread(f.ctx, "zed"); err != nil {
 			t.Fatal(err)
@@ -663,4 +659,90 @@ func TestGroupStuck(t *testing.T) {
 			wg.Wait()
 		})
 	}
+}
+
+// panicContext panics when a Put reads whether it ended, as a caller's
+// code may (the caller recovers, as net/http does).
+type panicContext struct{ context.Context }
+
+func (panicContext) Done() <-chan struct{} { panic("panicContext.Done") }
+
+// TestGroupPanic: a Put sent alone whose sending panics does not leave
+// the group believing it is still being sent: later Puts are sent.
+func TestGroupPanic(t *testing.T) {
+	f := newGroupFixture(t)
+	for i := range postgres.GroupSlots + 1 {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("Put with a panicking context did not panic")
+				}
+			}()
+			_, _ = f.put(panicContext{f.ctx}, f.s, false, fmt.Sprintf("p%d", i), "", 1)
+		}()
+	}
+	if _, n := postgres.GroupWaiting(f.s, false); n != 0 {
+		t.Errorf("%d Puts being sent after the panics; want none", n)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.put(f.ctx, f.s, false, "after", "", 1)
+		done <- err
+	}()
+	var err error
+	waitFor(t, "a Put after the panics", func() bool {
+		select {
+		case err = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGroupAllLeft: when the contexts of every Put of a group end while
+// its statement waits on a lock, the statement is cancelled: the Puts
+// return, with errors that wrap the contexts', while the lock is held.
+func TestGroupAllLeft(t *testing.T) {
+	f := newGroupFixture(t)
+	locked, err := f.put(f.ctx, f.s, false, "locked", "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := f.occupy(false)
+	unlock := f.hold("locked")
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() {
+		_, err := f.put(ctx, f.s, false, "locked", locked.ID, 2)
+		errs <- err
+	}()
+	go func() {
+		_, err := f.put(ctx, f.s, false, "other", "", 1)
+		errs <- err
+	}()
+	waitFor(t, "2 Puts to wait", func() bool { n, _ := postgres.GroupWaiting(f.s, false); return n == 2 })
+	release()
+	waitFor(t, "the group to be taken", func() bool { n, _ := postgres.GroupWaiting(f.s, false); return n == 0 })
+	cancel()
+	var got []error
+	waitFor(t, "the Puts to return while the lock is held", func() bool {
+		select {
+		case err := <-errs:
+			got = append(got, err)
+		default:
+		}
+		return len(got) == 2
+	})
+	unlock()
+	for _, err := range got {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Put of a cancelled group: %v; want context.Canceled", err)
+		}
+	}
+	waitFor(t, "the group to end", func() bool { _, n := postgres.GroupWaiting(f.s, false); return n == 0 })
 }
