@@ -105,12 +105,27 @@ func (f *groupFixture) occupy(lazy bool) (release func()) {
 		}()
 	}
 	waitFor(f.t, "the slots' Puts to be sent", func() bool { _, n := postgres.GroupWaiting(f.s, lazy); return n == postgres.GroupSlots })
+	f.waitLocked(postgres.GroupSlots)
 	return func() {
 		for _, r := range releases {
 			r()
 		}
 		wg.Wait()
 	}
+}
+
+// waitLocked waits until n statements on the fixture's schema wait for
+// a lock in the server (so that they are counted as sent).
+func (f *groupFixture) waitLocked(n int) {
+	f.t.Helper()
+	pool := testPool(f.t)
+	waitFor(f.t, fmt.Sprintf("%d statements to wait for a lock", n), func() bool {
+		var got int
+		if err := pool.QueryRow(f.ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0`, f.schema).Scan(&got); err != nil {
+			f.t.Fatal(err)
+		}
+		return got >= n
+	})
 }
 
 // waitFor polls until cond holds; the deadline only bounds a broken test.
