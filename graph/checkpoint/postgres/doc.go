@@ -26,21 +26,26 @@
 // a transaction of two round trips that reads what it needs first.
 //
 // One-statement Puts of concurrent callers are sent together (group
-// commit): a Put made while no other is being sent goes at once, alone,
-// under its caller's context; the Puts made while one is being sent wait
-// for it and then go together, in one statement (in a transaction of one
-// round trip, which runs it with its generic plan), at most 64 Puts and
-// 1 MiB at a time (more go on their own, as do two Puts of one thread), those
-// with the flush wait apart from those without (Put, PutNoSync). No Put
-// waits for a timer. Each Put of a group is checked as if alone: one whose
-// thread another process moved on saves nothing and goes on to the
-// transaction that reports its conflict, while the others are saved; a
-// group PostgreSQL refuses whole (a taken checkpoint ID, a value it cannot
-// hold, a deadlock) saved nothing, and each of its Puts is sent again
-// alone. A Put whose context ends while it waits is not sent and returns
-// the context's error; one whose context ends while its group is being sent
-// returns the context's error at once, and is saved whole or not at all, as
-// the group's statement commits or not.
+// commit): a Put made while fewer than two of its kind are being sent
+// goes at once, alone, under its caller's context (so one Put waiting on
+// a locked row holds no other behind it); the Puts made while two are
+// being sent wait for one of them and then go together, in one statement
+// (in a transaction of one round trip, which runs it with its generic
+// plan), at most 64 Puts and 1 MiB at a time (more go on their own, as
+// do two Puts of one thread), those with the flush wait apart from those
+// without (Put, PutNoSync). No Put waits for a timer. Each Put of a group
+// is checked as if alone: one whose thread another process moved on
+// saves nothing and goes on to the transaction that reports its
+// conflict, while the others are saved; a group PostgreSQL refuses whole
+// (any error the server reports: a taken checkpoint ID, a value it cannot
+// hold, a deadlock, a lock or statement timeout) saved nothing, and each
+// of its Puts is sent again alone. A Put whose context ends while it
+// waits is not sent and returns the context's error; one whose context
+// ends while its group is being sent waits for the group's outcome
+// (bounded by a minute; the statement is cancelled once every caller of
+// the group left), so that nothing of it is written after it returns, and
+// returns an error that wraps the context's and says whether the
+// checkpoint was saved.
 //
 // The Saver is a checkpoint.SnapshotLister: ListSnapshots, which
 // checkpoint.AllSnapshots and graph.History use, reads a page of snapshots

@@ -25,9 +25,9 @@ func UsageSQL(s *Saver) string {
 func Migrations() []string { return migrations }
 
 // GroupWaiting returns how many Puts (with the flush wait, or without
-// when lazy) wait to be sent together, and whether a Put of that kind is
-// being sent.
-func GroupWaiting(s *Saver, lazy bool) (waiting int, sending bool) {
+// when lazy) wait to be sent together, and how many Puts or groups of
+// that kind are being sent.
+func GroupWaiting(s *Saver, lazy bool) (waiting, inFlight int) {
 	k := 0
 	if lazy {
 		k = 1
@@ -41,8 +41,19 @@ func GroupWaiting(s *Saver, lazy bool) (waiting int, sending bool) {
 			}
 		}
 	}
-	return waiting, s.group.running[k]
+	return waiting, s.group.inFlight[k]
 }
+
+// GroupLeft returns how many callers' contexts ended while their Put was
+// being sent with others.
+func GroupLeft(s *Saver) int {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return s.group.left
+}
+
+// GroupSlots is how many Puts or groups of one kind are sent at once.
+const GroupSlots = maxInFlight
 
 // GroupSQL returns a statement of a group of Puts; they all start with
 // the same six words, which postgrestest.Counts.SQL counts them under.

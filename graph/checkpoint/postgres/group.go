@@ -27,15 +27,20 @@ const (
 	// writer, which no caller's context bounds (it holds the Puts of
 	// several callers).
 	groupTimeout = time.Minute
+	// maxInFlight bounds the Puts of one kind (with or without the flush
+	// wait) being sent at once, each alone or as a group: a Put made
+	// while fewer are being sent is sent at once, so that one Put stuck
+	// on a row lock holds no other Put behind it.
+	maxInFlight = 2
 )
 
 // onePut is a Put the Saver makes in one statement (see Saver.putOnce):
 // the checkpoint, and what the statement needs to write it.
 type onePut struct {
 	expect string
-	// The checkpoint's thread, parent and step, copied: the caller's
-	// Checkpoint is not read once the Put is handed to the group, as a
-	// caller whose context ends while its group is sent returns at once.
+	// The checkpoint's thread, parent and step, copied, and blobs and
+	// writes, copies of the caller's slices when the Put joins a batch:
+	// the caller's Checkpoint and slices are not read once it returns.
 	thread, parentID string
 	step             int
 	blobs            []checkpoint.Blob
@@ -60,6 +65,19 @@ type onePut struct {
 	withdrawn bool
 }
 
+// leftError is the error of a Put whose caller's context ended while
+// the Put was sent with others: it wraps the context's error and says
+// whether the checkpoint was saved.
+func leftError(ctx context.Context, p *onePut) error {
+	switch {
+	case p.saved:
+		return fmt.Errorf("postgres: put: %w (the checkpoint %s was saved before the Put returned)", context.Cause(ctx), p.id)
+	case p.err != nil && !p.alone:
+		return fmt.Errorf("postgres: put: %w; whether the checkpoint %s was saved is not known: %w", context.Cause(ctx), p.id, p.err)
+	}
+	return fmt.Errorf("postgres: put: %w (the checkpoint %s was not saved)", context.Cause(ctx), p.id)
+}
+
 // size is what p counts against maxGroupBytes.
 func (p *onePut) size() int {
 	n := len(p.body) + len(p.md) + len(p.raw) + len(p.parent.raw) + len(p.id) + len(p.expect) + len(p.thread) + len(p.parentID)
@@ -78,12 +96,22 @@ type putBatch struct {
 	puts  []*onePut
 	bytes int  // the sum of the sizes of puts, withdrawn ones included
 	taken bool // the writer took the batch: its Puts are being sent
+	// ctx is the context of the Put that formed the batch: the writer's
+	// context keeps its values (for tracing), not its end.
+	ctx context.Context
+	// sent is how many Puts the writer sent, left how many of their
+	// callers' contexts ended meanwhile; when every one has, the writer's
+	// statement is cancelled (cancel, set when the batch is taken).
+	sent, left int
+	cancel     context.CancelFunc
 }
 
 // fits reports whether p (of size bytes) may join b: b has room for it,
-// and no Put of p's thread. Two Puts of one thread go in two statements,
-// in the order they joined, as each may need the other's checkpoint.
-// group.mu is held.
+// and no Put of p's thread (the group's statement writes one checkpoint
+// a thread). A second Put of a thread is sent alone, at once, beside
+// the batch: the two are sent concurrently, in no order, and at most one
+// of two Puts extending one checkpoint is saved (the other goes through
+// putTx, which reports the conflict). group.mu is held.
 func (b *putBatch) fits(p *onePut, size int) bool {
 	if len(b.puts) >= maxGroupPuts || b.bytes+size > maxGroupBytes {
 		return false
@@ -97,32 +125,35 @@ func (b *putBatch) fits(p *onePut, size int) bool {
 }
 
 // group sends the one-statement Puts of concurrent callers together
-// (group commit): a Put made while no other is being sent is sent at
-// once by its caller, alone; the Puts made while one is being sent wait
-// for it and are then sent together, by a writer goroutine, in one
-// statement and so one transaction, and so on while Puts keep coming.
-// No Put waits for a timer. Puts with and without the flush wait
-// (PutNoSync, Put) are grouped apart. The zero group is ready.
+// (group commit): a Put made while fewer than maxInFlight are being sent
+// is sent at once by its caller, alone; the Puts made while maxInFlight
+// are being sent wait for one of them and are then sent together, by a
+// writer goroutine, in one statement and so one transaction, and so on
+// while Puts keep coming. No Put waits for a timer, and no Put waits
+// behind a single Put stuck on a lock. Puts with and without the flush
+// wait (PutNoSync, Put) are grouped apart. The zero group is ready.
 type group struct {
-	mu      sync.Mutex
-	next    [2]*putBatch // collecting, indexed by lazy; nil when none waits
-	running [2]bool      // a Put of that kind is being sent
-	writers sync.WaitGroup
+	mu       sync.Mutex
+	next     [2]*putBatch // collecting, indexed by lazy; nil when none waits
+	inFlight [2]int       // how many Puts or groups of that kind are being sent
+	left     int          // how many callers' contexts ended after their Put was taken
+	writers  sync.WaitGroup
 }
 
 // wait waits for the writer goroutines to end.
 func (g *group) wait() { g.writers.Wait() }
 
-// put sends p, with the Puts of other callers when some are being sent
-// already, and reports whether it saved the checkpoint (when it did not,
-// and err is nil, nothing was written and the caller goes through
+// put sends p, with the Puts of other callers when maxInFlight are being
+// sent already, and reports whether it saved the checkpoint (when it did
+// not, and err is nil, nothing was written and the caller goes through
 // putTx).
 //
 // When ctx ends while p waits to be sent, p is withdrawn: put returns
 // ctx.Err() and p is not written. When ctx ends while p is being sent
-// with others, put returns ctx.Err() at once; the statement goes on for
-// the others, and p may be saved (as a statement cancelled after it was
-// sent may have committed): it is saved whole or not at all.
+// with others, put still waits for the statement's outcome (which the
+// group's timeout bounds; the statement is cancelled once every caller
+// of its Puts left), so that nothing is written after it returns, and
+// returns an error that wraps ctx.Err() and says whether p was saved.
 func (g *group) put(ctx context.Context, s *Saver, p *onePut, lazy bool) (bool, error) {
 	k := 0
 	if lazy {
@@ -130,16 +161,15 @@ func (g *group) put(ctx context.Context, s *Saver, p *onePut, lazy bool) (bool, 
 	}
 	size := p.size()
 	g.mu.Lock()
-	if !g.running[k] {
-		g.running[k] = true
+	if g.inFlight[k] < maxInFlight {
+		g.inFlight[k]++
 		g.mu.Unlock()
-		saved, err := s.sendOne(ctx, p, lazy)
-		g.handOff(s, k)
-		return saved, err
+		defer g.handOff(s, k) // also when sendOne panics
+		return s.sendOne(ctx, p, lazy)
 	}
 	b := g.next[k]
 	if b == nil {
-		b = &putBatch{done: make(chan struct{})}
+		b = &putBatch{done: make(chan struct{}), ctx: ctx}
 	}
 	if !b.fits(p, size) {
 		// Full, or holding a Put of p's thread: p is sent now, beside
@@ -147,6 +177,10 @@ func (g *group) put(ctx context.Context, s *Saver, p *onePut, lazy bool) (bool, 
 		g.mu.Unlock()
 		return s.sendOne(ctx, p, lazy)
 	}
+	// The writer reads the slices after the caller's may have been
+	// reused (a caller whose context ends before the batch is taken
+	// returns at once).
+	p.blobs, p.writes = slices.Clone(p.blobs), slices.Clone(p.writes)
 	g.next[k] = b
 	b.puts = append(b.puts, p)
 	b.bytes += size
@@ -154,12 +188,11 @@ func (g *group) put(ctx context.Context, s *Saver, p *onePut, lazy bool) (bool, 
 	select {
 	case <-b.done:
 	case <-ctx.Done():
-		g.mu.Lock()
-		if !b.taken {
-			p.withdrawn = true
+		if !g.leave(b, p) {
+			return false, ctx.Err()
 		}
-		g.mu.Unlock()
-		return false, ctx.Err()
+		<-b.done
+		return false, leftError(ctx, p)
 	}
 	if p.alone {
 		return s.sendOne(ctx, p, lazy)
@@ -167,14 +200,38 @@ func (g *group) put(ctx context.Context, s *Saver, p *onePut, lazy bool) (bool, 
 	return p.saved, p.err
 }
 
+// leave is called when the context of p's caller ends while p is in b:
+// it withdraws p when b was not taken yet and reports false; else it
+// counts the caller as left (cancelling b's statement when every caller
+// of it left) and reports true: p's outcome is b's. When b's outcome is
+// known already, it reports true.
+func (g *group) leave(b *putBatch, p *onePut) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !b.taken {
+		p.withdrawn = true
+		return false
+	}
+	select {
+	case <-b.done:
+		return true
+	default:
+	}
+	g.left++
+	if b.left++; b.left == b.sent {
+		b.cancel()
+	}
+	return true
+}
+
 // handOff is called by a caller that sent its Put alone: when Puts of
-// the kind k joined a batch meanwhile, it starts a writer for them, else
-// it marks nothing of the kind as being sent.
+// the kind k wait in a batch, it starts a writer for them, else it
+// counts one Put of the kind fewer in flight.
 func (g *group) handOff(s *Saver, k int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.next[k] == nil {
-		g.running[k] = false
+		g.inFlight[k]--
 		return
 	}
 	g.writers.Add(1)
@@ -189,19 +246,21 @@ func (g *group) run(s *Saver, k int) {
 		g.mu.Lock()
 		b := g.next[k]
 		if b == nil {
-			g.running[k] = false
+			g.inFlight[k]--
 			g.mu.Unlock()
 			return
 		}
 		g.next[k] = nil
 		b.taken = true
 		puts := slices.DeleteFunc(b.puts, func(p *onePut) bool { return p.withdrawn })
+		b.sent = len(puts)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), groupTimeout)
+		b.cancel = cancel
 		g.mu.Unlock()
 		if len(puts) > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 			s.sendGroup(ctx, puts, k == 1)
-			cancel()
 		}
+		cancel()
 		close(b.done)
 	}
 }
@@ -337,22 +396,14 @@ func (s *Saver) sendGroup(ctx context.Context, puts []*onePut, lazy bool) {
 }
 
 // groupRefused reports whether err is PostgreSQL's refusal of a group's
-// statement because of one of its Puts, or of its locks: a data
-// exception (class 22: a value PostgreSQL cannot hold), an integrity
-// violation (class 23: a taken checkpoint ID) or a transaction rollback
-// (class 40: a deadlock with another process's statement). The
-// statement then saved nothing, and each Put is sent again alone, so
-// that it gets the outcome it would have had alone. Any other error (a
-// broken connection, a timeout) fails every Put of the group: whether
-// its statement committed is not known.
+// statement: any error the server reports (a *pgconn.PgError: a value
+// it cannot hold, a taken checkpoint ID, a deadlock, a lock or statement
+// timeout, a resource limit) aborts the statement's explicit
+// transaction, which then saved nothing, and each Put is sent again
+// alone, so that it gets the outcome it would have had alone. Any other
+// error (a broken connection, the end of the writer's context) fails
+// every Put of the group: whether its transaction committed is not known.
 func groupRefused(err error) bool {
 	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || len(pe.Code) != 5 {
-		return false
-	}
-	switch pe.Code[:2] {
-	case "22", "23", "40":
-		return true
-	}
-	return false
+	return errors.As(err, &pe)
 }

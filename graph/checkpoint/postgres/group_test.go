@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -27,6 +28,7 @@ type groupFixture struct {
 	schema string
 	tr     *postgrestest.Counter
 	s      *postgres.Saver
+	slots  int // the threads occupy made
 }
 
 func newGroupFixture(t *testing.T) *groupFixture {
@@ -75,6 +77,55 @@ func (f *groupFixture) hold(thread string) (release func()) {
 	}
 	f.t.Cleanup(release) // a test that fails before it releases the lock
 	return release
+}
+
+// occupy holds every slot of the kind lazy with a Put waiting on a row
+// lock, so that the Puts made meanwhile wait and are then sent together
+// once release is called; release returns once the slots' Puts did.
+func (f *groupFixture) occupy(lazy bool) (release func()) {
+	f.t.Helper()
+	var (
+		wg       sync.WaitGroup
+		releases []func()
+	)
+	for range postgres.GroupSlots {
+		f.slots++
+		th := fmt.Sprintf("slot%d", f.slots)
+		holder, err := f.put(f.ctx, f.s, lazy, th, "", 1)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		releases = append(releases, f.hold(th))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := f.put(f.ctx, f.s, lazy, th, holder.ID, 2); err != nil {
+				f.t.Errorf("Put on %s: %v", th, err)
+			}
+		}()
+	}
+	waitFor(f.t, "the slots' Puts to be sent", func() bool { _, n := postgres.GroupWaiting(f.s, lazy); return n == postgres.GroupSlots })
+	f.waitLocked(postgres.GroupSlots)
+	return func() {
+		for _, r := range releases {
+			r()
+		}
+		wg.Wait()
+	}
+}
+
+// waitLocked waits until n statements on the fixture's schema wait for
+// a lock in the server (so that they are counted as sent).
+func (f *groupFixture) waitLocked(n int) {
+	f.t.Helper()
+	pool := testPool(f.t)
+	waitFor(f.t, fmt.Sprintf("%d statements to wait for a lock", n), func() bool {
+		var got int
+		if err := pool.QueryRow(f.ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0`, f.schema).Scan(&got); err != nil {
+			f.t.Fatal(err)
+		}
+		return got >= n
+	})
 }
 
 // waitFor polls until cond holds; the deadline only bounds a broken test.
@@ -126,20 +177,8 @@ func TestGroupCommit(t *testing.T) {
 				}
 				prev[th] = cp.ID
 			}
-			holder, err := f.put(f.ctx, f.s, lazy, "held", "", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			release := f.hold("held")
+			release := f.occupy(lazy)
 			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := f.put(f.ctx, f.s, lazy, "held", holder.ID, 2); err != nil {
-					t.Error(err)
-				}
-			}()
-			waitFor(t, "the held Put to be sent", func() bool { _, sending := postgres.GroupWaiting(f.s, lazy); return sending })
 			f.tr.Take()
 			saved := make([]*checkpoint.Checkpoint, 10)
 			for i := range 10 {
@@ -249,24 +288,8 @@ func TestGroupConflict(t *testing.T) {
 	for _, withTaken := range []bool{false, true} {
 		t.Run(fmt.Sprintf("taken=%v", withTaken), func(t *testing.T) {
 			heldStep += 2
-			holder, err := f.put(f.ctx, f.s, false, "held", prev["held"], heldStep-1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			prev["held"] = holder.ID
-			release := f.hold("held")
+			release := f.occupy(false)
 			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cp, err := f.put(f.ctx, f.s, false, "held", holder.ID, heldStep)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				prev["held"] = cp.ID
-			}()
-			waitFor(t, "the held Put to be sent", func() bool { _, sending := postgres.GroupWaiting(f.s, false); return sending })
 			threads := []string{"a", "b", "c", "moved"}
 			if withTaken {
 				threads = append(threads, "taken")
@@ -347,20 +370,8 @@ func TestGroupCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := f.put(f.ctx, f.s, false, "held", "", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release := f.hold("held")
+	release := f.occupy(false)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if _, err := f.put(f.ctx, f.s, false, "held", holder.ID, 2); err != nil {
-			t.Error(err)
-		}
-	}()
-	waitFor(t, "the held Put to be sent", func() bool { _, sending := postgres.GroupWaiting(f.s, false); return sending })
 	ctx, cancel := context.WithCancel(f.ctx)
 	var cancelled error
 	wg.Add(2)
@@ -421,6 +432,9 @@ func TestGroupConcurrent(t *testing.T) {
 	wg.Wait()
 	got := f.tr.Take()
 	t.Logf("%d Puts: %s", callers*puts, got)
+	if got.SQL[firstSix(postgres.GroupSQL(f.s))] == 0 {
+		t.Errorf("%d callers sent no group statement; want some Puts sent together", callers)
+	}
 	for c := range callers {
 		list, err := f.s.List(f.ctx, fmt.Sprintf("c%d", c), checkpoint.ListOptions{})
 		if err != nil {
@@ -442,20 +456,8 @@ func TestGroupConcurrent(t *testing.T) {
 // full are sent at once, beside it.
 func TestGroupBounded(t *testing.T) {
 	f := newGroupFixture(t)
-	holder, err := f.put(f.ctx, f.s, false, "held", "", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release := f.hold("held")
+	release := f.occupy(false)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if _, err := f.put(f.ctx, f.s, false, "held", holder.ID, 2); err != nil {
-			t.Error(err)
-		}
-	}()
-	waitFor(t, "the held Put to be sent", func() bool { _, sending := postgres.GroupWaiting(f.s, false); return sending })
 	f.tr.Take()
 	const n = 70
 	var (
@@ -491,4 +493,271 @@ func TestGroupBounded(t *testing.T) {
 			t.Errorf("thread t%d: %d checkpoints; want 1", i, k)
 		}
 	}
+}
+
+// TestGroupCancelSent: a Put (a thread's first) whose context ends once
+// its group's statement is being sent waits for the statement's outcome before it
+// returns: the caller may then reuse its blobs slice and delete the
+// thread, and the statement writes what the Put was given and does not
+// put the deleted thread back. Its error wraps the context's and says
+// that the checkpoint was saved.
+func TestGroupCancelSent(t *testing.T) {
+	f := newGroupFixture(t)
+	// The group sorts its Puts by thread: "locked" is locked first, so
+	// that the statement waits before it touches "zed".
+	locked, err := f.put(f.ctx, f.s, false, "locked", "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := f.occupy(false)
+	unlock := f.hold("locked")
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	blobs := []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Delta, Data: []byte(`["zed"]`)}}
+	returned := make(chan error, 1)
+	go func() {
+		err := f.s.Put(ctx, "", &checkpoint.Checkpoint{ThreadID: "zed", Step: 1, Versions: map[string]uint64{"n": 1}}, blobs, nil)
+		blobs[0] = checkpoint.Blob{Channel: "n", Kind: checkpoint.Delta, Data: []byte(`["reused"]`)} // a run reuses its buffer
+		returned <- err
+	}()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := f.put(f.ctx, f.s, false, "locked", locked.ID, 2); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "2 Puts to wait", func() bool { n, _ := postgres.GroupWaiting(f.s, false); return n == 2 })
+	release()
+	waitFor(t, "the group to be taken", func() bool { n, _ := postgres.GroupWaiting(f.s, false); return n == 0 })
+	cancel()
+	var (
+		putErr error
+		early  bool
+	)
+	waitFor(t, "the cancelled Put to return or wait", func() bool {
+		select {
+		case putErr = <-returned:
+			early = true
+			return true
+		default:
+			return postgres.GroupLeft(f.s) == 1
+		}
+	})
+	if early {
+		t.Errorf("the Put returned (%v) while its group's statement was being sent", putErr)
+		if err := f.s.DeleteThread(f.ctx, "zed"); err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+		wg.Wait()
+	} else {
+		unlock()
+		putErr = <-returned
+		wg.Wait()
+		if !errors.Is(putErr, context.Canceled) || !strings.Contains(putErr.Error(), "was saved") {
+			t.Errorf("cancelled Put: %v; want context.Canceled, saying the checkpoint was saved", putErr)
+		}
+		snap, err := f.s.Get(f.ctx, "zed", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := snap.Channels["n"].Deltas; snap.Step != 1 || len(d) != 1 || string(d[0]) != `["zed"]` {
+			t.Errorf("thread zed: step %d, deltas %q; want step 1 with the delta given", snap.Step, d)
+		}
+		if err := f.s.DeleteThread(f.ctx, "zed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the group to end", func() bool { _, n := postgres.GroupWaiting(f.s, false); return n == 0 })
+	if _, n := f.latest("zed"); n != 0 {
+		t.Errorf("thread zed: %d checkpoints after its deletion; want none (the group put it back)", n)
+	}
+}
+
+// TestGroupServerError: when PostgreSQL refuses a group's statement for
+// any reason (here a lock timeout on one thread's rows, SQLSTATE 55P03,
+// which a trigger raises), nothing was saved and every Put is sent again
+// alone: the others are saved, that one fails alone.
+func TestGroupServerError(t *testing.T) {
+	f := newGroupFixture(t)
+	schema := pgx.Identifier{f.schema}.Sanitize()
+	if _, err := f.pool.Exec(f.ctx, `CREATE FUNCTION `+schema+`.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.thread_id = 'refused' THEN
+		RAISE EXCEPTION 'could not obtain lock on row' USING ERRCODE = 'lock_not_available';
+	END IF;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER refuse BEFORE INSERT ON `+schema+`.agentgraph_checkpoints FOR EACH ROW EXECUTE FUNCTION `+schema+`.refuse()`); err != nil {
+		t.Fatal(err)
+	}
+	threads := []string{"a", "b", "refused"}
+	release := f.occupy(false)
+	var wg sync.WaitGroup
+	errs := make([]error, len(threads))
+	for i, th := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = f.put(f.ctx, f.s, false, th, "", 1)
+		}()
+	}
+	waitFor(t, "the Puts to wait", func() bool { n, _ := postgres.GroupWaiting(f.s, false); return n == len(threads) })
+	f.tr.Take()
+	release()
+	wg.Wait()
+	if got := f.tr.Take(); got.SQL[firstSix(postgres.GroupSQL(f.s))] != 1 {
+		t.Errorf("the group's statement sent %d times; want once. %s", got.SQL[firstSix(postgres.GroupSQL(f.s))], got)
+	}
+	var pe *pgconn.PgError
+	if !errors.As(errs[2], &pe) || pe.Code != "55P03" {
+		t.Errorf("Put refused by the server: %v; want SQLSTATE 55P03", errs[2])
+	}
+	for i, th := range threads[:2] {
+		if errs[i] != nil {
+			t.Errorf("Put on %s: %v; want it saved (sent again alone)", th, errs[i])
+		}
+		if _, n := f.latest(th); n != 1 {
+			t.Errorf("thread %s: %d checkpoints; want 1", th, n)
+		}
+	}
+}
+
+// TestGroupStuck: a Put waiting on its thread's row lock (held by
+// another transaction for as long as it likes) holds no Put of other
+// threads behind it.
+func TestGroupStuck(t *testing.T) {
+	for _, lazy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lazy=%v", lazy), func(t *testing.T) {
+			f := newGroupFixture(t)
+			stuck, err := f.put(f.ctx, f.s, lazy, "stuck", "", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unlock := f.hold("stuck")
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := f.put(f.ctx, f.s, lazy, "stuck", stuck.ID, 2); err != nil {
+					t.Error(err)
+				}
+			}()
+			waitFor(t, "the stuck Put to be sent", func() bool { _, n := postgres.GroupWaiting(f.s, lazy); return n == 1 })
+			const n = 10
+			var (
+				mu   sync.Mutex
+				done int
+			)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					th, prev := fmt.Sprintf("t%d", i), ""
+					for step := range 3 {
+						cp, err := f.put(f.ctx, f.s, lazy, th, prev, step+1)
+						if err != nil {
+							t.Errorf("Put on %s: %v", th, err)
+							return
+						}
+						prev = cp.ID
+					}
+					mu.Lock()
+					done++
+					mu.Unlock()
+				}()
+			}
+			waitFor(t, "the other threads' Puts while one is stuck", func() bool { mu.Lock(); defer mu.Unlock(); return done == n })
+			unlock()
+			wg.Wait()
+		})
+	}
+}
+
+// panicContext panics when a Put reads whether it ended, as a caller's
+// code may (the caller recovers, as net/http does).
+type panicContext struct{ context.Context }
+
+func (panicContext) Done() <-chan struct{} { panic("panicContext.Done") }
+
+// TestGroupPanic: a Put sent alone whose sending panics does not leave
+// the group believing it is still being sent: later Puts are sent.
+func TestGroupPanic(t *testing.T) {
+	f := newGroupFixture(t)
+	for i := range postgres.GroupSlots + 1 {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("Put with a panicking context did not panic")
+				}
+			}()
+			_, _ = f.put(panicContext{f.ctx}, f.s, false, fmt.Sprintf("p%d", i), "", 1)
+		}()
+	}
+	if _, n := postgres.GroupWaiting(f.s, false); n != 0 {
+		t.Errorf("%d Puts being sent after the panics; want none", n)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.put(f.ctx, f.s, false, "after", "", 1)
+		done <- err
+	}()
+	var err error
+	waitFor(t, "a Put after the panics", func() bool {
+		select {
+		case err = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGroupAllLeft: when the contexts of every Put of a group end while
+// its statement waits on a lock, the statement is cancelled: the Puts
+// return, with errors that wrap the contexts', while the lock is held.
+func TestGroupAllLeft(t *testing.T) {
+	f := newGroupFixture(t)
+	locked, err := f.put(f.ctx, f.s, false, "locked", "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := f.occupy(false)
+	unlock := f.hold("locked")
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() {
+		_, err := f.put(ctx, f.s, false, "locked", locked.ID, 2)
+		errs <- err
+	}()
+	go func() {
+		_, err := f.put(ctx, f.s, false, "other", "", 1)
+		errs <- err
+	}()
+	waitFor(t, "2 Puts to wait", func() bool { n, _ := postgres.GroupWaiting(f.s, false); return n == 2 })
+	release()
+	waitFor(t, "the group to be taken", func() bool { n, _ := postgres.GroupWaiting(f.s, false); return n == 0 })
+	cancel()
+	var got []error
+	waitFor(t, "the Puts to return while the lock is held", func() bool {
+		select {
+		case err := <-errs:
+			got = append(got, err)
+		default:
+		}
+		return len(got) == 2
+	})
+	unlock()
+	for _, err := range got {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Put of a cancelled group: %v; want context.Canceled", err)
+		}
+	}
+	waitFor(t, "the group to end", func() bool { _, n := postgres.GroupWaiting(f.s, false); return n == 0 })
 }
