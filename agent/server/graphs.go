@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
@@ -47,6 +48,17 @@ type Codec[S any] struct {
 	// Values encodes a state value (the values stream mode, thread state,
 	// /runs/wait results). It must give a JSON object.
 	Values func(s S) (json.RawMessage, error)
+	// InputSchema is the JSON Schema of the input Input decodes (GET
+	// /assistants/{id}/schemas, input_schema). With an Input of its own
+	// and no InputSchema, the input schema is a free object
+	// ({"type":"object"}): the state type's schema would describe keys
+	// Input may not take. Without an Input of its own, the schema is
+	// reflected from the state type.
+	InputSchema json.RawMessage
+	// ValuesSchema is the JSON Schema of the object Values writes
+	// (output_schema and state_schema). With a Values of its own and no
+	// ValuesSchema, those schemas are free objects.
+	ValuesSchema json.RawMessage
 }
 
 // GraphOption configures a graph at [Register].
@@ -59,8 +71,9 @@ func WithCodec[S any](c Codec[S]) GraphOption[S] {
 			a.codec.Input, a.customInput = c.Input, true
 		}
 		if c.Values != nil {
-			a.codec.Values = c.Values
+			a.codec.Values, a.customValues = c.Values, true
 		}
+		a.codec.InputSchema, a.codec.ValuesSchema = c.InputSchema, c.ValuesSchema
 	}
 }
 
@@ -118,6 +131,7 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 		a.codec.Input = defaultInput[S](fields)
 	}
 	a.keys = jsonKeys(reflect.TypeFor[S]())
+	a.buildSchemas(s.log)
 	return s.addGraph(graphID, a)
 }
 
@@ -172,6 +186,12 @@ type runner interface {
 	// inputFields are the JSON keys clients may write (WithInputFields),
 	// nil for every field of the state.
 	inputFields() []string
+	// schemas are the graph's JSON Schemas (GET
+	// /assistants/{id}/schemas), built at Register.
+	schemas() schemaSet
+	// subgraphSchemas are those of its subgraphs, by namespace
+	// (subgraph node names joined by "|"), built at Register.
+	subgraphSchemas() map[string]schemaSet
 	// checkInput decodes a run's input into the graph's state (absent or
 	// null: none, nil), and refuses one that does not decode, so that
 	// the run is refused before it is made and its thread stays as it
@@ -320,14 +340,17 @@ func (st *threadState) taskInterrupts() map[string][]Interrupt {
 }
 
 type adapter[S any] struct {
-	id          string
-	asst        string // AssistantID(id)
-	g           *graph.Compiled[S]
-	codec       Codec[S]
-	customInput bool     // codec.Input is WithCodec's
-	inputKeys   []string // WithInputFields's keys; nil for every field
-	description string
-	keys        map[string]string // Go field name -> JSON key
+	id           string
+	asst         string // AssistantID(id)
+	g            *graph.Compiled[S]
+	codec        Codec[S]
+	customInput  bool     // codec.Input is WithCodec's
+	customValues bool     // codec.Values is WithCodec's
+	inputKeys    []string // WithInputFields's keys; nil for every field
+	description  string
+	keys         map[string]string    // Go field name -> JSON key
+	schemaSet    schemaSet            // GET /assistants/{id}/schemas, built at Register
+	subSchemas   map[string]schemaSet // of the subgraphs, by namespace
 }
 
 func (a *adapter[S]) graphID() string          { return a.id }
@@ -336,6 +359,36 @@ func (a *adapter[S]) describe() string         { return a.description }
 func (a *adapter[S]) nodes() []string          { return a.g.Nodes() }
 func (a *adapter[S]) topology() graph.Topology { return a.g.Topology() }
 func (a *adapter[S]) inputFields() []string    { return a.inputKeys }
+
+func (a *adapter[S]) schemas() schemaSet                    { return a.schemaSet }
+func (a *adapter[S]) subgraphSchemas() map[string]schemaSet { return a.subSchemas }
+
+// buildSchemas builds the graph's schemas and its subgraphs' once, at
+// Register: a state type with no schema is logged to log and described
+// as a free object. A codec of its own (WithCodec) decides the JSON form
+// of the graph's state: its schemas are the codec's, free objects when it
+// gives none.
+func (a *adapter[S]) buildSchemas(log *zap.Logger) {
+	warn := func(err error) {
+		log.Warn("server: graph "+a.id+": its state has no JSON Schema", zap.Error(err))
+	}
+	t := a.g.Topology()
+	a.schemaSet = buildSchemas(t.State, a.inputKeys, warn)
+	if a.customInput {
+		a.schemaSet.input = freeObject
+		if a.codec.InputSchema != nil {
+			a.schemaSet.input = a.codec.InputSchema
+		}
+	}
+	if a.customValues {
+		a.schemaSet.state = freeObject
+		if a.codec.ValuesSchema != nil {
+			a.schemaSet.state = a.codec.ValuesSchema
+		}
+	}
+	a.subSchemas = map[string]schemaSet{}
+	subgraphSchemaSets(t, "", a.subSchemas, warn)
+}
 
 // jsonKeys maps the top-level fields of a struct type to their JSON keys.
 func jsonKeys(t reflect.Type) map[string]string {
