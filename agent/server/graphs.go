@@ -92,6 +92,35 @@ func WithInputFields[S any](keys ...string) GraphOption[S] {
 	return func(a *adapter[S]) { a.inputKeys = append([]string{}, keys...) }
 }
 
+// DefaultMaxGotoSends is [GotoPolicy.MaxSends]'s default.
+const DefaultMaxGotoSends = 64
+
+// GotoPolicy says what a run's command.goto (LangGraph's Command.goto)
+// may route to on a graph, [WithGoto].
+type GotoPolicy struct {
+	// Nodes are the nodes a command.goto may name, and the task nodes it
+	// may give a Send {"node", "input"} (graph.END may be listed too).
+	// A goto runs a node on the client's word, with the client's input
+	// for a task node, skipping the nodes (and the checks) that lead to
+	// it in the graph: list only nodes that are safe to run so. Register
+	// refuses an empty list and a name that is not a node of the graph.
+	Nodes []string
+	// MaxSends caps the items (node names and Sends) of one
+	// command.goto: more are refused with 422. Zero means
+	// DefaultMaxGotoSends; a negative value is refused at Register.
+	MaxSends int
+}
+
+// WithGoto lets clients route a run with command.goto to the nodes p
+// lists. Without it, a run's command.goto is refused with 422: a goto
+// reaches any node of the graph, a task node with input of the client's
+// making (a tool call the model never made, say), so it is opt-in, per
+// graph and per node.
+func WithGoto[S any](p GotoPolicy) GraphOption[S] {
+	p.Nodes = slices.Clone(p.Nodes)
+	return func(a *adapter[S]) { a.gotoPolicy = &p }
+}
+
 // WithDescription sets the description of the graph's assistant.
 func WithDescription[S any](text string) GraphOption[S] {
 	return func(a *adapter[S]) { a.description = text }
@@ -129,6 +158,9 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 			return err
 		}
 		a.codec.Input = defaultInput[S](fields)
+	}
+	if err := a.checkGoto(); err != nil {
+		return err
 	}
 	a.keys = jsonKeys(reflect.TypeFor[S]())
 	a.buildSchemas(s.log)
@@ -351,6 +383,33 @@ type adapter[S any] struct {
 	keys         map[string]string    // Go field name -> JSON key
 	schemaSet    schemaSet            // GET /assistants/{id}/schemas, built at Register
 	subSchemas   map[string]schemaSet // of the subgraphs, by namespace
+	gotoPolicy   *GotoPolicy          // WithGoto's; nil: command.goto refused
+}
+
+// checkGoto refuses a WithGoto that lists no node, names a node the
+// graph does not have, or caps Sends below zero; it sets MaxSends's
+// default.
+func (a *adapter[S]) checkGoto() error {
+	p := a.gotoPolicy
+	if p == nil {
+		return nil
+	}
+	if len(p.Nodes) == 0 {
+		return fmt.Errorf("server: graph %q: WithGoto lists no node; list the nodes clients may goto, or leave WithGoto out to refuse command.goto", a.id)
+	}
+	nodes := a.g.Nodes()
+	for _, n := range p.Nodes {
+		if n != graph.END && !slices.Contains(nodes, n) {
+			return fmt.Errorf("server: graph %q: WithGoto lists %q, which is not a node of the graph (nodes: %s)", a.id, n, strings.Join(nodes, ", "))
+		}
+	}
+	if p.MaxSends < 0 {
+		return fmt.Errorf("server: graph %q: WithGoto's MaxSends is %d; give a positive cap, or 0 for %d", a.id, p.MaxSends, DefaultMaxGotoSends)
+	}
+	if p.MaxSends == 0 {
+		p.MaxSends = DefaultMaxGotoSends
+	}
+	return nil
 }
 
 func (a *adapter[S]) graphID() string          { return a.id }
@@ -1545,8 +1604,10 @@ func (a *adapter[S]) updateOf(at string, values json.RawMessage) (graph.Update[S
 // and its routing; ok is false when the command has neither. update is
 // an object of state fields or a list of [field, value] pairs; goto is a
 // node name, a Send {"node", "input"} to a task node of the graph, or a
-// list of them. A node the graph does not have is refused with 422
-// naming it and the graph's nodes.
+// list of them. A goto on a graph registered without WithGoto, to a node
+// WithGoto does not list, or of more items than its MaxSends is refused
+// with 422, as is a node the graph does not have (naming the graph's
+// nodes).
 func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], ok bool, err error) {
 	if isNull(update) && isNull(goTo) {
 		return u, false, nil
@@ -1563,6 +1624,10 @@ func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], o
 	if isNull(goTo) {
 		return u, true, nil
 	}
+	p := a.gotoPolicy
+	if p == nil {
+		return u, false, errorf(422, "command.goto: graph %q takes no goto; the server registers it with server.WithGoto listing the nodes clients may goto to allow it", a.id)
+	}
 	var items []json.RawMessage
 	list := bytes.HasPrefix(bytes.TrimSpace(goTo), []byte("["))
 	if !list {
@@ -1574,9 +1639,15 @@ func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], o
 			return u, false, errorf(422, "command.goto: must be a node name, a Send {\"node\": ..., \"input\": ...} or a list of them: %v", err)
 		}
 	}
+	if len(items) > p.MaxSends {
+		return u, false, errorf(422, "command.goto: has %d items, more than the %d graph %q takes (WithGoto's MaxSends); give at most %d", len(items), p.MaxSends, a.id, p.MaxSends)
+	}
 	nodes := a.g.Nodes()
 	unknown := func(at, node string) error {
 		return errorf(422, "%s: graph %q has no node %q; give one of %s, or %q", at, a.id, node, strings.Join(nodes, ", "), graph.END)
+	}
+	unlisted := func(at, node string) error {
+		return errorf(422, "%s: node %q of graph %q is not one clients may goto; give one of %s (WithGoto)", at, node, a.id, strings.Join(p.Nodes, ", "))
 	}
 	for i, raw := range items {
 		at := "command.goto"
@@ -1587,6 +1658,9 @@ func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], o
 		if json.Unmarshal(raw, &name) == nil {
 			if name != graph.END && !slices.Contains(nodes, name) {
 				return u, false, unknown(at, name)
+			}
+			if !slices.Contains(p.Nodes, name) {
+				return u, false, unlisted(at, name)
 			}
 			if _, err := a.g.SendTo(name, func(any) error { return errTaskNode }); errors.Is(err, errTaskNode) {
 				return u, false, errorf(422, "%s: node %q is a task node, which takes its input from a Send; give {\"node\": %q, \"input\": <its input>}", at, name, name)
@@ -1603,6 +1677,9 @@ func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], o
 		}
 		if !slices.Contains(nodes, *send.Node) {
 			return u, false, unknown(at+".node", *send.Node)
+		}
+		if !slices.Contains(p.Nodes, *send.Node) {
+			return u, false, unlisted(at+".node", *send.Node)
 		}
 		in := send.Input
 		if len(in) == 0 {
