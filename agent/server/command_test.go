@@ -203,3 +203,51 @@ func TestGotoOptIn(t *testing.T) {
 		t.Errorf("goto a listed node: %d %v; want 200 and safe's message", code, v)
 	}
 }
+
+// TestCommandResumeCheckedBeforeUpdate: a command whose resume cannot
+// answer the thread's interrupts (one value for two) is refused before
+// its update is saved: the thread keeps its checkpoints, and a retry
+// does not find the update there to apply twice.
+func TestCommandResumeCheckedBeforeUpdate(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		answer, err := graph.Interrupt[string](ctx, "approve?")
+		if err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatApproved.Set(answer), nil
+	}
+	g := graph.New[chat]()
+	g.AddNode("x", ask)
+	g.AddNode("y", ask)
+	g.AddEdge(graph.START, "x").AddEdge(graph.START, "y").AddEdge("x", graph.END).AddEdge("y", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "two", app); err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	tid := newThread(t, url)
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "two", "input": humanInput("hi")}, nil, nil); code != 200 {
+		t.Fatalf("first run: %d", code)
+	}
+	before := historyIDs(t, url, tid, nil)
+	for range 2 {
+		b, err := json.Marshal(map[string]any{"assistant_id": "two", "command": map[string]any{"update": humanInput("edit"), "resume": "yes"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body := raw(t, "POST", url+"/threads/"+tid+"/runs/wait", string(b), nil)
+		if !strings.Contains(body, "exactly one pending interrupt") {
+			t.Errorf("command {update, resume: one value} on two interrupts: %s; want the resume refused", body)
+		}
+	}
+	if after := historyIDs(t, url, tid, nil); !slices.Equal(after, before) {
+		t.Errorf("checkpoints after the refused commands: %v, want %v (the update must not be saved)", after, before)
+	}
+}

@@ -731,6 +731,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// tasks (copyStart): the finished tasks' writes are dropped, and
 		// they run again.
 		if !a.commandSaved(ctx, th, rc) {
+			if err := a.checkResume(ctx, th, rc, true); err != nil {
+				return nil, err
+			}
 			var uo []graph.UpdateOption
 			if rc.checkpointID != "" {
 				uo = append(uo, graph.UpdateFrom(rc.checkpointID))
@@ -1036,41 +1039,56 @@ func (a *adapter[S]) startOf(ctx context.Context, th graph.Thread[S], rc *runCal
 // as the thread's latest (an empty update keeping its next tasks,
 // interrupts and pending writes, on a new branch from it), and makes the
 // run go on from the copy as from the latest. A resume is checked first
-// against the checkpoint, before anything is saved, as the graph checks
-// it when the run starts: strict, an object read by interrupt id, and
-// one value (graph.Resume), which needs exactly one pending interrupt.
-// A resume refused after the copy was saved left the copy, as the
-// thread's latest, at every retry.
+// against the checkpoint, before the copy is saved (checkResume).
 func (a *adapter[S]) copyStart(ctx context.Context, th graph.Thread[S], rc *runCall) error {
-	if len(rc.resume) > 0 {
-		snap, err := a.startOf(ctx, th, rc)
-		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-			return err
-		}
-		_, byID, err := resumeFor(snap, err, rc, rc.resume)
-		if err != nil {
-			return err
-		}
-		if !byID && snap.CheckpointID != "" {
-			var ids []string
-			for _, in := range snap.Interrupts {
-				if in.Kind == graph.InterruptRaised {
-					ids = append(ids, in.ID)
-				}
-			}
-			switch {
-			case len(snap.Next) == 0:
-				return fmt.Errorf("%w: checkpoint %q of thread %q is not paused", graph.ErrNothingToResume, rc.checkpointID, rc.threadID)
-			case len(ids) != 1:
-				return fmt.Errorf("%w: graph.Resume needs exactly one pending interrupt, thread %q has %d %v; give command.resume as an object keyed by interrupt id", graph.ErrNothingToResume, rc.threadID, len(ids), ids)
-			}
-		}
+	if err := a.checkResume(ctx, th, rc, false); err != nil {
+		return err
 	}
 	if _, err := th.Update(ctx, graph.Update[S]{}, graph.UpdateFrom(rc.checkpointID), graph.KeepWrites()); err != nil {
 		return err
 	}
 	rc.latest, rc.latestKnown = nil, false
 	rc.checkpointID, rc.head = "", false
+	return nil
+}
+
+// checkResume checks the run's command.resume, if any, against the state
+// the run starts from, before the run saves anything there (a copy, a
+// command's update), as the graph checks it when the run starts: strict,
+// an object read by interrupt id, and one value (graph.Resume), which
+// needs exactly one pending interrupt. A resume refused after a save
+// would leave the save, as the thread's latest, at every retry. lenient
+// passes a resume the run will ignore (resumeOption: no strict_resume,
+// and no interrupt a node raised).
+func (a *adapter[S]) checkResume(ctx context.Context, th graph.Thread[S], rc *runCall, lenient bool) error {
+	if len(rc.resume) == 0 {
+		return nil
+	}
+	snap, err := a.startOf(ctx, th, rc)
+	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return err
+	}
+	if lenient && !rc.strictResume && !hasRaised(snap.Interrupts) {
+		return nil
+	}
+	_, byID, err := resumeFor(snap, err, rc, rc.resume)
+	if err != nil {
+		return err
+	}
+	if !byID && snap.CheckpointID != "" {
+		var ids []string
+		for _, in := range snap.Interrupts {
+			if in.Kind == graph.InterruptRaised {
+				ids = append(ids, in.ID)
+			}
+		}
+		switch {
+		case len(snap.Next) == 0:
+			return fmt.Errorf("%w: checkpoint %q of thread %q is not paused", graph.ErrNothingToResume, snap.CheckpointID, rc.threadID)
+		case len(ids) != 1:
+			return fmt.Errorf("%w: graph.Resume needs exactly one pending interrupt, thread %q has %d %v; give command.resume as an object keyed by interrupt id", graph.ErrNothingToResume, rc.threadID, len(ids), ids)
+		}
+	}
 	return nil
 }
 
