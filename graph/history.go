@@ -316,7 +316,8 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 // routeOutside adds the tasks of rt, routing from outside the graph (an
 // update without AsNode), to the next step's tasks (after those it has):
 // its targets (a node that has a task of the step already gets no
-// other), any node of the
+// other; a deferred node waiting, triggered, becomes a task, its trigger
+// cleared), any node of the
 // graph but a task node ([END] adds none), and its Sends, to task nodes
 // of the graph.
 func (r *run[S]) routeOutside(rt Route) error {
@@ -334,6 +335,12 @@ func (r *run[S]) routeOutside(rt Route) error {
 		}
 		if !slices.ContainsFunc(r.cur, func(t task[S]) bool { return t.n.idx == i && !t.push }) {
 			r.cur = append(r.cur, task[S]{n: c.nodes[i]})
+		}
+		if r.trig[i] {
+			// A deferred node waiting, triggered, runs as the task
+			// added, not again after it.
+			r.trig[i] = false
+			r.ntrig--
 		}
 	}
 	for _, s := range rt.sends {

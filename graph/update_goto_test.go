@@ -86,3 +86,54 @@ func TestUpdateGotoOutside(t *testing.T) {
 		t.Errorf("Update as END with routing: err = %v; want ErrBadRoute", err)
 	}
 }
+
+// TestUpdateGotoDeferredWaiting: an update routing to a deferred node
+// that waits, triggered, in the thread's next step makes it a task of
+// that step instead of adding a second one: it runs once.
+func TestUpdateGotoDeferredWaiting(t *testing.T) {
+	ctx := context.Background()
+	g := graph.New[chat]()
+	say := func(text string) func(context.Context, chat) (graph.Update[chat], error) {
+		return func(context.Context, chat) (graph.Update[chat], error) {
+			return chatMessages.Set([]string{text}), nil
+		}
+	}
+	g.AddNode("a", say("a"))
+	g.AddNode("long", say("long"))
+	g.AddNode("wait", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		answer, err := graph.Interrupt[string](ctx, "go on?")
+		if err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatMessages.Set([]string{"wait " + answer}), nil
+	})
+	g.AddNode("d", say("d"), graph.Defer())
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "long").AddEdge("a", "d").AddEdge("long", "wait").
+		AddEdge("wait", graph.END).AddEdge("d", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := c.Thread("t")
+	if _, err := th.Invoke(ctx, chat{}); err != nil && !errors.Is(err, graph.ErrInterrupted) {
+		t.Fatal(err)
+	}
+	st, err := th.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.Next, []string{"wait"}) {
+		t.Fatalf("next when paused = %v; want wait (d, deferred, waits)", st.Next)
+	}
+	if _, err := th.Update(ctx, graph.Update[chat]{}.Goto("d")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := th.Invoke(ctx, chat{}, graph.Resume("yes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a", "d", "long", "wait yes"}
+	if got := slices.Sorted(slices.Values(out.Messages)); !slices.Equal(got, want) {
+		t.Errorf("messages after the run = %v; want %v (d once)", got, want)
+	}
+}

@@ -2,8 +2,11 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +48,7 @@ func newSDKServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := server.Register(srv, "routed", app); err != nil {
+	if err := server.Register(srv, "routed", app, server.WithGoto[chat](server.GotoPolicy{Nodes: []string{"side", "note"}})); err != nil {
 		t.Fatal(err)
 	}
 	registerDescribed(t, srv)
@@ -84,7 +87,7 @@ func registerGated(t *testing.T, ts *testServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := server.Register(ts.Server, "gated", app); err != nil {
+	if err := server.Register(ts.Server, "gated", app, server.WithGoto[chat](server.GotoPolicy{Nodes: []string{"b"}})); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -130,5 +133,121 @@ func TestTakeoverAfterCommandUpdate(t *testing.T) {
 			}
 			ts1.gates.release(tid)
 		})
+	}
+}
+
+// TestGotoOptIn: command.goto is refused on a graph registered without
+// WithGoto, to a node WithGoto does not list (a task node's Send too),
+// and with more items than its MaxSends, each with 422 before a run is
+// made; a listed node runs.
+func TestGotoOptIn(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func() *graph.Compiled[chat] {
+		g := graph.New[chat]()
+		g.AddNode("a", func(context.Context, chat) (graph.Update[chat], error) { return graph.Update[chat]{}, nil }, graph.Targets("safe", "tool"))
+		g.AddNode("safe", func(_ context.Context, s chat) (graph.Update[chat], error) {
+			return chatMessages.Set([]msg{{Type: "ai", Content: "safe ran"}}), nil
+		})
+		graph.AddTask(g, "tool", func(_ context.Context, x string) (graph.Update[chat], error) {
+			return chatMessages.Set([]msg{{Type: "ai", Content: "tool: " + x}}), nil
+		})
+		g.AddEdge(graph.START, "a").AddEdge("a", graph.END).AddEdge("safe", graph.END).AddEdge("tool", graph.END)
+		app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return app
+	}
+	if err := server.Register(srv, "closed", build()); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "open", build(), server.WithGoto[chat](server.GotoPolicy{Nodes: []string{"safe"}, MaxSends: 2})); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []server.GotoPolicy{{}, {Nodes: []string{"ghost"}}, {Nodes: []string{"safe"}, MaxSends: -1}} {
+		if err := server.Register(srv, "bad", build(), server.WithGoto[chat](p)); err == nil {
+			t.Errorf("Register with WithGoto(%+v): no error", p)
+		}
+	}
+	url := newHTTPServer(t, srv)
+	for _, c := range []struct {
+		graph string
+		goTo  any
+		want  string
+	}{
+		{"closed", "safe", "takes no goto"},
+		{"closed", map[string]any{"node": "tool", "input": "rm -rf"}, "takes no goto"},
+		{"open", "a", "is not one clients may goto; give one of safe"},
+		{"open", map[string]any{"node": "tool", "input": "rm -rf"}, "command.goto.node: node \\\"tool\\\" of graph"},
+		{"open", []string{"safe", "safe", "safe"}, "has 3 items, more than the 2"},
+	} {
+		tid := newThread(t, url)
+		b, err := json.Marshal(map[string]any{"assistant_id": c.graph, "command": map[string]any{"goto": c.goTo}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, body := raw(t, "POST", url+"/threads/"+tid+"/runs/wait", string(b), nil)
+		if code != 422 || !strings.Contains(body, c.want) {
+			t.Errorf("%s goto %v: %d %s; want 422 saying %q", c.graph, c.goTo, code, body, c.want)
+		}
+		if n := len(historyIDs(t, url, tid, nil)); n != 0 {
+			t.Errorf("%s goto %v: the thread has %d checkpoints, want none", c.graph, c.goTo, n)
+		}
+	}
+	tid := newThread(t, url)
+	var v map[string]any
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "open", "command": map[string]any{"goto": "safe"}}, nil, &v); code != 200 || !strings.Contains(fmt.Sprint(v), "safe ran") {
+		t.Errorf("goto a listed node: %d %v; want 200 and safe's message", code, v)
+	}
+}
+
+// TestCommandResumeCheckedBeforeUpdate: a command whose resume cannot
+// answer the thread's interrupts (one value for two) is refused before
+// its update is saved: the thread keeps its checkpoints, and a retry
+// does not find the update there to apply twice.
+func TestCommandResumeCheckedBeforeUpdate(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		answer, err := graph.Interrupt[string](ctx, "approve?")
+		if err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatApproved.Set(answer), nil
+	}
+	g := graph.New[chat]()
+	g.AddNode("x", ask)
+	g.AddNode("y", ask)
+	g.AddEdge(graph.START, "x").AddEdge(graph.START, "y").AddEdge("x", graph.END).AddEdge("y", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "two", app); err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	tid := newThread(t, url)
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "two", "input": humanInput("hi")}, nil, nil); code != 200 {
+		t.Fatalf("first run: %d", code)
+	}
+	before := historyIDs(t, url, tid, nil)
+	for range 2 {
+		b, err := json.Marshal(map[string]any{"assistant_id": "two", "command": map[string]any{"update": humanInput("edit"), "resume": "yes"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body := raw(t, "POST", url+"/threads/"+tid+"/runs/wait", string(b), nil)
+		if !strings.Contains(body, "exactly one pending interrupt") {
+			t.Errorf("command {update, resume: one value} on two interrupts: %s; want the resume refused", body)
+		}
+	}
+	if after := historyIDs(t, url, tid, nil); !slices.Equal(after, before) {
+		t.Errorf("checkpoints after the refused commands: %v, want %v (the update must not be saved)", after, before)
 	}
 }

@@ -144,10 +144,19 @@ func (s *Server) getAssistantGraph(w http.ResponseWriter, r *http.Request) {
 // stateSchema is the JSON Schema of a state type t's JSON form, as
 // encoding/json writes it: invopop/jsonschema's reflection, with no
 // field required (a run's input and a state update name the fields they
-// write). keys, when not nil, keeps only those properties (the fields
-// clients may write, WithInputFields).
-func stateSchema(t reflect.Type, title string, keys []string) (json.RawMessage, error) {
-	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true, RequiredFromJSONSchemaTags: true}
+// write). Named types are referenced ($ref into $defs), so a recursive
+// type (a message whose parts hold messages) has a finite schema. keys,
+// when not nil, keeps only those properties (the fields clients may
+// write, WithInputFields). A type the reflection cannot describe (one
+// holding a func, a chan or a complex number, on which it panics) gets
+// freeObject and an error saying why, for Register to log.
+func stateSchema(t reflect.Type, title string, keys []string) (out json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = freeObject, fmt.Errorf("JSON Schema of %s: %v; its schemas are free objects", t, p)
+		}
+	}()
+	r := jsonschema.Reflector{ExpandedStruct: true, Anonymous: true, RequiredFromJSONSchemaTags: true}
 	sc := r.ReflectFromType(t)
 	sc.Title = title
 	if keys != nil && sc.Properties != nil {
@@ -161,31 +170,56 @@ func stateSchema(t reflect.Type, title string, keys []string) (json.RawMessage, 
 	}
 	b, err := json.Marshal(sc)
 	if err != nil {
-		return nil, fmt.Errorf("JSON Schema of %s: %w", t, err)
+		return freeObject, fmt.Errorf("JSON Schema of %s: %w; its schemas are free objects", t, err)
 	}
 	return b, nil
 }
 
 // freeObject is the JSON Schema of an object of any keys: a run's
-// config.configurable and context, which RunContext gives the nodes.
+// config.configurable and context, which RunContext gives the nodes, and
+// a state whose JSON form a Codec decides without giving its schema.
 var freeObject = json.RawMessage(`{"type":"object"}`)
 
-// graphSchemas is the answer of GET /assistants/{id}/schemas for a graph
-// of id graphID whose state type is state (inputKeys: the keys clients
-// may write, nil for all).
-func graphSchemas(graphID string, state reflect.Type, inputKeys []string) (map[string]any, error) {
+// schemaSet is the answer of GET /assistants/{id}/schemas for one graph
+// or subgraph, built once at Register.
+type schemaSet struct {
+	input, state json.RawMessage
+}
+
+// answer is the JSON of s for the graph graphID.
+func (s schemaSet) answer(graphID string) map[string]any {
+	return map[string]any{"graph_id": graphID, "input_schema": s.input, "output_schema": s.state, "state_schema": s.state,
+		"config_schema": freeObject, "context_schema": freeObject}
+}
+
+// buildSchemas is the schemas of a graph whose state type is state
+// (inputKeys: the keys clients may write, nil for all); warn receives
+// the error of a type that has no schema (which then gets freeObject).
+func buildSchemas(state reflect.Type, inputKeys []string, warn func(error)) schemaSet {
 	st, err := stateSchema(state, "State", nil)
 	if err != nil {
-		return nil, err
+		warn(err)
 	}
 	in := st
-	if inputKeys != nil {
+	if inputKeys != nil && err == nil {
 		if in, err = stateSchema(state, "Input", inputKeys); err != nil {
-			return nil, err
+			warn(err)
 		}
 	}
-	return map[string]any{"graph_id": graphID, "input_schema": in, "output_schema": st, "state_schema": st,
-		"config_schema": freeObject, "context_schema": freeObject}, nil
+	return schemaSet{input: in, state: st}
+}
+
+// subgraphSchemaSets builds the schemas of t's subgraphs, and of theirs,
+// keyed by namespace (subgraph node names joined by "|").
+func subgraphSchemaSets(t graph.Topology, prefix string, out map[string]schemaSet, warn func(error)) {
+	for _, n := range t.Nodes {
+		if n.Subgraph == nil {
+			continue
+		}
+		ns := prefix + n.Name
+		out[ns] = buildSchemas(n.Subgraph.State, nil, warn)
+		subgraphSchemaSets(*n.Subgraph, ns+"|", out, warn)
+	}
 }
 
 func (s *Server) getAssistantSchemas(w http.ResponseWriter, r *http.Request) {
@@ -194,35 +228,23 @@ func (s *Server) getAssistantSchemas(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	out, err := graphSchemas(g.graphID(), g.topology().State, g.inputFields())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, 200, out)
+	writeJSON(w, 200, g.schemas().answer(g.graphID()))
 }
 
 // subgraphSchemas adds to out the schemas of t's subgraphs under prefix,
-// keyed by namespace (subgraph node names joined by "|"), and, with
-// recurse, of theirs.
-func subgraphSchemas(graphID string, t graph.Topology, prefix string, recurse bool, out map[string]any) error {
+// keyed by namespace, and, with recurse, of theirs: those sets built at
+// Register.
+func subgraphSchemas(graphID string, sets map[string]schemaSet, t graph.Topology, prefix string, recurse bool, out map[string]any) {
 	for _, n := range t.Nodes {
 		if n.Subgraph == nil {
 			continue
 		}
 		ns := prefix + n.Name
-		sc, err := graphSchemas(graphID, n.Subgraph.State, nil)
-		if err != nil {
-			return err
-		}
-		out[ns] = sc
+		out[ns] = sets[ns].answer(graphID)
 		if recurse {
-			if err := subgraphSchemas(graphID, *n.Subgraph, ns+"|", true, out); err != nil {
-				return err
-			}
+			subgraphSchemas(graphID, sets, *n.Subgraph, ns+"|", true, out)
 		}
 	}
-	return nil
 }
 
 func (s *Server) getAssistantSubgraphs(w http.ResponseWriter, r *http.Request) {
@@ -237,12 +259,12 @@ func (s *Server) getAssistantSubgraphs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t := g.topology()
-	prefix := ""
+	sets := g.subgraphSchemas()
 	if ns := r.PathValue("namespace"); ns != "" {
 		// The subgraph at ns (node names joined by "|"): its schemas,
 		// and with recurse those of its subgraphs.
-		var found []string
-		for _, name := range strings.Split(ns, "|") {
+		names := strings.Split(ns, "|")
+		for k, name := range names {
 			i := slices.IndexFunc(t.Nodes, func(n graph.TopologyNode) bool { return n.Name == name && n.Subgraph != nil })
 			if i < 0 {
 				var subs []string
@@ -254,31 +276,19 @@ func (s *Server) getAssistantSubgraphs(w http.ResponseWriter, r *http.Request) {
 				writeError(w, errorf(http.StatusNotFound, "namespace %q: graph %q has no subgraph %q there (subgraph nodes: %s)", clip(ns), g.graphID(), clip(name), strings.Join(subs, ", ")))
 				return
 			}
-			found = append(found, name)
-			if len(found) < len(strings.Split(ns, "|")) {
+			if k < len(names)-1 {
 				t = *t.Nodes[i].Subgraph
 				continue
 			}
-			out := map[string]any{}
-			sc, err := graphSchemas(g.graphID(), t.Nodes[i].Subgraph.State, nil)
-			if err == nil {
-				out[ns] = sc
-				if recurse {
-					err = subgraphSchemas(g.graphID(), *t.Nodes[i].Subgraph, ns+"|", true, out)
-				}
-			}
-			if err != nil {
-				writeError(w, err)
-				return
+			out := map[string]any{ns: sets[ns].answer(g.graphID())}
+			if recurse {
+				subgraphSchemas(g.graphID(), sets, *t.Nodes[i].Subgraph, ns+"|", true, out)
 			}
 			writeJSON(w, 200, out)
 			return
 		}
 	}
 	out := map[string]any{}
-	if err := subgraphSchemas(g.graphID(), t, prefix, recurse, out); err != nil {
-		writeError(w, err)
-		return
-	}
+	subgraphSchemas(g.graphID(), sets, t, "", recurse, out)
 	writeJSON(w, 200, out)
 }

@@ -96,8 +96,11 @@
 // so the next tasks and pending interrupts stay; goto (a node name, a Send
 // {"node", "input"} to a task node of graph.AddTask, whose input decodes
 // into the task's input type, or a list of them) adds tasks to the next
-// step, to any node of the graph, beside the paused step a resume goes on
-// with. Both are saved as one update checkpoint before the graph runs; a
+// step, beside the paused step a resume goes on with. goto is opt-in: a
+// graph registered without [WithGoto] refuses it with 422, and one with it
+// takes only the nodes it lists (a goto runs a node, a task node with the
+// client's input, skipping what leads to it in the graph), and at most
+// its MaxSends items. Both are saved as one update checkpoint before the graph runs; a
 // command that leaves no next task takes no step. A node the graph does
 // not have, or a field its state does not have, is refused with 422
 // naming it and the valid ones.

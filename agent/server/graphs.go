@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
@@ -47,6 +48,17 @@ type Codec[S any] struct {
 	// Values encodes a state value (the values stream mode, thread state,
 	// /runs/wait results). It must give a JSON object.
 	Values func(s S) (json.RawMessage, error)
+	// InputSchema is the JSON Schema of the input Input decodes (GET
+	// /assistants/{id}/schemas, input_schema). With an Input of its own
+	// and no InputSchema, the input schema is a free object
+	// ({"type":"object"}): the state type's schema would describe keys
+	// Input may not take. Without an Input of its own, the schema is
+	// reflected from the state type.
+	InputSchema json.RawMessage
+	// ValuesSchema is the JSON Schema of the object Values writes
+	// (output_schema and state_schema). With a Values of its own and no
+	// ValuesSchema, those schemas are free objects.
+	ValuesSchema json.RawMessage
 }
 
 // GraphOption configures a graph at [Register].
@@ -59,8 +71,9 @@ func WithCodec[S any](c Codec[S]) GraphOption[S] {
 			a.codec.Input, a.customInput = c.Input, true
 		}
 		if c.Values != nil {
-			a.codec.Values = c.Values
+			a.codec.Values, a.customValues = c.Values, true
 		}
+		a.codec.InputSchema, a.codec.ValuesSchema = c.InputSchema, c.ValuesSchema
 	}
 }
 
@@ -77,6 +90,35 @@ func WithCodec[S any](c Codec[S]) GraphOption[S] {
 func WithInputFields[S any](keys ...string) GraphOption[S] {
 	keys = slices.Clone(keys)
 	return func(a *adapter[S]) { a.inputKeys = append([]string{}, keys...) }
+}
+
+// DefaultMaxGotoSends is [GotoPolicy.MaxSends]'s default.
+const DefaultMaxGotoSends = 64
+
+// GotoPolicy says what a run's command.goto (LangGraph's Command.goto)
+// may route to on a graph, [WithGoto].
+type GotoPolicy struct {
+	// Nodes are the nodes a command.goto may name, and the task nodes it
+	// may give a Send {"node", "input"} (graph.END may be listed too).
+	// A goto runs a node on the client's word, with the client's input
+	// for a task node, skipping the nodes (and the checks) that lead to
+	// it in the graph: list only nodes that are safe to run so. Register
+	// refuses an empty list and a name that is not a node of the graph.
+	Nodes []string
+	// MaxSends caps the items (node names and Sends) of one
+	// command.goto: more are refused with 422. Zero means
+	// DefaultMaxGotoSends; a negative value is refused at Register.
+	MaxSends int
+}
+
+// WithGoto lets clients route a run with command.goto to the nodes p
+// lists. Without it, a run's command.goto is refused with 422: a goto
+// reaches any node of the graph, a task node with input of the client's
+// making (a tool call the model never made, say), so it is opt-in, per
+// graph and per node.
+func WithGoto[S any](p GotoPolicy) GraphOption[S] {
+	p.Nodes = slices.Clone(p.Nodes)
+	return func(a *adapter[S]) { a.gotoPolicy = &p }
 }
 
 // WithDescription sets the description of the graph's assistant.
@@ -117,7 +159,11 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 		}
 		a.codec.Input = defaultInput[S](fields)
 	}
+	if err := a.checkGoto(); err != nil {
+		return err
+	}
 	a.keys = jsonKeys(reflect.TypeFor[S]())
+	a.buildSchemas(s.log)
 	return s.addGraph(graphID, a)
 }
 
@@ -172,6 +218,12 @@ type runner interface {
 	// inputFields are the JSON keys clients may write (WithInputFields),
 	// nil for every field of the state.
 	inputFields() []string
+	// schemas are the graph's JSON Schemas (GET
+	// /assistants/{id}/schemas), built at Register.
+	schemas() schemaSet
+	// subgraphSchemas are those of its subgraphs, by namespace
+	// (subgraph node names joined by "|"), built at Register.
+	subgraphSchemas() map[string]schemaSet
 	// checkInput decodes a run's input into the graph's state (absent or
 	// null: none, nil), and refuses one that does not decode, so that
 	// the run is refused before it is made and its thread stays as it
@@ -320,14 +372,44 @@ func (st *threadState) taskInterrupts() map[string][]Interrupt {
 }
 
 type adapter[S any] struct {
-	id          string
-	asst        string // AssistantID(id)
-	g           *graph.Compiled[S]
-	codec       Codec[S]
-	customInput bool     // codec.Input is WithCodec's
-	inputKeys   []string // WithInputFields's keys; nil for every field
-	description string
-	keys        map[string]string // Go field name -> JSON key
+	id           string
+	asst         string // AssistantID(id)
+	g            *graph.Compiled[S]
+	codec        Codec[S]
+	customInput  bool     // codec.Input is WithCodec's
+	customValues bool     // codec.Values is WithCodec's
+	inputKeys    []string // WithInputFields's keys; nil for every field
+	description  string
+	keys         map[string]string    // Go field name -> JSON key
+	schemaSet    schemaSet            // GET /assistants/{id}/schemas, built at Register
+	subSchemas   map[string]schemaSet // of the subgraphs, by namespace
+	gotoPolicy   *GotoPolicy          // WithGoto's; nil: command.goto refused
+}
+
+// checkGoto refuses a WithGoto that lists no node, names a node the
+// graph does not have, or caps Sends below zero; it sets MaxSends's
+// default.
+func (a *adapter[S]) checkGoto() error {
+	p := a.gotoPolicy
+	if p == nil {
+		return nil
+	}
+	if len(p.Nodes) == 0 {
+		return fmt.Errorf("server: graph %q: WithGoto lists no node; list the nodes clients may goto, or leave WithGoto out to refuse command.goto", a.id)
+	}
+	nodes := a.g.Nodes()
+	for _, n := range p.Nodes {
+		if n != graph.END && !slices.Contains(nodes, n) {
+			return fmt.Errorf("server: graph %q: WithGoto lists %q, which is not a node of the graph (nodes: %s)", a.id, n, strings.Join(nodes, ", "))
+		}
+	}
+	if p.MaxSends < 0 {
+		return fmt.Errorf("server: graph %q: WithGoto's MaxSends is %d; give a positive cap, or 0 for %d", a.id, p.MaxSends, DefaultMaxGotoSends)
+	}
+	if p.MaxSends == 0 {
+		p.MaxSends = DefaultMaxGotoSends
+	}
+	return nil
 }
 
 func (a *adapter[S]) graphID() string          { return a.id }
@@ -336,6 +418,36 @@ func (a *adapter[S]) describe() string         { return a.description }
 func (a *adapter[S]) nodes() []string          { return a.g.Nodes() }
 func (a *adapter[S]) topology() graph.Topology { return a.g.Topology() }
 func (a *adapter[S]) inputFields() []string    { return a.inputKeys }
+
+func (a *adapter[S]) schemas() schemaSet                    { return a.schemaSet }
+func (a *adapter[S]) subgraphSchemas() map[string]schemaSet { return a.subSchemas }
+
+// buildSchemas builds the graph's schemas and its subgraphs' once, at
+// Register: a state type with no schema is logged to log and described
+// as a free object. A codec of its own (WithCodec) decides the JSON form
+// of the graph's state: its schemas are the codec's, free objects when it
+// gives none.
+func (a *adapter[S]) buildSchemas(log *zap.Logger) {
+	warn := func(err error) {
+		log.Warn("server: graph "+a.id+": its state has no JSON Schema", zap.Error(err))
+	}
+	t := a.g.Topology()
+	a.schemaSet = buildSchemas(t.State, a.inputKeys, warn)
+	if a.customInput {
+		a.schemaSet.input = freeObject
+		if a.codec.InputSchema != nil {
+			a.schemaSet.input = a.codec.InputSchema
+		}
+	}
+	if a.customValues {
+		a.schemaSet.state = freeObject
+		if a.codec.ValuesSchema != nil {
+			a.schemaSet.state = a.codec.ValuesSchema
+		}
+	}
+	a.subSchemas = map[string]schemaSet{}
+	subgraphSchemaSets(t, "", a.subSchemas, warn)
+}
 
 // jsonKeys maps the top-level fields of a struct type to their JSON keys.
 func jsonKeys(t reflect.Type) map[string]string {
@@ -624,6 +736,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// tasks (copyStart): the finished tasks' writes are dropped, and
 		// they run again.
 		if !a.commandSaved(ctx, th, rc) {
+			if err := a.checkResume(ctx, th, rc, true); err != nil {
+				return nil, err
+			}
 			var uo []graph.UpdateOption
 			if rc.checkpointID != "" {
 				uo = append(uo, graph.UpdateFrom(rc.checkpointID))
@@ -931,41 +1046,56 @@ func (a *adapter[S]) startOf(ctx context.Context, th graph.Thread[S], rc *runCal
 // as the thread's latest (an empty update keeping its next tasks,
 // interrupts and pending writes, on a new branch from it), and makes the
 // run go on from the copy as from the latest. A resume is checked first
-// against the checkpoint, before anything is saved, as the graph checks
-// it when the run starts: strict, an object read by interrupt id, and
-// one value (graph.Resume), which needs exactly one pending interrupt.
-// A resume refused after the copy was saved left the copy, as the
-// thread's latest, at every retry.
+// against the checkpoint, before the copy is saved (checkResume).
 func (a *adapter[S]) copyStart(ctx context.Context, th graph.Thread[S], rc *runCall) error {
-	if len(rc.resume) > 0 {
-		snap, err := a.startOf(ctx, th, rc)
-		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-			return err
-		}
-		_, byID, err := resumeFor(snap, err, rc, rc.resume)
-		if err != nil {
-			return err
-		}
-		if !byID && snap.CheckpointID != "" {
-			var ids []string
-			for _, in := range snap.Interrupts {
-				if in.Kind == graph.InterruptRaised {
-					ids = append(ids, in.ID)
-				}
-			}
-			switch {
-			case len(snap.Next) == 0:
-				return fmt.Errorf("%w: checkpoint %q of thread %q is not paused", graph.ErrNothingToResume, rc.checkpointID, rc.threadID)
-			case len(ids) != 1:
-				return fmt.Errorf("%w: graph.Resume needs exactly one pending interrupt, thread %q has %d %v; give command.resume as an object keyed by interrupt id", graph.ErrNothingToResume, rc.threadID, len(ids), ids)
-			}
-		}
+	if err := a.checkResume(ctx, th, rc, false); err != nil {
+		return err
 	}
 	if _, err := th.Update(ctx, graph.Update[S]{}, graph.UpdateFrom(rc.checkpointID), graph.KeepWrites()); err != nil {
 		return err
 	}
 	rc.latest, rc.latestKnown = nil, false
 	rc.checkpointID, rc.head = "", false
+	return nil
+}
+
+// checkResume checks the run's command.resume, if any, against the state
+// the run starts from, before the run saves anything there (a copy, a
+// command's update), as the graph checks it when the run starts: strict,
+// an object read by interrupt id, and one value (graph.Resume), which
+// needs exactly one pending interrupt. A resume refused after a save
+// would leave the save, as the thread's latest, at every retry. lenient
+// passes a resume the run will ignore (resumeOption: no strict_resume,
+// and no interrupt a node raised).
+func (a *adapter[S]) checkResume(ctx context.Context, th graph.Thread[S], rc *runCall, lenient bool) error {
+	if len(rc.resume) == 0 {
+		return nil
+	}
+	snap, err := a.startOf(ctx, th, rc)
+	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return err
+	}
+	if lenient && !rc.strictResume && !hasRaised(snap.Interrupts) {
+		return nil
+	}
+	_, byID, err := resumeFor(snap, err, rc, rc.resume)
+	if err != nil {
+		return err
+	}
+	if !byID && snap.CheckpointID != "" {
+		var ids []string
+		for _, in := range snap.Interrupts {
+			if in.Kind == graph.InterruptRaised {
+				ids = append(ids, in.ID)
+			}
+		}
+		switch {
+		case len(snap.Next) == 0:
+			return fmt.Errorf("%w: checkpoint %q of thread %q is not paused", graph.ErrNothingToResume, snap.CheckpointID, rc.threadID)
+		case len(ids) != 1:
+			return fmt.Errorf("%w: graph.Resume needs exactly one pending interrupt, thread %q has %d %v; give command.resume as an object keyed by interrupt id", graph.ErrNothingToResume, rc.threadID, len(ids), ids)
+		}
+	}
 	return nil
 }
 
@@ -1552,8 +1682,10 @@ func (a *adapter[S]) updateOf(at string, values json.RawMessage) (graph.Update[S
 // and its routing; ok is false when the command has neither. update is
 // an object of state fields or a list of [field, value] pairs; goto is a
 // node name, a Send {"node", "input"} to a task node of the graph, or a
-// list of them. A node the graph does not have is refused with 422
-// naming it and the graph's nodes.
+// list of them. A goto on a graph registered without WithGoto, to a node
+// WithGoto does not list, or of more items than its MaxSends is refused
+// with 422, as is a node the graph does not have (naming the graph's
+// nodes).
 func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], ok bool, err error) {
 	if isNull(update) && isNull(goTo) {
 		return u, false, nil
@@ -1570,6 +1702,10 @@ func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], o
 	if isNull(goTo) {
 		return u, true, nil
 	}
+	p := a.gotoPolicy
+	if p == nil {
+		return u, false, errorf(422, "command.goto: graph %q takes no goto; the server registers it with server.WithGoto listing the nodes clients may goto to allow it", a.id)
+	}
 	var items []json.RawMessage
 	list := bytes.HasPrefix(bytes.TrimSpace(goTo), []byte("["))
 	if !list {
@@ -1581,9 +1717,15 @@ func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], o
 			return u, false, errorf(422, "command.goto: must be a node name, a Send {\"node\": ..., \"input\": ...} or a list of them: %v", err)
 		}
 	}
+	if len(items) > p.MaxSends {
+		return u, false, errorf(422, "command.goto: has %d items, more than the %d graph %q takes (WithGoto's MaxSends); give at most %d", len(items), p.MaxSends, a.id, p.MaxSends)
+	}
 	nodes := a.g.Nodes()
 	unknown := func(at, node string) error {
 		return errorf(422, "%s: graph %q has no node %q; give one of %s, or %q", at, a.id, node, strings.Join(nodes, ", "), graph.END)
+	}
+	unlisted := func(at, node string) error {
+		return errorf(422, "%s: node %q of graph %q is not one clients may goto; give one of %s (WithGoto)", at, node, a.id, strings.Join(p.Nodes, ", "))
 	}
 	for i, raw := range items {
 		at := "command.goto"
@@ -1594,6 +1736,9 @@ func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], o
 		if json.Unmarshal(raw, &name) == nil {
 			if name != graph.END && !slices.Contains(nodes, name) {
 				return u, false, unknown(at, name)
+			}
+			if !slices.Contains(p.Nodes, name) {
+				return u, false, unlisted(at, name)
 			}
 			if _, err := a.g.SendTo(name, func(any) error { return errTaskNode }); errors.Is(err, errTaskNode) {
 				return u, false, errorf(422, "%s: node %q is a task node, which takes its input from a Send; give {\"node\": %q, \"input\": <its input>}", at, name, name)
@@ -1610,6 +1755,9 @@ func (a *adapter[S]) command(update, goTo json.RawMessage) (u graph.Update[S], o
 		}
 		if !slices.Contains(nodes, *send.Node) {
 			return u, false, unknown(at+".node", *send.Node)
+		}
+		if !slices.Contains(p.Nodes, *send.Node) {
+			return u, false, unlisted(at+".node", *send.Node)
 		}
 		in := send.Input
 		if len(in) == 0 {

@@ -326,6 +326,12 @@ func (b *Bot) build(opts ...graph.CompileOption) (*graph.Compiled[State], error)
 	g := graph.New[State]()
 	g.AddNode("plan", b.planNode)
 	agents := graph.AddTask(g, "agent", func(ctx context.Context, t task) (graph.Update[State], error) {
+		// The plan's Sends carry the run's request, checked at Run; a
+		// task made otherwise (an update routing to this node) has its
+		// limits checked here (the API agent checks its context itself).
+		if err := t.Request.Normalize().Validate(); err != nil {
+			return graph.Update[State]{}, fmt.Errorf("bosai: agent task: %w", err)
+		}
 		res, trace, err := b.runAgent(ctx, t.Agent, t.Request)
 		if err != nil {
 			return graph.Update[State]{}, err
