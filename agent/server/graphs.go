@@ -1259,7 +1259,9 @@ func (a *adapter[S]) snapshot(threadID string, snap graph.StateSnapshot[S]) (*th
 		_ = json.Unmarshal([]byte(js), &keys)
 		for _, k := range keys {
 			var v any
-			if json.Unmarshal([]byte(snap.Metadata[k]), &v) == nil {
+			// Numbers as json.Number: a float64 would round an integer
+			// beyond 2^53 (12345678901234567 to 12345678901234568).
+			if decodeNumbers([]byte(snap.Metadata[k]), &v) == nil {
 				st.Metadata[k] = v
 			}
 		}

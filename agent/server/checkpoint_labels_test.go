@@ -1,0 +1,65 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+)
+
+// runWait runs the agent graph on thread tid with the run body's extra
+// fields (a JSON object's members, "" for none) and returns the answer.
+func runWait(t *testing.T, url, tid, extra string) (int, string) {
+	t.Helper()
+	body := `{"assistant_id":"agent","input":{"messages":[{"type":"human","content":"hi"}]}`
+	if extra != "" {
+		body += "," + extra
+	}
+	return raw(t, "POST", url+"/threads/"+tid+"/runs/wait", body+"}", nil)
+}
+
+// TestCheckpointMetadataNumbersKeepDigits: a run metadata integer beyond
+// 2^53, kept in each checkpoint's labels as JSON text, reads back from the
+// thread's state and history with its digits. It was decoded as float64,
+// answering 12345678901234568 for 12345678901234567.
+func TestCheckpointMetadataNumbersKeepDigits(t *testing.T) {
+	const big = "12345678901234567"
+	ts := newTestServer(t, server.Config{})
+	tid := newThread(t, ts.URL)
+	if code, body := runWait(t, ts.URL, tid, `"metadata":{"n":`+big+`}`); code != 200 {
+		t.Fatalf("runs/wait: %d %s", code, body)
+	}
+	code, body := raw(t, "GET", ts.URL+"/threads/"+tid+"/state", "", nil)
+	if got := numberText(t, body, "metadata", "n"); code != 200 || got != big {
+		t.Errorf("state: %d, metadata.n = %q; want %s (%s)", code, got, big, body)
+	}
+	code, body = raw(t, "POST", ts.URL+"/threads/"+tid+"/history", `{"limit":1}`, nil)
+	var states []json.RawMessage
+	if code != 200 || json.Unmarshal([]byte(body), &states) != nil || len(states) != 1 {
+		t.Fatalf("history: %d %s; want one state", code, body)
+	}
+	if got := numberText(t, string(states[0]), "metadata", "n"); got != big {
+		t.Errorf("history: metadata.n = %q; want %s (%s)", got, big, states[0])
+	}
+}
+
+// TestRunNameWithNULRefused: config.run_name, kept in each checkpoint's
+// labels, is refused at the run's creation when it holds a NUL character,
+// as metadata is; it was taken, and every checkpoint of the run was then
+// refused mid-run.
+func TestRunNameWithNULRefused(t *testing.T) {
+	for name, open := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestServer(t, open(t))
+			tid := newThread(t, ts.URL)
+			code, body := runWait(t, ts.URL, tid, `"config":{"run_name":"a\u0000b"}`)
+			if code != 422 || !strings.Contains(body, "run_name") {
+				t.Fatalf("runs/wait with a NUL in config.run_name: %d %s; want 422 naming run_name", code, body)
+			}
+			if code, body := runWait(t, ts.URL, tid, `"config":{"run_name":"fine"}`); code != 200 {
+				t.Fatalf("runs/wait after: %d %s", code, body)
+			}
+		})
+	}
+}
