@@ -63,3 +63,54 @@ func TestRunNameWithNULRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointMetadataBounded: run metadata beyond
+// server.MaxCheckpointMetadataBytes is not copied into each checkpoint,
+// which keeps only the run's ids and name; the run's and thread's own
+// metadata keep every key. Each checkpoint held a copy of the whole, up
+// to a request body's size for the thread's metadata and the run's each,
+// counted in no bound.
+func TestCheckpointMetadataBounded(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	big := strings.Repeat("x", server.MaxCheckpointMetadataBytes)
+	code, body := raw(t, "POST", ts.URL+"/threads", `{"metadata":{"big":"`+big+`","small":"s"}}`, nil)
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &th) != nil {
+		t.Fatalf("create thread: %d %s", code, body)
+	}
+	if code, body := runWait(t, ts.URL, th.ID, `"metadata":{"n":1},"config":{"run_name":"named"}`); code != 200 {
+		t.Fatalf("runs/wait: %d %s", code, body)
+	}
+	code, body = raw(t, "GET", ts.URL+"/threads/"+th.ID+"/state", "", nil)
+	var st struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+		t.Fatalf("state: %d %s", code, body)
+	}
+	for _, k := range []string{"big", "small", "n"} {
+		if _, ok := st.Metadata[k]; ok {
+			t.Errorf("checkpoint metadata holds %q of run metadata beyond the bound", k)
+		}
+	}
+	if st.Metadata["thread_id"] != th.ID || st.Metadata["run_name"] != "named" || st.Metadata["graph_id"] != "agent" {
+		t.Errorf("checkpoint metadata lacks the run's ids: %v", st.Metadata)
+	}
+	for _, k := range []string{"run_id", "assistant_id"} {
+		if s, _ := st.Metadata[k].(string); s == "" {
+			t.Errorf("checkpoint metadata lacks %s: %v", k, st.Metadata)
+		}
+	}
+	// Metadata within the bound is copied whole.
+	tid := newThread(t, ts.URL)
+	if code, body := runWait(t, ts.URL, tid, `"metadata":{"n":1,"s":"v"}`); code != 200 {
+		t.Fatalf("runs/wait: %d %s", code, body)
+	}
+	code, body = raw(t, "GET", ts.URL+"/threads/"+tid+"/state", "", nil)
+	st.Metadata = nil
+	if code != 200 || json.Unmarshal([]byte(body), &st) != nil || st.Metadata["s"] != "v" || st.Metadata["n"] != 1.0 {
+		t.Errorf("state of a run with small metadata: %d %s; want its metadata n and s", code, body)
+	}
+}

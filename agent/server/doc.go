@@ -180,7 +180,10 @@
 // them (with parents, {}), and history filters on them. A checkpoint's
 // metadata holds string labels: a metadata value that is not a string is
 // kept as its JSON text (and its key in the label __json_labels__), read
-// back as the value.
+// back as the value. Run metadata beyond MaxCheckpointMetadataBytes (16
+// KiB) is not copied into each checkpoint: they hold only run_id,
+// thread_id, graph_id, assistant_id and run_name, and the server logs a
+// warning naming the run.
 //
 // # Threads and statuses
 //

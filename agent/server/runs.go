@@ -1628,6 +1628,11 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
+	var cut bool
+	if rc.labels, cut = checkpointLabels(rc.metadata); cut {
+		s.log.Warn("the run's metadata is beyond MaxCheckpointMetadataBytes; its checkpoints hold only run_id, thread_id, graph_id, assistant_id and run_name of it",
+			zapString("run", run.ID), zapInt("bytes", MaxCheckpointMetadataBytes))
+	}
 
 	rc.hasHead = headSet
 	resume, st, asked, err := s.takeover(bg, run, g, start, kw.checkpointID(), meta, kw.log)
