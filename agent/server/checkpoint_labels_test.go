@@ -114,3 +114,44 @@ func TestCheckpointMetadataBounded(t *testing.T) {
 		t.Errorf("state of a run with small metadata: %d %s; want its metadata n and s", code, body)
 	}
 }
+
+// TestPatchStateLabels: PATCH .../state refuses the labels the server
+// keeps (parents, __json_labels__) with 422, and a label it sets over
+// run metadata that was a JSON value reads back as the string it is now.
+// "5" set over the number 1 read back as the number 5.
+func TestPatchStateLabels(t *testing.T) {
+	for name, open := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestServer(t, open(t))
+			tid := newThread(t, ts.URL)
+			if code, body := runWait(t, ts.URL, tid, `"metadata":{"n":1,"m":[2]}`); code != 200 {
+				t.Fatalf("runs/wait: %d %s", code, body)
+			}
+			for _, k := range []string{"parents", "__json_labels__"} {
+				code, body := raw(t, "PATCH", ts.URL+"/threads/"+tid+"/state", `{"metadata":{"`+k+`":"[]"}}`, nil)
+				if code != 422 || !strings.Contains(body, "metadata."+k) {
+					t.Errorf("PATCH %s: %d %s; want 422 naming metadata.%s", k, code, body, k)
+				}
+			}
+			if code, body := raw(t, "PATCH", ts.URL+"/threads/"+tid+"/state", `{"metadata":{"n":"5"}}`, nil); code != 204 {
+				t.Fatalf("PATCH n: %d %s", code, body)
+			}
+			code, body := raw(t, "GET", ts.URL+"/threads/"+tid+"/state", "", nil)
+			var st struct {
+				Metadata map[string]any `json:"metadata"`
+			}
+			if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+				t.Fatalf("state: %d %s", code, body)
+			}
+			if st.Metadata["n"] != "5" {
+				t.Errorf("metadata.n = %#v after PATCH {\"n\":\"5\"}; want the string \"5\"", st.Metadata["n"])
+			}
+			if m, _ := st.Metadata["m"].([]any); len(m) != 1 || m[0] != 2.0 {
+				t.Errorf("metadata.m = %#v; want [2], still a JSON value", st.Metadata["m"])
+			}
+			if _, ok := st.Metadata["__json_labels__"]; ok {
+				t.Errorf("state shows __json_labels__: %v", st.Metadata)
+			}
+		})
+	}
+}
