@@ -613,17 +613,24 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 }
 
 // replyTurn writes to u the update of a turn whose reply, resp's message,
-// calls no tool: the reply with a new id, and the run's answer, or, with
-// Config.Answer, a reminder to call the answer tool (see textTurn).
+// calls no tool: the reply with its id (see below), and the run's answer,
+// or, with Config.Answer, a reminder to call the answer tool (see
+// textTurn).
 func (a *agent) replyTurn(u *graph.Update[State], s *State, resp *model.Response, fixed model.Messages, runUsage model.Usage, iter int) {
 	r := new(replyMessage)
 	r.msgs[0] = resp.Message
 	msg := &r.msgs[0]
 	msg.Role = model.RoleAssistant
-	// The reply always gets a new id (see callModel); r.id is written
-	// only here: the id's text is never modified after this.
-	putID(r.id[:])
-	msg.ID = unsafe.String(&r.id[0], idLen)
+	// The reply keeps the id graph.Generate gave it in a run streamed
+	// with graph.StreamMessages, the one its chunks were streamed under,
+	// so that a client finds the reply it streamed in the state;
+	// otherwise graph.Generate left the id empty (never the provider's,
+	// see callModel) and the reply gets a new one. r.id is written only
+	// here: the id's text is never modified after this.
+	if msg.ID == "" {
+		putID(r.id[:])
+		msg.ID = unsafe.String(&r.id[0], idLen)
+	}
 	if fixed == nil && !allIDs(s.Messages) {
 		fixed = withIDs(s.Messages)
 	}

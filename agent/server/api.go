@@ -1713,8 +1713,11 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 	for k, v := range body.Metadata {
 		str, ok := v.(string)
 		switch {
-		case k == "step" || k == graph.MetaSource:
+		case k == "step" || k == graph.MetaSource || k == "parents":
 			writeError(w, errorf(422, "metadata.%s: set by the server for each checkpoint; leave it out", k))
+			return
+		case k == jsonLabels:
+			writeError(w, errorf(422, "metadata.%s: reserved: the server lists there the labels that hold a JSON value other than a string; leave it out", k))
 			return
 		case !ok:
 			writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds string labels; send the value as a JSON string", k, jsonText(v)))
@@ -1743,6 +1746,10 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusConflict, "thread %s has no state to patch; run it, or give it a state with POST /threads/{thread_id}/state, first", t.ID))
 		return
 	}
+	if err := unlistJSON(ctx, s.saver, t.ID, cid, md); err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := checkpoint.PatchMetadata(ctx, s.saver, t.ID, cid, md); err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
 			err = errorf(http.StatusNotImplemented, "PATCH /threads/{thread_id}/state needs a checkpointer that patches metadata (%v)", err)
@@ -1751,6 +1758,33 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// unlistJSON adds to md, the labels a patch sets on checkpoint cid of
+// thread tid, the checkpoint's jsonLabels without the keys md sets: their
+// values are strings now, which reads must not decode as JSON text. It
+// leaves md as it is when the checkpoint lists none of them.
+func unlistJSON(ctx context.Context, saver checkpoint.Saver, tid, cid string, md map[string]string) error {
+	snap, err := saver.Get(ctx, tid, cid)
+	if err != nil {
+		return err
+	}
+	js, ok := snap.Metadata[jsonLabels]
+	if !ok {
+		return nil
+	}
+	var keys []string
+	_ = json.Unmarshal([]byte(js), &keys)
+	kept := slices.DeleteFunc(keys, func(k string) bool { _, set := md[k]; return set })
+	if len(kept) == len(keys) {
+		return nil
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return err
+	}
+	md[jsonLabels] = string(b)
+	return nil
 }
 
 // refreshThread copies the thread's latest state into its record and sets

@@ -40,8 +40,10 @@
 // or of the one a rollback returned the thread to, with a checkpointer
 // that is a checkpoint.MetadataPatcher; a label's value is a string, since
 // a checkpoint's metadata holds string labels: another JSON value, or
-// step or source, is refused with 422, and a thread with a run pending
-// or running with 409), POST and GET
+// step, source, parents or __json_labels__, is refused with 422, and a
+// thread with a run pending or running with 409; a label set over run
+// metadata that held another JSON value reads back as the string), POST
+// and GET
 // /threads/{id}/history (newest first from the thread's current
 // checkpoint: its latest, or the one a rollback returned it to); POST
 // /threads/{id}/runs, /runs/stream and
@@ -183,7 +185,10 @@
 // them (with parents, {}), and history filters on them. A checkpoint's
 // metadata holds string labels: a metadata value that is not a string is
 // kept as its JSON text (and its key in the label __json_labels__), read
-// back as the value.
+// back as the value. Run metadata beyond MaxCheckpointMetadataBytes (16
+// KiB) is not copied into each checkpoint: they hold only run_id,
+// thread_id, graph_id, assistant_id and run_name, and the server logs a
+// warning naming the run.
 //
 // # Threads and statuses
 //

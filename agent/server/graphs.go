@@ -264,11 +264,14 @@ type runCall struct {
 	modes         map[string]bool
 	subgraphs     bool
 	metadata      map[string]any
-	tags          []string
-	context       map[string]any // the request's context, for RunContext
-	durability    string         // sync, async, exit or "" (the graph's own)
-	stepLimit     int            // config.recursion_limit; 0: the graph's own
-	concurrency   int            // config.max_concurrency; 0: the graph's own
+	// labels are the labels of each checkpoint the run saves: the run's
+	// metadata as checkpointLabels gives it.
+	labels      map[string]string
+	tags        []string
+	context     map[string]any // the request's context, for RunContext
+	durability  string         // sync, async, exit or "" (the graph's own)
+	stepLimit   int            // config.recursion_limit; 0: the graph's own
+	concurrency int            // config.max_concurrency; 0: the graph's own
 	// latest, when latestKnown, is the thread's latest snapshot (nil for
 	// a thread without a checkpoint) as the server read it before the
 	// run: the graph's adapter uses it instead of reading it again, and
@@ -620,7 +623,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			modes = append(modes, graph.StreamUpdates)
 		}
 	}
-	opts := []graph.RunOption{graph.WithModes(modes...), graph.WithCheckpointMetadata(checkpointLabels(rc.metadata))}
+	opts := []graph.RunOption{graph.WithModes(modes...), graph.WithCheckpointMetadata(rc.labels)}
 	if d, ok := durabilities[rc.durability]; ok {
 		opts = append(opts, graph.WithDurability(d))
 	}
@@ -1218,15 +1221,31 @@ func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string,
 // that hold a run metadata value other than a string as its JSON text.
 const jsonLabels = "__json_labels__"
 
+// MaxCheckpointMetadataBytes bounds the run metadata each checkpoint a
+// run saves holds, counted as the bytes of its labels' keys and values
+// (a value that is not a string as its JSON text). The thread's metadata
+// and the run's may each reach a request body's size, and each
+// checkpoint would keep a copy outside Config.MaxThreadBytes: beyond this
+// bound the checkpoints hold only run_id, thread_id, graph_id,
+// assistant_id and run_name, and the server logs a warning naming the
+// run. The run's and the thread's own metadata keep every key.
+const MaxCheckpointMetadataBytes = 16 << 10
+
+// runLabels are the keys of the run's metadata its checkpoints keep
+// when the whole of it is beyond MaxCheckpointMetadataBytes.
+var runLabels = [...]string{"run_id", "thread_id", "graph_id", "assistant_id", "run_name"}
+
 // checkpointLabels gives the run's metadata (the thread's and the run's
 // own, with run_id, thread_id, graph_id and assistant_id) as the labels
 // of the checkpoints the run saves, as LangGraph puts them in each
 // checkpoint's metadata: a string as it is, another JSON value as its
 // JSON text, its key listed in jsonLabels so that reads give the value
 // back. Keys the checkpoint's own metadata uses (source, step, parents)
-// are left out.
-func checkpointLabels(md map[string]any) map[string]string {
+// are left out. Labels beyond MaxCheckpointMetadataBytes are cut to
+// runLabels (cut reports it), each kept while the total fits.
+func checkpointLabels(md map[string]any) (labels map[string]string, cut bool) {
 	out := make(map[string]string, len(md)+1)
+	size := 0
 	var js []string
 	for k, v := range md {
 		switch k {
@@ -1235,6 +1254,7 @@ func checkpointLabels(md map[string]any) map[string]string {
 		}
 		if s, ok := v.(string); ok {
 			out[k] = s
+			size += len(k) + len(s)
 			continue
 		}
 		b, err := json.Marshal(v)
@@ -1242,14 +1262,29 @@ func checkpointLabels(md map[string]any) map[string]string {
 			continue
 		}
 		out[k] = string(b)
+		size += len(k) + len(b)
 		js = append(js, k)
+	}
+	if size > MaxCheckpointMetadataBytes {
+		ids := make(map[string]string, len(runLabels))
+		size = 0
+		for _, k := range runLabels {
+			// run_name that is not a string (the thread's or the
+			// run's metadata under that key) is left out with the
+			// rest; the server sets the ids as strings.
+			if v, ok := md[k].(string); ok && size+len(k)+len(v) <= MaxCheckpointMetadataBytes {
+				ids[k] = v
+				size += len(k) + len(v)
+			}
+		}
+		return ids, true
 	}
 	if len(js) > 0 {
 		slices.Sort(js)
 		b, _ := json.Marshal(js)
 		out[jsonLabels] = string(b)
 	}
-	return out
+	return out, false
 }
 
 // tupleMeta is the metadata of a messages-tuple event of node's step:
@@ -1389,7 +1424,9 @@ func (a *adapter[S]) snapshot(threadID string, snap graph.StateSnapshot[S]) (*th
 		_ = json.Unmarshal([]byte(js), &keys)
 		for _, k := range keys {
 			var v any
-			if json.Unmarshal([]byte(snap.Metadata[k]), &v) == nil {
+			// Numbers as json.Number: a float64 would round an integer
+			// beyond 2^53 (12345678901234567 to 12345678901234568).
+			if decodeNumbers([]byte(snap.Metadata[k]), &v) == nil {
 				st.Metadata[k] = v
 			}
 		}

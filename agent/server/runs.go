@@ -116,8 +116,10 @@ type runConfig struct {
 	// (graph.WithMaxConcurrency); absent, the graph's own bound applies.
 	MaxConcurrency *int `json:"max_concurrency,omitempty"`
 	// RunName names the run, as LangGraph names its trace: kept in the
-	// run's kwargs (GET .../runs/{run_id}) and given to the graph's
-	// nodes as run_name in graph.ConfigFrom(ctx).Metadata.
+	// run's kwargs (GET .../runs/{run_id}), given to the graph's nodes
+	// as run_name in graph.ConfigFrom(ctx).Metadata and kept in the
+	// metadata of each checkpoint the run saves. A name with a NUL
+	// character (\u0000) is refused with 422.
 	RunName string `json:"run_name,omitempty"`
 }
 
@@ -338,6 +340,11 @@ func (b *runCreate) refuse() error {
 		return err
 	}
 	if b.Config != nil {
+		// The run's name is kept, with its metadata, in the labels of
+		// each checkpoint the run saves, which hold no NUL either.
+		if err := checkNUL("config.run_name", b.Config.RunName); err != nil {
+			return err
+		}
 		c := b.Config.Configurable
 		for _, k := range []string{"checkpoint_id", "checkpoint_ns"} {
 			if v, ok := c[k]; ok && v != nil {
@@ -1621,6 +1628,11 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
+	var cut bool
+	if rc.labels, cut = checkpointLabels(rc.metadata); cut {
+		s.log.Warn("the run's metadata is beyond MaxCheckpointMetadataBytes; its checkpoints hold only run_id, thread_id, graph_id, assistant_id and run_name of it",
+			zapString("run", run.ID), zapInt("bytes", MaxCheckpointMetadataBytes))
+	}
 
 	rc.hasHead = headSet
 	resume, st, asked, err := s.takeover(bg, run, g, start, kw.checkpointID(), meta, kw.log)
