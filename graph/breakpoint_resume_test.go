@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // gatedAskNode is a node that asks a human and logs "name:answer".
@@ -135,5 +136,39 @@ func TestBreakpointAfterUpdateOfRaisedPause(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestFromCheckpointInputDropsInterrupts checks that new input from a
+// checkpoint paused on Interrupt records the interrupts it drops.
+func TestFromCheckpointInputDropsInterrupts(t *testing.T) {
+	ctx := context.Background()
+	g := graph.New[gated]()
+	g.AddNode("ask", gatedAskNode("ask"))
+	g.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := c.Thread("t")
+	_, err = th.Invoke(ctx, gated{})
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 {
+		t.Fatalf("first run: %v, want one interrupt", err)
+	}
+	_, err = th.Invoke(ctx, gated{Log: []string{"new"}}, graph.FromCheckpoint(ie.CheckpointID))
+	wantRaised(t, err)
+	var meta map[string]string
+	for s, err := range th.History(ctx, checkpoint.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.ParentID == ie.CheckpointID {
+			meta = s.Metadata
+		}
+	}
+	want := `["` + ie.Interrupts[0].ID + `"]`
+	if meta[graph.MetaDroppedInterrupts] != want {
+		t.Errorf("metadata of the input's checkpoint = %v; want %s = %s", meta, graph.MetaDroppedInterrupts, want)
 	}
 }

@@ -22,6 +22,11 @@ const (
 	// (Thread.Update) or "fork" (the first checkpoint of a run started from a
 	// past checkpoint).
 	MetaSource = "source"
+	// MetaDroppedInterrupts is the metadata key of the first checkpoint
+	// of a [FromCheckpoint] run with new input whose checkpoint had
+	// interrupts raised by [Interrupt] pending: their IDs, as a JSON
+	// array of strings. The run drops them with their step.
+	MetaDroppedInterrupts = "dropped_interrupts"
 )
 
 var (
@@ -402,6 +407,16 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 			r.mergeInput(&input)
 			if d.source == nil {
 				d.source = metaInput
+			}
+			var dropped []string
+			for _, x := range snap.Interrupts {
+				if kindOf(x.ID) == InterruptRaised {
+					dropped = append(dropped, x.ID)
+				}
+			}
+			if dropped != nil {
+				ids, _ := json.Marshal(dropped)
+				d.source = map[string]string{MetaSource: d.source[MetaSource], MetaDroppedInterrupts: string(ids)}
 			}
 			return r.begin(ctx)
 		}

@@ -308,7 +308,8 @@ func ResumeByID(values map[string]any) RunOption {
 // the thread's latest: its pending step runs (with [Resume] or
 // [ResumeByID] for one paused on [Interrupt]). New input merges into the checkpoint's state and the run starts from START,
 // as on a finished thread; a step the checkpoint has pending (paused or
-// stopped) is dropped. That makes FromCheckpoint with the thread's
+// stopped) is dropped, with the interrupts it raised: their IDs are in
+// the new checkpoint's metadata under [MetaDroppedInterrupts]. That makes FromCheckpoint with the thread's
 // latest checkpoint the way to give a paused thread new input.
 func FromCheckpoint(id string) RunOption {
 	return runOption(func(s *settings) { s.fromID, s.durableOpts = id, true })
