@@ -22,6 +22,11 @@ const (
 	// (Thread.Update) or "fork" (the first checkpoint of a run started from a
 	// past checkpoint).
 	MetaSource = "source"
+	// MetaDroppedInterrupts is the metadata key of the first checkpoint
+	// of a [FromCheckpoint] run with new input whose checkpoint had
+	// interrupts raised by [Interrupt] pending: their IDs, as a JSON
+	// array of strings. The run drops them with their step.
+	MetaDroppedInterrupts = "dropped_interrupts"
 )
 
 var (
@@ -59,15 +64,19 @@ type drun[S any] struct {
 
 	resume     map[string][]byte // interrupt id -> encoded resume value
 	interrupts []checkpoint.Interrupt
-	// The first step continues a checkpoint that paused at it: passedAll
-	// when it paused inside the step (a node's Interrupt; the step had
-	// passed its breakpoints), else passed lists the tasks it paused
-	// before at a breakpoint. Other breakpoints before the step still
-	// stop it.
-	passed    []string
-	passedAll bool
-	before    []bool
-	after     []bool
+	// The first step continues a checkpoint that paused at it: passed
+	// lists the tasks that went past their breakpoints before the pause,
+	// those it paused before at a breakpoint, or, for a pause inside the
+	// step (a node's Interrupt), the tasks that raised and those that
+	// finished. Other breakpoints before the step still stop it: a task
+	// Thread.Update routed to, or one whose writes it dropped. carry is
+	// what a pause before that step keeps of the checkpoint continued:
+	// its finished tasks' writes and the resume values, the run's own
+	// included.
+	passed []string
+	carry  []checkpoint.Write
+	before []bool
+	after  []bool
 
 	mu    sync.Mutex // guards saveErr between parallel tasks
 	tasks []itask    // per task of the current step
@@ -105,6 +114,7 @@ func (r *run[S]) newDrun(dur *durable[S], thread string) *drun[S] {
 func (r *run[S]) freeDrun() {
 	if d := r.d; d != nil {
 		d.resume, d.interrupts, d.source, d.saved = nil, nil, nil, nil
+		d.passed, d.carry = nil, nil
 		d.labels, d.labeled = nil, nil
 		d.cp = checkpoint.Checkpoint{}
 		var zero S
@@ -400,6 +410,16 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 			if d.source == nil {
 				d.source = metaInput
 			}
+			var dropped []string
+			for _, x := range snap.Interrupts {
+				if kindOf(x.ID) == InterruptRaised {
+					dropped = append(dropped, x.ID)
+				}
+			}
+			if dropped != nil {
+				ids, _ := json.Marshal(dropped)
+				d.source = map[string]string{MetaSource: d.source[MetaSource], MetaDroppedInterrupts: string(ids)}
+			}
 			return r.begin(ctx)
 		}
 		return r.pendingError(snap)
@@ -569,7 +589,8 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 	}
 	for i := range r.cur {
 		t := &r.cur[i]
-		ws := byTask[taskID(step, t.n.name, i)]
+		id := taskID(step, t.n.name, i)
+		ws := byTask[id]
 		if !slices.ContainsFunc(ws, func(w checkpoint.Write) bool { return w.Channel == wDone }) {
 			continue
 		}
@@ -578,15 +599,24 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 			return err
 		}
 		t.upd, t.done = u, true
+		d.passed = append(d.passed, id) // it ran past its breakpoint
 	}
+	d.carry = snap.Writes
 	// Resume values given to this run.
-	open := map[string]bool{}
+	open := map[string]*checkpoint.Interrupt{}
 	var ids []string
-	for _, x := range snap.Interrupts {
+	for i, x := range snap.Interrupts {
 		if kindOf(x.ID) == InterruptRaised {
-			open[x.ID] = true
+			open[x.ID] = &snap.Interrupts[i]
 			ids = append(ids, x.ID)
 		}
+	}
+	// given keeps a resume value of this run for a pause before the step.
+	given := func(id string, data []byte) {
+		d.resume[id] = data
+		x := open[id]
+		rw, _ := json.Marshal(resumeWire{ID: id, Value: data})
+		d.carry = append(slices.Clip(d.carry), checkpoint.Write{TaskID: x.TaskID, Node: x.Node, Channel: wResume, Value: rw})
 	}
 	set := &r.set
 	if set.hasResume && len(ids) == 0 {
@@ -603,23 +633,22 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		if err != nil {
 			return fmt.Errorf("graph: encoding the resume value: %w", err)
 		}
-		d.resume[ids[0]] = data
+		given(ids[0], data)
 	}
 	for id, v := range set.resumeByID {
-		if !open[id] {
+		if open[id] == nil {
 			return fmt.Errorf("%w: thread %q has no pending interrupt %q (pending: %v)", ErrNothingToResume, d.thread, id, ids)
 		}
 		data, err := d.dur.ser.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("graph: encoding the resume value for %s: %w", id, err)
 		}
-		d.resume[id] = data
+		given(id, data)
 	}
 	for _, x := range snap.Interrupts {
-		switch kindOf(x.ID) {
-		case InterruptRaised:
-			d.passedAll = true
-		case BreakpointBefore:
+		// A task that raised went past its breakpoints; one paused
+		// before at a breakpoint continues the pause.
+		if k := kindOf(x.ID); k == InterruptRaised || k == BreakpointBefore {
 			d.passed = append(d.passed, x.TaskID)
 		}
 	}

@@ -41,7 +41,10 @@ var (
 	// breakpoint), in progress in another run, or left mid-way by a run
 	// that failed or was cancelled. The error of the last two, which
 	// cannot be told apart, also matches checkpoint.ErrConflict (see
-	// [Thread]); its text says it is not a pause.
+	// [Thread]); its text says it is not a pause. Retrying on it
+	// converges only for a run in progress: a step a failed, cancelled or
+	// step-limited run left stays pending until a run goes on with it (a
+	// zero input) or drops it, so bound such retries.
 	ErrThreadPaused = errors.New("graph: thread is paused")
 
 	// ErrBadSnapshot reports a [ContinueFrom] the run cannot go on from:

@@ -184,7 +184,8 @@ func KeepWrites() UpdateOption {
 // as a run's input; a target [END] adds none); with AsNode(name) the
 // update counts as that node's, and the
 // next tasks are those its edges, routers and u's routing (to the node's
-// declared [Targets]) give. It saves a
+// declared [Targets]; with AsNode([START]), as in a run's input, to any
+// node) give. It saves a
 // new checkpoint (metadata source "update") and returns its ID. Writes of
 // tasks that finished in a paused step are dropped: those tasks run again
 // (unless [KeepWrites] keeps them).
@@ -299,12 +300,19 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		if err := r.routeFrom(ctx, nd); err != nil {
 			return "", err
 		}
-		if !u.route.IsZero() {
+		if !u.route.IsZero() && nd != c.start {
 			if err := r.follow(nd, false, u.route, nd.targets, nd.targetIdx); err != nil {
 				return "", err
 			}
 		}
 		r.schedule()
+		if !u.route.IsZero() && nd == c.start {
+			// As a run's input: routing adds to START's next tasks,
+			// to any node.
+			if err := r.routeOutside(u.route); err != nil {
+				return "", err
+			}
+		}
 	}
 	cp, err := r.put(ctx, ran, metaUpdate, interrupts, writes)
 	if err != nil {

@@ -298,9 +298,9 @@ type resumeWire struct {
 // beforeStep stops the run at a breakpoint before the step's tasks.
 func (r *run[S]) beforeStep(ctx context.Context) error {
 	d := r.d
-	passed, all := d.passed, d.passedAll
-	d.passed, d.passedAll = nil, false // for the first step only
-	if d.before == nil || all {
+	passed, carry := d.passed, d.carry
+	d.passed, d.carry = nil, nil // for the first step only
+	if d.before == nil {
 		return nil
 	}
 	var hits []checkpoint.Interrupt
@@ -318,7 +318,10 @@ func (r *run[S]) beforeStep(ctx context.Context) error {
 		return nil
 	}
 	r.step--
-	cp, err := r.put(ctx, nil, metaInterrupt, hits, nil)
+	// The pause keeps the continued checkpoint's finished tasks and
+	// resume values (same step, same task ids): approving it loses
+	// neither.
+	cp, err := r.put(ctx, nil, metaInterrupt, hits, carry)
 	if err != nil {
 		return err
 	}

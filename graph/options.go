@@ -253,15 +253,20 @@ func WithSerializer(ser checkpoint.Serializer) CompileOption {
 // the thread again with a zero input runs the step. At
 // Compile it applies to every run; given to a run it replaces the graph's.
 //
-// Only a run that continues the very pause goes past it: one on the
-// checkpoint that paused there (or a copy of it by [Thread.Update]
-// without [AsNode], which keeps its next tasks and interrupts), for the
-// tasks it paused before, or one resuming a step paused inside by
-// [Interrupt]. Every other step with a task of a named node pauses
-// first, the first step of a run included: one that Thread.Update with
-// AsNode routed to, one of a checkpoint saved between steps that
-// [FromCheckpoint] runs again, one a failed or cancelled run left, and
-// one after a pause at a breakpoint after a node ([InterruptAfter]).
+// Only a run that continues the very pause goes past it, and only for
+// the tasks that had gone past it: one on the checkpoint that paused
+// there (or a copy of it by [Thread.Update] without [AsNode], which keeps
+// its next tasks and interrupts), for the tasks it paused before, or one
+// resuming a step paused inside by [Interrupt], for the tasks that
+// called Interrupt and those that finished. Every other step with a task
+// of a named node pauses first, the first step of a run included: one
+// that Thread.Update with AsNode routed to, one of a checkpoint saved
+// between steps that [FromCheckpoint] runs again, one a failed or
+// cancelled run left, one after a pause at a breakpoint after a node
+// ([InterruptAfter]), and a paused step in which Thread.Update without
+// AsNode added a task by its routing or dropped a finished task's
+// writes. Such a pause keeps the resume values the run was given and the
+// writes of the tasks that finished: the run that approves it uses them.
 func InterruptBefore(nodes ...string) Option {
 	return option(func(s *settings) { s.before = nodes; s.durableOpts = true })
 }
@@ -303,7 +308,8 @@ func ResumeByID(values map[string]any) RunOption {
 // the thread's latest: its pending step runs (with [Resume] or
 // [ResumeByID] for one paused on [Interrupt]). New input merges into the checkpoint's state and the run starts from START,
 // as on a finished thread; a step the checkpoint has pending (paused or
-// stopped) is dropped. That makes FromCheckpoint with the thread's
+// stopped) is dropped, with the interrupts it raised: their IDs are in
+// the new checkpoint's metadata under [MetaDroppedInterrupts]. That makes FromCheckpoint with the thread's
 // latest checkpoint the way to give a paused thread new input.
 func FromCheckpoint(id string) RunOption {
 	return runOption(func(s *settings) { s.fromID, s.durableOpts = id, true })

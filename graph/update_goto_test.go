@@ -137,3 +137,48 @@ func TestUpdateGotoDeferredWaiting(t *testing.T) {
 		t.Errorf("messages after the run = %v; want %v (d once)", got, want)
 	}
 }
+
+// TestUpdateAsStartRoutes: an update as START that routes (LangGraph's
+// Command in a run's input) adds its targets and Sends to START's next
+// tasks, to any node of the graph.
+func TestUpdateAsStartRoutes(t *testing.T) {
+	ctx := context.Background()
+	g := graph.New[chat]()
+	g.AddNode("a", func(context.Context, chat) (graph.Update[chat], error) {
+		return chatMessages.Set([]string{"from a"}), nil
+	})
+	g.AddNode("b", func(context.Context, chat) (graph.Update[chat], error) {
+		return chatMessages.Set([]string{"from b"}), nil
+	})
+	note := graph.AddTask(g, "note", func(_ context.Context, x string) (graph.Update[chat], error) {
+		return chatMessages.Set([]string{"note " + x}), nil
+	})
+	g.AddEdge(graph.START, "a").AddEdge("b", graph.END).AddEdge("note", graph.END)
+	g.AddConditionalEdges("a", func(context.Context, chat) (graph.Route, error) { return graph.To(graph.END), nil }, "b", "note", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := c.Thread("t")
+	if _, err := th.Update(ctx, chatMessages.Set([]string{"hi"}).Goto("b").Send(note.Send("y")), graph.AsNode(graph.START)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := th.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(slices.Values(st.Next)); !slices.Equal(got, []string{"a", "b", "note"}) {
+		t.Fatalf("next after the update = %v; want a, b and note", st.Next)
+	}
+	out, err := th.Invoke(ctx, chat{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"from a", "from b", "hi", "note y"}
+	if got := slices.Sorted(slices.Values(out.Messages)); !slices.Equal(got, want) {
+		t.Fatalf("messages after the run = %v; want %v", out.Messages, want)
+	}
+	if _, err := th.Update(ctx, graph.Update[chat]{}.Goto("nowhere"), graph.AsNode(graph.START)); !errors.Is(err, graph.ErrBadRoute) || !strings.Contains(err.Error(), `unknown node "nowhere"`) {
+		t.Errorf("Update as START routing to an unknown node: err = %v; want ErrBadRoute naming it", err)
+	}
+}
