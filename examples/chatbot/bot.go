@@ -387,8 +387,9 @@ func (b *Bot) openStores(ctx context.Context) error {
 // to make room in a full in-memory list: kept, it would be neither
 // listed, nor counted against Config.MaxConversations, nor deletable
 // (DELETE names a listed conversation), and the store would grow
-// without bound. Each delete is bounded by forgetTimeout, and goes on
-// should the turn that prunes end meanwhile.
+// without bound. Each delete is bounded (see
+// conversationIndex.forgetTimeout), and goes on should the turn that
+// prunes end meanwhile.
 //
 // A conversation with a turn running or waiting on this bot keeps its
 // entry and its messages: the turn would go on with its history gone, on
@@ -408,7 +409,7 @@ func (b *Bot) forgetWithList(store memory.Store) {
 	b.convIndex.forgotten = func(ctx context.Context, ns []string, id string) {
 		// The entry is gone: its messages go too, even should the turn
 		// that prunes end now.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forgetTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.convIndex.forgetTimeout())
 		defer cancel()
 		if err := store.Delete(ctx, scoped(principalOf(ns), id)); err != nil {
 			b.log.Warn("chatbot: deleting a conversation the list forgot failed", zap.String("conversation_id", id), zap.Error(err))
@@ -531,7 +532,8 @@ type turnCancels struct {
 	cancels map[*context.CancelCauseFunc]string
 	// forgetting holds, by thread, a channel closed once the list has
 	// forgotten the thread's conversation: one entry per forget under
-	// way, each held for a bounded time (see forgetTimeout).
+	// way, each held for a bounded time (see
+	// conversationIndex.forgetTimeout).
 	forgetting map[string]chan struct{}
 }
 

@@ -67,7 +67,8 @@ type ConversationSummary struct {
 type conversationIndex struct {
 	items      memory.Items
 	log        *zap.Logger
-	evictBatch int // zero means defaultEvictBatch
+	evictBatch int           // zero means defaultEvictBatch
+	forgetWait time.Duration // zero means defaultForgetTimeout
 
 	// room serialises making room in the full store; share is the fair
 	// share the last scan of the full store found (zero: none yet, or
@@ -412,10 +413,16 @@ func (x *conversationIndex) deleteUnchanged(ctx context.Context, recs []memory.R
 	return n
 }
 
-// forgetTimeout bounds each step of forgetting a conversation: reading
-// and deleting its entry, then deleting its messages. A turn of the
-// conversation waits for them (see turnCancels.track).
-const forgetTimeout = 10 * time.Second
+// defaultForgetTimeout bounds each step of forgetting a conversation:
+// reading and deleting its entry, then deleting its messages. A turn of
+// the conversation waits for them (see turnCancels.track).
+const defaultForgetTimeout = 10 * time.Second
+
+// forgetTimeout is how long each step of forgetting a conversation may
+// take (see defaultForgetTimeout).
+func (x *conversationIndex) forgetTimeout() time.Duration {
+	return cmp.Or(x.forgetWait, defaultForgetTimeout)
+}
 
 // drop forgets r, a record of the list, and reports whether it did: it
 // deletes r and tells x.forgotten, when set, which deletes the
@@ -430,7 +437,7 @@ func (x *conversationIndex) drop(ctx context.Context, r memory.Record, unchanged
 	var dropped bool
 	var err error
 	forget := func() {
-		ctx, cancel := context.WithTimeout(ctx, forgetTimeout)
+		ctx, cancel := context.WithTimeout(ctx, x.forgetTimeout())
 		defer cancel()
 		if unchanged {
 			var now memory.Record
