@@ -83,6 +83,9 @@ type Bot struct {
 	// allowed principal's new conversation id, before the conversation is
 	// listed: a test holds a turn there to show the lock of reserve.
 	roomChecked func(id string)
+	// lockWaiting, set by tests only, is called by reserve as it starts to
+	// take the lock of principal's new conversations for conversation id.
+	lockWaiting func(id string)
 }
 
 // turnEntry is a running turn: whose it is, its questions, and how Close

@@ -607,6 +607,9 @@ func (b *Bot) checkRoom(ctx context.Context, principal, id string) error {
 // started at once do not together pass Config.MaxConversations. The
 // caller holds the conversation's lock.
 func (b *Bot) reserve(ctx context.Context, principal, id, message string) error {
+	if b.lockWaiting != nil {
+		b.lockWaiting(id)
+	}
 	unlock, err := b.convs.Lock(ctx, newConversationsLock(principal))
 	if err != nil {
 		return cmp.Or(context.Cause(ctx), err)
