@@ -346,9 +346,9 @@ func (r *run[S]) routeOutside(rt Route) error {
 		}
 		if r.trig[i] {
 			// A deferred node waiting, triggered, runs as the task
-			// added, not again after it.
-			r.trig[i] = false
-			r.ntrig--
+			// added, not again after it: its trigger and the edges
+			// that fired it go, as when it is scheduled.
+			r.take(i, c.nodes[i])
 		}
 	}
 	for _, s := range rt.sends {
