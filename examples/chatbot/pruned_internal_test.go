@@ -164,12 +164,23 @@ func TestPruneKeepsBusyConversations(t *testing.T) {
 			}
 			waiting := make(chan error, 1)
 			go func() { waiting <- chat(busy) }()
+			deadline := time.Now().Add(time.Minute) // only a broken test waits that long
 			for tracked := false; !tracked; {
 				b.turnsRun.mu.Lock()
 				for _, th := range b.turnsRun.cancels {
 					tracked = tracked || th == scoped("alice", busy)
 				}
 				b.turnsRun.mu.Unlock()
+				select {
+				case err := <-waiting:
+					unlock()
+					t.Fatalf("busy's turn ended before it waited for its conversation: %v", err)
+				default:
+				}
+				if time.Now().After(deadline) {
+					unlock()
+					t.Fatal("busy's turn was not tracked within a minute")
+				}
 				time.Sleep(time.Millisecond)
 			}
 			if err := chat("unlisted"); err != nil { // prunes the list
