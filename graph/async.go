@@ -172,6 +172,13 @@ func (w *writer) enqueue(ctx context.Context, j wjob) error {
 	j.seq = w.seq
 	w.pending = append(w.pending, pendingSave{seq: j.seq, what: j.what})
 	w.mu.Unlock()
+	// A queue with room takes the save even when the run is cancelled:
+	// close gives the queued saves their grace.
+	select {
+	case w.jobs <- j:
+		return nil
+	default:
+	}
 	select {
 	case w.jobs <- j:
 		return nil
@@ -229,8 +236,8 @@ func (w *writer) flush(ctx context.Context) error {
 	return nil
 }
 
-// abandonGrace bounds the wait of a cancelled run for the save its writer
-// was making when it was abandoned.
+// abandonGrace bounds the wait of a cancelled run for its queued saves,
+// and then for the save its writer was making when it was abandoned.
 const abandonGrace = time.Second
 
 // syncGrace bounds the Sync that makes the saves of a run durable once the
@@ -266,6 +273,16 @@ func (w *writer) close(ctx context.Context) (err, lost error) {
 		w.shut()
 		<-w.done
 		return err, nil
+	}
+	// The run's context is done: the saves queued (a finished task's
+	// writes, the step before it) still get abandonGrace to complete, so
+	// that a Saver that answers loses none of them; one that hangs is
+	// abandoned.
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonGrace)
+	_ = w.wait(gctx) // what is still pending after it is named by lost
+	cancel()
+	if ferr := w.failed(); ferr != nil {
+		err = ferr
 	}
 	w.abandon()
 	// The save under way was cancelled: a Saver that honours its context

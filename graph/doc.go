@@ -252,7 +252,8 @@
 // goroutine of its own, so a step's save overlaps the next step; a pause,
 // a failure and the end of the run wait for every save, so what a caller
 // sees returned is saved (unless the run's context is cancelled first: the
-// run then returns at once, and its error names the saves that may be
+// run then gives its queued saves, such as a finished task's writes, a
+// second to complete, and returns with an error naming those that may be
 // missing), and the thread on disk is always a prefix of the run,
 // resumable from its latest checkpoint. When the Saver is a
 // [checkpoint.Syncer] (the PostgreSQL one is), the run's saves do not wait

@@ -75,8 +75,12 @@ type drun[S any] struct {
 	// included.
 	passed []string
 	carry  []checkpoint.Write
-	before []bool
-	after  []bool
+	// resumed holds the writes of the tasks of the paused step given
+	// resume values by this run, while they are not saved (see
+	// saveResume).
+	resumed []checkpoint.Write
+	before  []bool
+	after   []bool
 
 	mu    sync.Mutex // guards saveErr between parallel tasks
 	tasks []itask    // per task of the current step
@@ -114,7 +118,7 @@ func (r *run[S]) newDrun(dur *durable[S], thread string) *drun[S] {
 func (r *run[S]) freeDrun() {
 	if d := r.d; d != nil {
 		d.resume, d.interrupts, d.source, d.saved = nil, nil, nil, nil
-		d.passed, d.carry = nil, nil
+		d.passed, d.carry, d.resumed = nil, nil, nil
 		d.labels, d.labeled = nil, nil
 		d.cp = checkpoint.Checkpoint{}
 		var zero S
@@ -140,6 +144,7 @@ func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, 
 		}
 	}
 	d.unsaved = false // a failed Put is not tried again at the run's exit
+	d.resumed = nil   // a pause holds them; after the step they are used
 	if err := d.encode(&r.state); err != nil {
 		return nil, err
 	}
@@ -211,21 +216,45 @@ func (r *run[S]) saveTask(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	return r.saveWrites(ctx, ws, fmt.Sprintf("the writes of %q at step %d", t.n.name, r.step))
+}
+
+// saveWrites records ws as pending writes against the checkpoint the
+// current step started from; what names them in an error.
+func (r *run[S]) saveWrites(ctx context.Context, ws []checkpoint.Write, what string) error {
+	d := r.d
 	if d.w != nil {
-		return d.w.enqueue(ctx, wjob{id: d.parent, writes: ws, step: r.step, what: fmt.Sprintf("the writes of %q at step %d", t.n.name, r.step)})
+		return d.w.enqueue(ctx, wjob{id: d.parent, writes: ws, step: r.step, what: what})
 	}
 	var start time.Time
 	if d.saved != nil {
 		start = time.Now()
 	}
-	err = d.dur.saver.PutWrites(ctx, d.thread, d.parent, ws)
+	err := d.dur.saver.PutWrites(ctx, d.thread, d.parent, ws)
 	if d.saved != nil {
 		d.saved(ctx, SaveInfo{Thread: d.thread, Checkpoint: d.parent, Step: r.step, Writes: true, Bytes: saveSize(nil, ws)}, start, err)
 	}
 	if err != nil {
-		return &CheckpointError{Op: "save", Thread: d.thread, msg: fmt.Sprintf("graph: saving the writes of %q at step %d", t.n.name, r.step), Err: err}
+		return &CheckpointError{Op: "save", Thread: d.thread, msg: fmt.Sprintf("graph: saving %s", what), Err: err}
 	}
 	return nil
+}
+
+// saveResume saves the resume values given to the run, with the other
+// writes of the tasks they answer, as pending writes of the paused
+// checkpoint before its step runs again (as LangGraph does): a run that
+// stops while a resumed node runs (a crash, a cancellation, a failure)
+// leaves them saved, and running the thread again with a zero input gives
+// the node its value instead of pausing it again. With [DurabilityExit]
+// they are saved when the run leaves, if the step did not complete.
+func (r *run[S]) saveResume(ctx context.Context) error {
+	d := r.d
+	if d.resumed == nil || d.exit {
+		return nil
+	}
+	ws := d.resumed
+	d.resumed = nil
+	return r.saveWrites(ctx, ws, fmt.Sprintf("the resume values of step %d", r.step+1))
 }
 
 // execDurable runs the graph on a thread: it loads the thread's checkpoint,
@@ -289,6 +318,11 @@ func (r *run[S]) runDurable(ctx context.Context, input S) error {
 		err = r.steps(ctx)
 		if d.unsaved {
 			err = r.saveExit(ctx, err)
+		} else if d.resumed != nil && err != nil {
+			// DurabilityExit: the resumed step did not complete.
+			if serr := r.saveWrites(context.WithoutCancel(ctx), d.resumed, fmt.Sprintf("the resume values of step %d", r.step)); serr != nil {
+				err = errors.Join(err, serr)
+			}
 		}
 	}
 	// The run returns once its saves are done: a pause or an end the
@@ -424,7 +458,10 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 		}
 		return r.pendingError(snap)
 	}
-	return r.restore(snap)
+	if err := r.restore(snap); err != nil {
+		return err
+	}
+	return r.saveResume(ctx)
 }
 
 // pendingError is the error of a run given new input on a thread whose
@@ -611,12 +648,23 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 			ids = append(ids, x.ID)
 		}
 	}
-	// given keeps a resume value of this run for a pause before the step.
+	// given keeps a resume value of this run for a pause before the step,
+	// and for saveResume.
+	var resumed []string
+	// A value given again (the run it was first given to stopped) replaces
+	// the saved one.
 	given := func(id string, data []byte) {
 		d.resume[id] = data
 		x := open[id]
 		rw, _ := json.Marshal(resumeWire{ID: id, Value: data})
-		d.carry = append(slices.Clip(d.carry), checkpoint.Write{TaskID: x.TaskID, Node: x.Node, Channel: wResume, Value: rw})
+		d.carry = slices.DeleteFunc(slices.Clone(d.carry), func(w checkpoint.Write) bool {
+			var old resumeWire
+			return w.Channel == wResume && w.TaskID == x.TaskID && json.Unmarshal(w.Value, &old) == nil && old.ID == id
+		})
+		d.carry = append(d.carry, checkpoint.Write{TaskID: x.TaskID, Node: x.Node, Channel: wResume, Value: rw})
+		if !slices.Contains(resumed, x.TaskID) {
+			resumed = append(resumed, x.TaskID)
+		}
 	}
 	set := &r.set
 	if set.hasResume && len(ids) == 0 {
@@ -644,6 +692,11 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 			return fmt.Errorf("graph: encoding the resume value for %s: %w", id, err)
 		}
 		given(id, data)
+	}
+	for _, w := range d.carry {
+		if slices.Contains(resumed, w.TaskID) {
+			d.resumed = append(d.resumed, w)
+		}
 	}
 	for _, x := range snap.Interrupts {
 		// A task that raised went past its breakpoints; one paused
@@ -681,7 +734,7 @@ func (r *run[S]) afterStep(ctx context.Context, ran []string) error {
 			}
 		}
 	}
-	d.resume, d.interrupts = nil, nil
+	d.resume, d.interrupts, d.resumed = nil, nil, nil
 	if d.exit && hits == nil {
 		// Saved when the run exits; the checkpoint it would have been
 		// is the one a failure of the next step saves.
