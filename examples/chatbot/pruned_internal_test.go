@@ -473,3 +473,99 @@ func TestPruneKeepsConversationAdmittedElsewhere(t *testing.T) {
 		t.Errorf("%s's entry: %v; want it listed", busy, err)
 	}
 }
+
+// TestDeleteEndsTurnWaitingForForget: a turn of a conversation the list is
+// forgetting waits for the forget tracked, so DELETE of the conversation
+// ends it at once with ErrUnknownConversation (it does not wait for the
+// slow forget, nor does the turn run afterwards on the deleted
+// conversation), and nothing of the conversation is left once the forget
+// ends.
+func TestDeleteEndsTurnWaitingForForget(t *testing.T) {
+	b, err := New(t.Context(), Config{DataDir: t.TempDir(), Offline: true, MaxRunningTurns: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	fillList(t, b)
+	recs, err := b.convIndex.records(t.Context(), b.convIndex.namespace("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := recs[len(recs)-1].Key // the least recently used: pruned
+	slow := &blockingDelete{Store: b.convs.Store(), thread: scoped("alice", gone),
+		deleting: make(chan bool, 1), release: make(chan struct{})}
+	b.forgetWithList(slow)
+	b.convIndex.forgetWait = time.Hour // only release ends the delete
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(slow.release)
+		}
+	}
+	defer release()
+	alice := WithPrincipal(t.Context(), "alice")
+	chat := func(id string, errs chan<- error) {
+		for _, err := range b.Chat(alice, Request{ConversationID: id, Message: "Hello again!"}) {
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}
+	pruning := make(chan error, 1)
+	go chat("unlisted", pruning)        // prunes the list
+	deadline := time.After(time.Minute) // bounds a broken test only
+	select {
+	case <-slow.deleting:
+	case err := <-pruning:
+		t.Fatalf("the pruning turn ended (%v) before deleting %s", err, gone)
+	case <-deadline:
+		t.Fatal("the pruning turn did not delete " + gone)
+	}
+	waiting := make(chan error, 1)
+	go chat(gone, waiting)
+	for tracked := false; !tracked; {
+		b.turnsRun.mu.Lock()
+		for _, th := range b.turnsRun.cancels {
+			tracked = tracked || th == slow.thread
+		}
+		b.turnsRun.mu.Unlock()
+		select {
+		case err := <-waiting:
+			t.Fatalf("the turn of %s, being forgotten, ended (%v) before it was tracked; want it to wait", gone, err)
+		case <-deadline:
+			t.Fatalf("the turn of %s was never tracked", gone)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if err := b.DeleteConversation(alice, gone); err != nil {
+		t.Fatalf("DELETE of %s while the list forgets it and a turn of it waits: %v", gone, err)
+	}
+	// The forget is still held: the turn ends because DELETE cancelled it.
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, ErrUnknownConversation) {
+			t.Errorf("the waiting turn of %s after DELETE: %v; want ErrUnknownConversation", gone, err)
+		}
+	case <-deadline:
+		t.Fatalf("the turn of %s, waiting for the forget, did not end on DELETE", gone)
+	}
+	release()
+	if err := <-pruning; err != nil {
+		t.Errorf("the pruning turn: %v", err)
+	}
+	if st, err := b.convs.Store().Load(t.Context(), slow.thread, 0); err != nil || st.Last != 0 {
+		t.Errorf("%s, deleted, keeps %d messages (%v); want none", gone, st.Last, err)
+	}
+	if _, err := b.convIndex.items.Get(t.Context(), b.convIndex.namespace("alice"), gone, false); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("%s's entry after DELETE: %v; want it gone", gone, err)
+	}
+}
