@@ -83,6 +83,9 @@ type Bot struct {
 	// allowed principal's new conversation id, before the conversation is
 	// listed: a test holds a turn there to show the lock of reserve.
 	roomChecked func(id string)
+	// lockWaiting, set by tests only, is called by reserve as it starts to
+	// take the lock of principal's new conversations for conversation id.
+	lockWaiting func(id string)
 }
 
 // turnEntry is a running turn: whose it is, its questions, and how Close
@@ -387,22 +390,31 @@ func (b *Bot) openStores(ctx context.Context) error {
 // to make room in a full in-memory list: kept, it would be neither
 // listed, nor counted against Config.MaxConversations, nor deletable
 // (DELETE names a listed conversation), and the store would grow
-// without bound.
+// without bound. Each delete is bounded (see
+// conversationIndex.forgetTimeout), and goes on should the turn that
+// prunes end meanwhile.
 //
 // A conversation with a turn running or waiting on this bot keeps its
 // entry and its messages: the turn would go on with its history gone, on
-// a conversation neither listed nor counted. With Config.Postgres, a turn
-// running on another instance is not seen: its conversation was listed
-// anew as the turn began (so the list forgets it only if it is still
-// among the least recently used, beyond the most its principal's list
-// shows), and an entry used since the list read it is kept (see
-// conversationIndex.drop). Should a turn on another instance still lose
-// its conversation so, in the moment between that check and the delete,
-// the turn goes on with the history it loaded and stores its exchange: a
-// conversation unlisted until its next turn lists it again.
+// a conversation neither listed nor counted; a turn of a conversation
+// being forgotten waits until it is, then starts it anew (see
+// turnCancels.track). With Config.Postgres, a turn running on another
+// instance is not seen: it refreshed its conversation's entry as it was
+// admitted, under the conversation's lock, before it loads the
+// conversation (see Bot.runTurn), and an entry used since the list read
+// it is kept (see conversationIndex.drop). Should that turn refresh the
+// entry after the list's check, the list forgets the conversation all
+// the same: the turn goes on with the history it finds (none, unless it
+// loaded it before the messages went) and stores its exchange, on a
+// conversation listed again by the refresh if it came after the entry's
+// delete, otherwise unlisted until its next turn.
 func (b *Bot) forgetWithList(store memory.Store) {
 	b.convIndex.forgotten = func(ctx context.Context, ns []string, id string) {
-		if err := store.Delete(context.WithoutCancel(ctx), scoped(principalOf(ns), id)); err != nil {
+		// The entry is gone: its messages go too, even should the turn
+		// that prunes end now.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.convIndex.forgetTimeout())
+		defer cancel()
+		if err := store.Delete(ctx, scoped(principalOf(ns), id)); err != nil {
 			b.log.Warn("chatbot: deleting a conversation the list forgot failed", zap.String("conversation_id", id), zap.Error(err))
 		}
 	}
@@ -516,26 +528,47 @@ func (b *Bot) begin() error {
 
 // turnCancels remembers the cancel functions of running turns, with the
 // thread of each turn's conversation ("" for what belongs to none), for
-// Close and for DeleteConversation.
+// Close and for DeleteConversation; and the threads the conversation list
+// is forgetting (see unlessTracked), whose turns wait in track.
 type turnCancels struct {
-	mu      sync.Mutex // guards cancels
+	mu      sync.Mutex // guards cancels and forgetting
 	cancels map[*context.CancelCauseFunc]string
+	// forgetting holds, by thread, a channel closed once the list has
+	// forgotten the thread's conversation: one entry per forget under
+	// way, each held for a bounded time (see
+	// conversationIndex.forgetTimeout).
+	forgetting map[string]chan struct{}
 }
 
-// track remembers cancel, of a turn of thread, until the returned
-// function is called.
-func (k *turnCancels) track(cancel *context.CancelCauseFunc, thread string) func() {
+// track remembers cancel, of a turn of thread whose context is ctx, until
+// the returned function is called. Should the conversation list be
+// forgetting thread's conversation (see unlessTracked), track waits until
+// it has, so that the turn finds the conversation gone rather than losing
+// its history part-way; it fails with ctx's cause, untracked, should ctx
+// end first (cancel, tracked meanwhile, ends it for Close and
+// DeleteConversation).
+func (k *turnCancels) track(ctx context.Context, cancel *context.CancelCauseFunc, thread string) (func(), error) {
 	k.mu.Lock()
 	if k.cancels == nil {
 		k.cancels = map[*context.CancelCauseFunc]string{}
 	}
 	k.cancels[cancel] = thread
+	forgetting := k.forgetting[thread]
 	k.mu.Unlock()
-	return func() {
+	untrack := func() {
 		k.mu.Lock()
 		delete(k.cancels, cancel)
 		k.mu.Unlock()
 	}
+	if forgetting != nil {
+		select {
+		case <-forgetting:
+		case <-ctx.Done():
+			untrack()
+			return nil, context.Cause(ctx)
+		}
+	}
+	return untrack, nil
 }
 
 // cancelThread cancels, with cause, the tracked turns of thread (the one
@@ -553,16 +586,35 @@ func (k *turnCancels) cancelThread(thread string, cause error) int {
 	return n
 }
 
-// unlessTracked runs f, unless a turn of thread is tracked, and reports
-// whether it ran f. No turn is tracked while f runs: f must not block.
+// unlessTracked runs f, unless a turn of thread is tracked or thread is
+// being forgotten already, and reports whether it ran f. The turns of
+// thread tracked while f runs wait in track until f returns; other turns
+// are not held up, so f may take its time (a slow store), bounded by its
+// own context.
 func (k *turnCancels) unlessTracked(thread string, f func()) bool {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	for _, t := range k.cancels {
 		if t == thread {
+			k.mu.Unlock()
 			return false
 		}
 	}
+	if _, ok := k.forgetting[thread]; ok {
+		k.mu.Unlock()
+		return false
+	}
+	if k.forgetting == nil {
+		k.forgetting = map[string]chan struct{}{}
+	}
+	done := make(chan struct{})
+	k.forgetting[thread] = done
+	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		delete(k.forgetting, thread)
+		k.mu.Unlock()
+		close(done)
+	}()
 	f()
 	return true
 }

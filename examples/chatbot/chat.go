@@ -194,7 +194,13 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		defer stop(nil)
 		ctx, cancel := context.WithTimeout(ctx, b.cfg.TurnTimeout)
 		defer cancel()
-		untrack := b.turnsRun.track(&stop, scoped(principal, req.ConversationID)) // Close and DeleteConversation cancel it
+		// Close and DeleteConversation cancel it; it waits while the
+		// conversation list forgets its conversation.
+		untrack, err := b.turnsRun.track(ctx, &stop, scoped(principal, req.ConversationID))
+		if err != nil {
+			yield(event.Event{}, err)
+			return
+		}
 		defer untrack()
 
 		em := event.NewEmitter(event.EmitterConfig{RequestID: req.RequestID, Logger: b.log})
@@ -243,12 +249,21 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	if err != nil {
 		return err
 	}
+	// A conversation the principal keeps has its entry refreshed now,
+	// before the turn waits for a running slot and loads the
+	// conversation: a prune that reads the list from now on, on any
+	// instance, sees the entry used and keeps the conversation (see
+	// Bot.forgetWithList). A conversation stored but not listed is listed
+	// again so.
+	//
 	// A new conversation is listed now, counted and listed in one step
 	// (see reserve); if the turn ends with nothing of the conversation
 	// stored (it stopped before its graph started, or failed before its
 	// exchange was stored), the entry goes again, under the
 	// conversation's lock still held.
-	if fresh {
+	if !fresh {
+		_ = b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, true) // logged; the stored history stays
+	} else {
 		if err := b.reserve(ctx, principal, req.ConversationID, req.Message); err != nil {
 			return err
 		}
@@ -295,13 +310,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 
 	deps := &turnDeps{em: em, report: wire{em, b.log}, caller: mcptool.Session(session), elicit: asker,
 		turn: memory.NewTurn(thread, req.Message), tools: tools, meter: new(meter),
-		endTools: func() { _ = session.Close() }, slot: slot,
-		listed: func(ctx context.Context, stored bool) {
-			if fresh && !stored {
-				return // reserve listed it
-			}
-			_ = b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, stored) // logged; the stored exchange stays
-		}}
+		endTools: func() { _ = session.Close() }, slot: slot}
 	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message,
 		ClientContext: clientContext(req.Context), Writer: cmp.Or(req.Model, b.cfg.WriterModel)}
 	learn := b.cog != nil && req.UserID != ""

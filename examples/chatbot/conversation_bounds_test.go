@@ -222,7 +222,7 @@ func TestDeleteCancelsTurns(t *testing.T) {
 			t.Fatalf("the %s turn's stream ended without events", name)
 		}
 		if e, ok := evs[len(evs)-1].Payload.(event.Error); !ok || e.Code != "conversation_deleted" {
-			t.Errorf("the %s turn's last event: %+v, want an error conversation_deleted", name, evs[len(evs)-1])
+			t.Errorf("the %s turn's last event: %+v, want an error conversation_deleted; its events after the delete: %+v", name, evs[len(evs)-1], evs)
 		}
 	}
 	if code, body := status(t, srv, "GET", "/api/v1/chat/x/history", aliceToken, ""); code != http.StatusNotFound {

@@ -67,7 +67,8 @@ type ConversationSummary struct {
 type conversationIndex struct {
 	items      memory.Items
 	log        *zap.Logger
-	evictBatch int // zero means defaultEvictBatch
+	evictBatch int           // zero means defaultEvictBatch
+	forgetWait time.Duration // zero means defaultForgetTimeout
 
 	// room serialises making room in the full store; share is the fair
 	// share the last scan of the full store found (zero: none yet, or
@@ -85,13 +86,14 @@ type conversationIndex struct {
 	forgotten func(ctx context.Context, ns []string, id string)
 	// exclusive, when set, runs forget, the forgetting of conversation id
 	// of ns (its record, and its messages through forgotten), unless a
-	// turn of the conversation runs or waits to run, and reports whether
-	// it ran forget. No turn of the conversation starts while forget runs
-	// (a turn is tracked before it loads its conversation): a turn either
-	// keeps its conversation, listed, or finds it gone and counts it as
-	// new. forget takes no lock (touch runs under a conversation lock);
-	// it runs the store's statements that delete one record and its
-	// conversation.
+	// turn of the conversation runs or waits to run on this bot, and
+	// reports whether it ran forget. No turn of the conversation starts
+	// while forget runs (a turn is tracked before it loads its
+	// conversation, and waits): a turn either keeps its conversation,
+	// listed, or finds it gone and counts it as new. forget takes no lock
+	// (touch runs under a conversation lock); it runs the store's
+	// statements that delete one record and its conversation, each bounded
+	// by forgetTimeout.
 	exclusive func(ns []string, id string, forget func()) bool
 
 	mu sync.Mutex
@@ -411,17 +413,32 @@ func (x *conversationIndex) deleteUnchanged(ctx context.Context, recs []memory.R
 	return n
 }
 
+// defaultForgetTimeout bounds each step of forgetting a conversation:
+// reading and deleting its entry, then deleting its messages. A turn of
+// the conversation waits for them (see turnCancels.track).
+const defaultForgetTimeout = 10 * time.Second
+
+// forgetTimeout is how long each step of forgetting a conversation may
+// take (see defaultForgetTimeout).
+func (x *conversationIndex) forgetTimeout() time.Duration {
+	return cmp.Or(x.forgetWait, defaultForgetTimeout)
+}
+
 // drop forgets r, a record of the list, and reports whether it did: it
 // deletes r and tells x.forgotten, when set, which deletes the
 // conversation's messages. With x.exclusive, a conversation a turn runs
-// or waits for is kept, and no turn starts meanwhile. With unchanged, a
-// record used since it was read (a turn touched it: it is recently used
-// now) or gone is kept too; the check and the delete are one step under
-// x.exclusive, which no touch runs within (touches run in turns).
+// or waits for on this bot is kept, and no turn of it starts meanwhile.
+// With unchanged, a record used since it was read (a turn touched it: it
+// is recently used now) or gone is kept too; the check and the delete
+// are one step under x.exclusive for the turns of this bot (touches run
+// in turns), not for those of another instance sharing the store (see
+// Bot.forgetWithList).
 func (x *conversationIndex) drop(ctx context.Context, r memory.Record, unchanged bool) (bool, error) {
 	var dropped bool
 	var err error
 	forget := func() {
+		ctx, cancel := context.WithTimeout(ctx, x.forgetTimeout())
+		defer cancel()
 		if unchanged {
 			var now memory.Record
 			now, err = x.items.Get(ctx, r.Namespace, r.Key, false)
@@ -590,6 +607,9 @@ func (b *Bot) checkRoom(ctx context.Context, principal, id string) error {
 // started at once do not together pass Config.MaxConversations. The
 // caller holds the conversation's lock.
 func (b *Bot) reserve(ctx context.Context, principal, id, message string) error {
+	if b.lockWaiting != nil {
+		b.lockWaiting(id)
+	}
 	unlock, err := b.convs.Lock(ctx, newConversationsLock(principal))
 	if err != nil {
 		return cmp.Or(context.Cause(ctx), err)

@@ -68,10 +68,6 @@ type turnDeps struct {
 	// something other than the CPU (load_document waiting for a
 	// document). Nil outside a turn.
 	slot *turnSlot
-	// listed records the turn in its principal's conversation list, told
-	// whether the conversation has history (see conversationIndex.touch).
-	// Nil outside a turn.
-	listed func(ctx context.Context, started bool)
 }
 
 // toolsDone ends the turn's tool calls (see turnDeps.endTools).
@@ -160,18 +156,15 @@ func buildGraph(b *Bot) (*graph.Compiled[State], error) {
 }
 
 // initialize starts a turn: it resets the per-turn fields, loads the
-// conversation's summary and recent messages, lists the conversation in
-// its principal's conversation list and, with cognition, loads what is
-// known about the turn's user. (The turn's first event,
+// conversation's summary and recent messages (runTurn listed the
+// conversation before) and, with cognition, loads what is known about
+// the turn's user. (The turn's first event,
 // "Analyzing your question...", was sent by Chat when it accepted the
 // turn.)
 func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], error) {
 	view, err := b.convs.View(ctx, s.ConversationID)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("loading the conversation: %w", err)
-	}
-	if r := runFrom(ctx); r.listed != nil {
-		r.listed(ctx, view.Summary.Text != "" || len(view.Pending) > 0 || len(view.Recent) > 0)
 	}
 	cognition := ""
 	if s.User != "" {

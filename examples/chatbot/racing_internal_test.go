@@ -3,8 +3,6 @@ package chatbot
 import (
 	"context"
 	"errors"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 )
@@ -46,6 +44,8 @@ func TestNewConversationsRacing(t *testing.T) {
 				checked <- id
 				<-release
 			}
+			waiting := make(chan string, 2)
+			b.lockWaiting = func(id string) { waiting <- id }
 			alice := WithPrincipal(t.Context(), "alice")
 			chat := func(id string, errs chan<- error) {
 				for _, err := range b.Chat(alice, Request{ConversationID: id, Message: "Hello!"}) {
@@ -62,17 +62,26 @@ func TestNewConversationsRacing(t *testing.T) {
 				t.Fatalf("%q passed the count; want a", id)
 			}
 			go chat("b", second)
+			// a holds the lock until release: b, once it takes the lock,
+			// waits for a to be listed.
 			raced := false
-			deadline := time.Now().Add(time.Minute) // bounds a broken test only
-			for !raced && !waitsInReserve() {
+			deadline := time.After(time.Minute) // bounds a broken test only
+		wait:
+			for {
 				select {
 				case <-checked:
 					raced = true // b counted while a, counted, was not listed yet
-				case <-time.After(time.Millisecond):
-				}
-				if time.Now().After(deadline) {
+					break wait
+				case id := <-waiting:
+					if id == "b" {
+						break wait
+					}
+				case err := <-second:
 					close(release)
-					t.Fatal("b neither passed the count nor waited for the lock of new conversations")
+					t.Fatalf("the second new conversation ended (%v) before it was counted or took the lock of new conversations", err)
+				case <-deadline:
+					close(release)
+					t.Fatal("b neither passed the count nor took the lock of new conversations")
 				}
 			}
 			close(release)
@@ -87,27 +96,4 @@ func TestNewConversationsRacing(t *testing.T) {
 			}
 		})
 	}
-}
-
-// waitsInReserve reports whether a goroutine is in reserve taking a
-// conversation lock (memory.Conversations.Lock): the lock of a
-// principal's new conversations.
-func waitsInReserve() bool {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		lock := strings.Index(g, "memory.(*Conversations).Lock(")
-		reserve := strings.Index(g, "chatbot.(*Bot).reserve(")
-		if lock >= 0 && reserve > lock {
-			return true
-		}
-	}
-	return false
 }

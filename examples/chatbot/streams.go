@@ -338,7 +338,9 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel = context.WithCancelCause(r.Context())
 		stream = sse.NewStream(sse.Config{Replay: nonResumableReplay, Logger: b.log})
 	}
-	untrack := b.turnsRun.track(&cancel, "") // Close cancels the stream's feed too
+	// Close cancels the stream's feed too. Belonging to no conversation,
+	// it has none to wait for: track does not fail.
+	untrack, _ := b.turnsRun.track(ctx, &cancel, "")
 
 	// Pull the first event here, so that a turn that cannot start (the bot
 	// is closing) gets a plain error response instead of a stream.
