@@ -108,7 +108,7 @@ func TestAssistantsCRUD(t *testing.T) {
 			t.Errorf("create with a system assistant's id: %d %q; want 409 saying so", code, a.Detail)
 		}
 		body := map[string]any{"graph_id": "echo", "name": "Brief Bot", "description": "answers briefly",
-			"config": map[string]any{"configurable": map[string]any{"prompt": "be brief"}, "tags": []string{"a"}},
+			"config":  map[string]any{"configurable": map[string]any{"prompt": "be brief"}, "tags": []string{"a"}},
 			"context": map[string]any{"lang": "fr"}, "metadata": map[string]any{"team": "x", "tier": 1}}
 		if code := do(t, "POST", u+"/assistants", body, alice, &a); code != 200 {
 			t.Fatalf("create: %d %q", code, a.Detail)
