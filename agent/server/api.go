@@ -24,9 +24,14 @@ func (s *Server) routes() {
 	s.mux = m
 	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 	m.HandleFunc("GET /info", s.info)
+	m.HandleFunc("POST /assistants", s.createAssistant)
 	m.HandleFunc("POST /assistants/search", s.searchAssistants)
 	m.HandleFunc("POST /assistants/count", s.countAssistants)
 	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
+	m.HandleFunc("PATCH /assistants/{id}", s.patchAssistant)
+	m.HandleFunc("DELETE /assistants/{id}", s.deleteAssistant)
+	m.HandleFunc("POST /assistants/{id}/versions", s.assistantVersions)
+	m.HandleFunc("POST /assistants/{id}/latest", s.setLatestAssistant)
 	m.HandleFunc("GET /assistants/{id}/graph", s.getAssistantGraph)
 	m.HandleFunc("GET /assistants/{id}/schemas", s.getAssistantSchemas)
 	m.HandleFunc("GET /assistants/{id}/subgraphs", s.getAssistantSubgraphs)
@@ -168,22 +173,35 @@ func (q *assistantQuery) check() error {
 	return nil
 }
 
-func (s *Server) matchAssistants(q assistantQuery) []map[string]any {
+// matchAssistants returns the assistants q selects: the graphs' own, then
+// those the principal created (at most Config.MaxAssistants).
+func (s *Server) matchAssistants(ctx context.Context, who string, q assistantQuery) ([]map[string]any, error) {
 	out := []map[string]any{}
-	for _, g := range s.graphIDs() {
-		a := s.assistant(g)
-		if q.GraphID != "" && q.GraphID != g {
-			continue
+	match := func(a map[string]any) {
+		if q.GraphID != "" && q.GraphID != a["graph_id"] {
+			return
 		}
-		if q.Name != "" && !strings.Contains(strings.ToLower(g), strings.ToLower(q.Name)) {
-			continue
+		if q.Name != "" && !strings.Contains(strings.ToLower(a["name"].(string)), strings.ToLower(q.Name)) {
+			return
 		}
 		if !containsAll(a["metadata"].(map[string]any), q.Metadata) {
-			continue
+			return
 		}
 		out = append(out, a)
 	}
-	return out
+	for _, g := range s.graphIDs() {
+		match(s.assistant(g))
+	}
+	if as, ok := s.store.(AssistantStore); ok {
+		own, err := as.Assistants(ctx, who)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range own {
+			match(assistantJSON(a))
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
@@ -203,10 +221,15 @@ func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
 	if q.Limit != nil {
 		limit = *q.Limit
 	}
-	all := s.matchAssistants(q)
+	all, err := s.matchAssistants(r.Context(), principal(r), q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	if q.SortBy != "" {
-		// Stable: assistants equal on the key (created_at, the same for
-		// all) stay in the order their graphs were registered.
+		// Stable: assistants equal on the key (the graphs' own share
+		// created_at) stay in the order their graphs were registered,
+		// then the principal's own in the order they were created.
 		slices.SortStableFunc(all, func(a, b map[string]any) int {
 			c := strings.Compare(a[q.SortBy].(string), b[q.SortBy].(string))
 			if q.SortOrder != "asc" {
@@ -246,13 +269,22 @@ func (s *Server) countAssistants(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, 200, len(s.matchAssistants(q)))
+	all, err := s.matchAssistants(r.Context(), principal(r), q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, len(all))
 }
 
 func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
-	g, err := s.resolveAssistant(r.PathValue("id"))
+	g, a, err := s.ownAssistant(r)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if a != nil {
+		writeJSON(w, 200, assistantJSON(a))
 		return
 	}
 	writeJSON(w, 200, s.assistant(g.graphID()))
@@ -537,7 +569,7 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 				t.GraphID = g
 			}
 		}
-		if v, ok := body.Metadata["assistant_id"]; ok && t.GraphID != "" && v != AssistantID(t.GraphID) {
+		if v, ok := body.Metadata["assistant_id"]; ok && t.GraphID != "" && v != AssistantID(t.GraphID) && v != t.Metadata["assistant_id"] {
 			return errorf(422, "metadata.assistant_id: thread %s runs the assistant %s of graph %q; leave assistant_id out", t.ID, AssistantID(t.GraphID), t.GraphID)
 		}
 		for k, v := range body.Metadata {

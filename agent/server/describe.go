@@ -128,7 +128,7 @@ func xrayDepth(r *http.Request) (int, error) {
 }
 
 func (s *Server) getAssistantGraph(w http.ResponseWriter, r *http.Request) {
-	g, err := s.resolveAssistant(r.PathValue("id"))
+	g, _, err := s.ownAssistant(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -223,7 +223,7 @@ func subgraphSchemaSets(t graph.Topology, prefix string, out map[string]schemaSe
 }
 
 func (s *Server) getAssistantSchemas(w http.ResponseWriter, r *http.Request) {
-	g, err := s.resolveAssistant(r.PathValue("id"))
+	g, _, err := s.ownAssistant(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -248,7 +248,7 @@ func subgraphSchemas(graphID string, sets map[string]schemaSet, t graph.Topology
 }
 
 func (s *Server) getAssistantSubgraphs(w http.ResponseWriter, r *http.Request) {
-	g, err := s.resolveAssistant(r.PathValue("id"))
+	g, _, err := s.ownAssistant(r)
 	if err != nil {
 		writeError(w, err)
 		return

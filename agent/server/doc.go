@@ -7,7 +7,15 @@
 //
 // A [Server] is an http.Handler to mount in the user's own server. Each
 // graph registered with [Register] is served as one assistant, whose id is
-// [AssistantID] of the graph id; clients may name it by either. Graphs are
+// [AssistantID] of the graph id; clients may name it by either. Clients
+// also create assistants of their own (POST /assistants, with a Store
+// that is an [AssistantStore]): configured variants of a registered
+// graph, with their own config, context, metadata and name, changed in
+// versions; a run of one runs its graph with its config.configurable and
+// context merged under the run's own (the run's keys win). Such an
+// assistant belongs to the principal that created it, as a thread does,
+// and a principal's are bounded by Config.MaxAssistants and
+// Config.MaxAssistantBytes. Graphs are
 // compiled with the server's checkpointer ([Server.Checkpointer]; Register
 // refuses another) so that a thread's state lives in its checkpoints:
 //
@@ -20,7 +28,12 @@
 //
 // # What is served
 //
-// GET /ok and /info; POST /assistants/search (with sort_by, created_at
+// GET /ok and /info; POST /assistants (graph_id, assistant_id, config,
+// context, metadata, name, description, if_exists), PATCH
+// /assistants/{id} (a new version, metadata merged), DELETE
+// /assistants/{id}?delete_threads= (the graphs' own cannot be deleted),
+// POST /assistants/{id}/versions and /assistants/{id}/latest; POST
+// /assistants/search (with sort_by, created_at
 // when only sort_order is given, sort_order and select) and
 // /assistants/count, GET
 // /assistants/{id}, /assistants/{id}/graph?xray= (the graph's nodes and

@@ -13,7 +13,7 @@ import (
 // PostgreSQL store and checkpointer, on a fresh schema each.
 func TestOfficialJSClientPostgres(t *testing.T) {
 	modules := nodeModules(t)
-	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "threads.mjs", "branch.mjs", "checkpointmeta.mjs"} {
+	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "threads.mjs", "branch.mjs", "checkpointmeta.mjs", "assistants.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			pool, schema := postgrestest.Schema(t, "agentserver_js_")
 			st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})

@@ -35,14 +35,14 @@ func nodeModules(t *testing.T) string {
 // "ok:" line per check and fails on the first broken one.
 func TestOfficialJSClient(t *testing.T) {
 	modules := nodeModules(t)
-	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "store.mjs", "threads.mjs", "streammodes.mjs"} {
+	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "store.mjs", "threads.mjs", "streammodes.mjs", "assistants.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ts := newTestServer(t, server.Config{Authenticate: apiKeys(t, map[string]string{"test-key-0123456789": "tester"}), Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
 			runScript(t, modules, script, ts.URL, "test-key-0123456789")
 		})
 	}
 	// The same client flows on the embedded SQLite store and checkpointer.
-	for _, script := range []string{"smoke.mjs", "multitask.mjs", "threads.mjs"} {
+	for _, script := range []string{"smoke.mjs", "multitask.mjs", "threads.mjs", "assistants.mjs"} {
 		t.Run("sqlite/"+script, func(t *testing.T) {
 			cfg := sqliteConfig(t)
 			cfg.Authenticate = apiKeys(t, map[string]string{"test-key-0123456789": "tester"})

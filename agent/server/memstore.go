@@ -28,6 +28,9 @@ type MemoryStore struct {
 	// own and of its durable subgraphs' ([ByteCounter]); a thread
 	// without an entry counts none.
 	bytes map[string][2]int64
+	// assistants holds the assistants clients created ([AssistantStore]),
+	// by id.
+	assistants map[string]*memAssistant
 }
 
 type eventLog struct {
@@ -37,7 +40,7 @@ type eventLog struct {
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}, active: map[string][]string{}, bytes: map[string][2]int64{}}
+	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}, active: map[string][]string{}, bytes: map[string][2]int64{}, assistants: map[string]*memAssistant{}}
 }
 
 // copies, so that callers never share a record with the store.
@@ -686,4 +689,128 @@ func (m *MemoryStore) CountBytes(_ context.Context, owner string) (int64, error)
 		}
 	}
 	return n, nil
+}
+
+// memAssistant is an assistant of a MemoryStore: its versions, oldest
+// first, the current one's index, and the bytes they take.
+type memAssistant struct {
+	versions []*Assistant
+	current  int
+	bytes    int64
+}
+
+func (e *memAssistant) cur() *Assistant { return e.versions[e.current] }
+
+// CreateAssistant implements [AssistantStore].
+func (m *MemoryStore) CreateAssistant(_ context.Context, a *Assistant) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.assistants[a.ID]; ok {
+		return fmt.Errorf("assistant %s: %w", a.ID, ErrExists)
+	}
+	m.assistants[a.ID] = &memAssistant{versions: []*Assistant{cloneAssistant(a)}, bytes: assistantBytes(a)}
+	return nil
+}
+
+// Assistant implements [AssistantStore].
+func (m *MemoryStore) Assistant(_ context.Context, id string) (*Assistant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.assistants[id]
+	if !ok {
+		return nil, fmt.Errorf("assistant %s: %w", id, ErrNotFound)
+	}
+	return cloneAssistant(e.cur()), nil
+}
+
+// Assistants implements [AssistantStore].
+func (m *MemoryStore) Assistants(_ context.Context, owner string) ([]*Assistant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Assistant
+	for _, e := range m.assistants {
+		if a := e.cur(); a.Owner == owner {
+			out = append(out, cloneAssistant(a))
+		}
+	}
+	slices.SortFunc(out, func(a, b *Assistant) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// UpdateAssistant implements [AssistantStore].
+func (m *MemoryStore) UpdateAssistant(_ context.Context, id string, fn func(*Assistant) error) (*Assistant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.assistants[id]
+	if !ok {
+		return nil, fmt.Errorf("assistant %s: %w", id, ErrNotFound)
+	}
+	a := cloneAssistant(e.cur())
+	if err := fn(a); err != nil {
+		return nil, err
+	}
+	a.ID, a.Version = id, e.versions[len(e.versions)-1].Version+1
+	e.versions = append(e.versions, cloneAssistant(a))
+	e.current = len(e.versions) - 1
+	e.bytes += assistantBytes(a)
+	return a, nil
+}
+
+// AssistantVersions implements [AssistantStore].
+func (m *MemoryStore) AssistantVersions(_ context.Context, id string) ([]*Assistant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.assistants[id]
+	if !ok {
+		return nil, fmt.Errorf("assistant %s: %w", id, ErrNotFound)
+	}
+	out := make([]*Assistant, 0, len(e.versions))
+	for i := len(e.versions) - 1; i >= 0; i-- {
+		out = append(out, cloneAssistant(e.versions[i]))
+	}
+	return out, nil
+}
+
+// SetAssistantVersion implements [AssistantStore].
+func (m *MemoryStore) SetAssistantVersion(_ context.Context, id string, version int) (*Assistant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.assistants[id]
+	if !ok {
+		return nil, fmt.Errorf("assistant %s: %w", id, ErrNotFound)
+	}
+	for i, v := range e.versions {
+		if v.Version == version {
+			e.current = i
+			return cloneAssistant(v), nil
+		}
+	}
+	return nil, fmt.Errorf("assistant %s version %d: %w", id, version, ErrNotFound)
+}
+
+// DeleteAssistant implements [AssistantStore].
+func (m *MemoryStore) DeleteAssistant(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.assistants, id)
+	return nil
+}
+
+// AssistantUsage implements [AssistantStore].
+func (m *MemoryStore) AssistantUsage(_ context.Context, owner string) (int, int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, bytes := 0, int64(0)
+	for _, e := range m.assistants {
+		if e.cur().Owner == owner {
+			n++
+			bytes += e.bytes
+		}
+	}
+	return n, bytes, nil
 }

@@ -59,6 +59,13 @@ type runCreate struct {
 	// of the checkpoint the run starts from, instead of passing it on as
 	// a value (see checkResume).
 	StrictResume bool `json:"strict_resume,omitempty"`
+	// GraphID is the graph of a run of a principal's assistant
+	// (assistant_id names an Assistant), set by the server when the run
+	// is created, with the assistant's config and context merged into
+	// the request's: the run executes that graph, whatever becomes of the
+	// assistant afterwards. Empty when assistant_id names a graph or its
+	// own assistant.
+	GraphID string `json:"graph_id,omitempty"`
 	// Attached marks a run created by /stream or /wait, whose request
 	// follows it to the end (and deletes a temporary thread).
 	Attached bool `json:"attached,omitempty"`
@@ -448,9 +455,15 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if err := s.checkWebhook(body.Webhook); err != nil {
 		return nil, nil, err
 	}
-	g, err := s.resolveAssistant(body.AssistantID)
+	body.GraphID = "" // set by the server only, from the assistant
+	g, asst, err := s.lookupAssistant(r.Context(), principal(r), body.AssistantID)
 	if err != nil {
 		return nil, nil, err
+	}
+	if asst != nil {
+		if err := body.withAssistant(asst); err != nil {
+			return nil, nil, err
+		}
 	}
 	decoded, ierr := g.checkInput(body.Input)
 	body.decoded = decoded
@@ -1519,7 +1532,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	if err != nil {
 		return true, s.finish(run, kw, RunError, "stored run is unreadable: "+err.Error())
 	}
-	g, gerr := s.resolveAssistant(kw.AssistantID)
+	g, gerr := s.executedGraph(kw)
 	var terr error
 	if t == nil {
 		t, terr = store.Thread(bg, run.ThreadID)

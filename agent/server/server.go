@@ -51,6 +51,10 @@ const (
 	// DefaultMaxRunRecords is the default of Config.MaxRunRecords.
 	DefaultMaxRunRecords = 1000
 	DefaultMaxThreads    = 10000
+	// DefaultMaxAssistants is the default of Config.MaxAssistants.
+	DefaultMaxAssistants = 1000
+	// DefaultMaxAssistantBytes is the default of Config.MaxAssistantBytes.
+	DefaultMaxAssistantBytes = 64 << 20
 	// DefaultMaxActiveRuns is the default of Config.MaxActiveRuns.
 	DefaultMaxActiveRuns = 128
 	// DefaultMaxItems is the default of Config.MaxItems when
@@ -279,6 +283,15 @@ type Config struct {
 	// MaxThreads bounds the threads of one principal: creating another
 	// answers 429. Zero means DefaultMaxThreads.
 	MaxThreads int
+	// MaxAssistants bounds the assistants one principal creates (POST
+	// /assistants, with an [AssistantStore]): creating another answers
+	// 429. Zero means DefaultMaxAssistants.
+	MaxAssistants int
+	// MaxAssistantBytes bounds the bytes of all the versions of one
+	// principal's assistants, each counted as its JSON: creating or
+	// updating (a new version) past it answers 429. Zero means
+	// DefaultMaxAssistantBytes.
+	MaxAssistantBytes int64
 	// MaxActiveRuns bounds the runs of one principal that are pending or
 	// running at once, on all its threads (stateless runs included):
 	// creating another answers 429. A run whose multitask_strategy
@@ -454,8 +467,8 @@ type Server struct {
 // New returns a server configured by cfg, with no graph registered yet.
 func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 ||
-		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.MaxCopyCheckpoints < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 || cfg.MaxStreams < 0 || cfg.MaxReads < 0 {
-		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxCopyCheckpoints, MaxSweptRuns, MaxStreams, MaxReads and WebhookTimeout must not be negative; use 0 for the defaults")
+		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.MaxAssistants < 0 || cfg.MaxAssistantBytes < 0 || cfg.MaxCopyCheckpoints < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 || cfg.MaxStreams < 0 || cfg.MaxReads < 0 {
+		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxAssistants, MaxAssistantBytes, MaxCopyCheckpoints, MaxSweptRuns, MaxStreams, MaxReads and WebhookTimeout must not be negative; use 0 for the defaults")
 	}
 	for i, p := range cfg.WebhookPaths {
 		if !selfWebhook(p) || path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
@@ -495,6 +508,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxThreads == 0 {
 		cfg.MaxThreads = DefaultMaxThreads
+	}
+	if cfg.MaxAssistants == 0 {
+		cfg.MaxAssistants = DefaultMaxAssistants
+	}
+	if cfg.MaxAssistantBytes == 0 {
+		cfg.MaxAssistantBytes = DefaultMaxAssistantBytes
 	}
 	if cfg.MaxActiveRuns == 0 {
 		cfg.MaxActiveRuns = DefaultMaxActiveRuns

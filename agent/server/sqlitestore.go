@@ -97,6 +97,23 @@ var sqliteMigrations = []string{
 	`ALTER TABLE agentserver_threads ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE agentserver_threads ADD COLUMN subgraph_bytes INTEGER NOT NULL DEFAULT 0;
 	CREATE INDEX agentserver_threads_owner_bytes ON agentserver_threads (owner, bytes, subgraph_bytes);`,
+	// The assistants clients create (AssistantStore): one row each, with
+	// its current and highest versions, and one row per version holding
+	// the assistant's document at that version.
+	`CREATE TABLE agentserver_assistants (
+		id      TEXT PRIMARY KEY,
+		owner   TEXT NOT NULL,
+		current INTEGER NOT NULL,
+		latest  INTEGER NOT NULL,
+		created INTEGER NOT NULL
+	);
+	CREATE INDEX agentserver_assistants_owner ON agentserver_assistants (owner, created);
+	CREATE TABLE agentserver_assistant_versions (
+		id      TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		doc     TEXT NOT NULL,
+		PRIMARY KEY (id, version)
+	) WITHOUT ROWID;`,
 }
 
 // OpenSQLite opens (creating it if needed) the SQLite file at path and

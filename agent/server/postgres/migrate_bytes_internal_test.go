@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +31,12 @@ func TestMigrationBytesLockTimeout(t *testing.T) {
 	steps := func(n int) pgdb.Migrations {
 		return pgdb.Migrations{Schema: schema, Table: "agentserver_migrations", Lock: "agentgraph/agent/server/postgres", Steps: migrations[:n], Replacer: q.tables}
 	}
-	if err := pgdb.Migrate(t.Context(), pool, steps(len(migrations)-1)); err != nil {
+	// The bytes migration, found by what it does: later ones follow it.
+	bytesAt := slices.IndexFunc(migrations, func(m string) bool { return strings.Contains(m, "ADD COLUMN bytes") })
+	if bytesAt < 0 {
+		t.Fatal("no migration adds the threads' bytes column")
+	}
+	if err := pgdb.Migrate(t.Context(), pool, steps(bytesAt)); err != nil {
 		t.Fatal(err)
 	}
 	// A long transaction that read the threads table holds its lock.
@@ -45,7 +52,7 @@ func TestMigrationBytesLockTimeout(t *testing.T) {
 	// lock_timeout waits for the transaction.
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	err = pgdb.Migrate(ctx, pool, steps(len(migrations)))
+	err = pgdb.Migrate(ctx, pool, steps(bytesAt+1))
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "55P03" {
 		t.Fatalf("the bytes migration behind a transaction holding the threads table: %v; want lock_timeout's error (55P03)", err)

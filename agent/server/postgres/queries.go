@@ -158,6 +158,24 @@ var migrations = []string{
 	// next start) rather than queueing every request behind a long
 	// transaction.
 	`SET LOCAL lock_timeout = '5s'; ALTER TABLE {threads} ADD COLUMN bytes bigint NOT NULL DEFAULT 0, ADD COLUMN subgraph_bytes bigint NOT NULL DEFAULT 0; SET LOCAL lock_timeout = DEFAULT;`,
+	// The assistants clients create (server.AssistantStore): a row per
+	// assistant with its current and highest versions, and a row per
+	// version holding the assistant's document at that version (see
+	// assistants.go).
+	`CREATE TABLE {assistants} (
+		id      text PRIMARY KEY,
+		owner   text NOT NULL,
+		current integer NOT NULL,
+		latest  integer NOT NULL,
+		created timestamptz NOT NULL
+	);
+	CREATE INDEX ON {assistants} (owner, created);
+	CREATE TABLE {assistantVersions} (
+		id      text NOT NULL REFERENCES {assistants} (id) ON DELETE CASCADE,
+		version integer NOT NULL,
+		doc     text NOT NULL,
+		PRIMARY KEY (id, version)
+	);`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -282,7 +300,8 @@ func newQueries(schema string) queries {
 	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
 		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"),
 		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"), "{dropExpired}", pgdb.Table(schema, "agentserver_drop_expired_lock"),
-		"{trimOne}", evpg.TrimOneFunction(schema, logName))
+		"{trimOne}", evpg.TrimOneFunction(schema, logName),
+		"{assistants}", pgdb.Table(schema, "agentserver_assistants"), "{assistantVersions}", pgdb.Table(schema, "agentserver_assistant_versions"))
 	r := func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}

@@ -28,8 +28,8 @@ import (
 
 // Run runs the conformance tests, each on a store open returns. open may
 // skip the test (for a database that is not reachable). The tests of an
-// optional interface (RunStarter, OwnerCounter, EventEnder, ByteCounter) run for a
-// store that implements it.
+// optional interface (RunStarter, OwnerCounter, EventEnder, ByteCounter,
+// AssistantStore) run for a store that implements it.
 func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	probe := open(t)
 	_, starter := probe.(server.RunStarter)
@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	_, last := probe.(server.LastEventReader)
 	_, lastID := probe.(server.LastEventIDReader)
 	_, bytes := probe.(server.ByteCounter)
+	_, assistants := probe.(server.AssistantStore)
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, server.Store)
@@ -61,8 +62,9 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"LastEventReader", testLastEvent},
 		{"LastEventIDReader", testLastEventID},
 		{"ByteCounter", testByteCounter},
+		{"AssistantStore", testAssistants},
 	} {
-		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender || c.name == "LastEventReader" && !last || c.name == "LastEventIDReader" && !lastID || c.name == "ByteCounter" && !bytes {
+		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender || c.name == "LastEventReader" && !last || c.name == "LastEventIDReader" && !lastID || c.name == "ByteCounter" && !bytes || c.name == "AssistantStore" && !assistants {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
