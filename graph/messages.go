@@ -2,10 +2,10 @@ package graph
 
 import (
 	"context"
-	"math/rand/v2"
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/msgid"
 )
 
 // StreamMessages yields the chunks of model replies as nodes receive them:
@@ -103,19 +103,12 @@ func withoutMessageID(r *model.Response) *model.Response {
 // for its message id.
 type replyWithID struct {
 	resp model.Response
-	id   [18]byte
+	id   [msgid.Len]byte
 }
 
 // newID writes a random id of model.NewID's form ("m-" and 16 hexadecimal
 // digits) to r.id, which is written only here, once.
-func (r *replyWithID) newID() {
-	const hex = "0123456789abcdef"
-	u := rand.Uint64()
-	r.id[0], r.id[1] = 'm', '-'
-	for i := range 16 {
-		r.id[2+i] = hex[(u>>(60-4*i))&0xf]
-	}
-}
+func (r *replyWithID) newID() { msgid.Put(r.id[:]) }
 
 // streamGenerate is Generate in a run streamed with StreamMessages, in
 // the task of scope sc (ctx being the scope's own context when own is

@@ -106,9 +106,12 @@ func (c *Compiled[S]) newRun() *run[S] {
 }
 
 // exec runs the graph from input to the end.
-func (c *Compiled[S]) exec(ctx context.Context, input S, set settings, out sink, typed *streamSink[S], ns []string) (S, error) {
+//
+// set is read, not kept: the run takes a copy (a pointer, so that the
+// settings are copied once, not also into the call's arguments).
+func (c *Compiled[S]) exec(ctx context.Context, input S, set *settings, out sink, typed *streamSink[S], ns []string) (S, error) {
 	r := c.pool.Get().(*run[S])
-	r.set, r.out, r.typed, r.ns = set, out, typed, ns
+	r.set, r.out, r.typed, r.ns = *set, out, typed, ns
 	r.modes = modesOf(out)
 	r.observed = out != nil || len(set.hooks) > 0
 	r.nodeHook = hasNodeHook(set.hooks)
@@ -1239,11 +1242,10 @@ func intersects(a, b []uint64) bool {
 func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	ctx = detached(ctx)
 	if len(opts) == 0 {
-		// c.set is copied, never addressed: no allocation.
 		if c.dur != nil {
 			return c.invokeDurable(ctx, input, c.set, nil, nil)
 		}
-		return c.exec(ctx, input, c.set, nil, nil, nil)
+		return c.exec(ctx, input, &c.set, nil, nil, nil)
 	}
 	set := c.set
 	set.hooks = slices.Clip(set.hooks)
@@ -1251,7 +1253,7 @@ func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S
 	if c.dur != nil || set.durableOpts {
 		return c.invokeDurable(ctx, input, set, nil, nil)
 	}
-	return c.exec(ctx, input, set, nil, nil, nil)
+	return c.exec(ctx, input, &set, nil, nil, nil)
 }
 
 // invokeDurable runs a graph compiled with a checkpointer on the thread
@@ -1293,7 +1295,7 @@ func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error
 		// not the durable run's children.
 		ctx = context.WithValue(ctx, nestedKey{}, it)
 	}
-	return c.exec(ctx, in, set, out, nil, ns)
+	return c.exec(ctx, in, &set, out, nil, ns)
 }
 
 // detached returns ctx for a graph run with Invoke inside a node of another

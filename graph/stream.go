@@ -335,7 +335,9 @@ func (s *streamSink[S]) streamModes() modeSet { return s.modes }
 // made from it); any other context, a parallel task's or one a hook
 // derived, is still asked.
 func (s *streamSink[S]) onLoop(ctx context.Context) bool {
-	if ctx == s.runCtx {
+	// A type assertion and a pointer comparison: comparing the
+	// interfaces would call the runtime.
+	if c, ok := ctx.(*stepContext); ok && c == &s.runc {
 		return true
 	}
 	return ctx.Value(offLoop[S]{s}) == nil
@@ -353,7 +355,7 @@ func (s *streamSink[S]) onLoop(ctx context.Context) bool {
 // of a type of its own has its children watched by a goroutine each: a
 // step then registers with the run's context, as any other child.
 func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
-	if s.runCtx != nil && ctx == s.runCtx {
+	if c, ok := ctx.(*stepContext); ok && c == &s.runc && s.runCtx != nil {
 		return &s.stepParent
 	}
 	return context.WithValue(ctx, offLoop[S]{s}, true)
@@ -717,15 +719,17 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 	if sc.ctx.Done() == nil {
 		s.stepParent.Context = sc.ctx
 	}
-	c, set, thread, input := sc.c, sc.set, sc.thread, sc.input
+	c := sc.c
 	var runErr error
 	switch {
-	case thread != "":
-		_, runErr = c.execDurable(ctx, thread, input, set, s, s, nil)
-	case c.dur != nil || set.durableOpts:
-		_, runErr = c.invokeDurable(ctx, input, set, s, s)
+	case sc.thread != "":
+		_, runErr = c.execDurable(ctx, sc.thread, sc.input, sc.set, s, s, nil)
+	case c.dur != nil || sc.set.durableOpts:
+		_, runErr = c.invokeDurable(ctx, sc.input, sc.set, s, s)
 	default:
-		_, runErr = c.exec(ctx, input, set, s, s, nil)
+		// sc.set and sc.input are only read, also by a concurrent
+		// run of the same iterator.
+		_, runErr = c.exec(ctx, sc.input, &sc.set, s, s, nil)
 	}
 	// A goroutine a node left behind yields nothing more; and the sink,
 	// which the iterator keeps for its first run, lets go of the loop

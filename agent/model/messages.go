@@ -1,6 +1,6 @@
 package model
 
-import "math/rand/v2"
+import "github.com/agentgraph/agentgraph/internal/msgid"
 
 // Messages is a conversation kept in graph state: the memory of an agent.
 //
@@ -253,12 +253,7 @@ func (m Messages) Last() (Message, bool) {
 // NewID returns a new random message ID, such as "m-3f9a0c1d2b4e5f60", the
 // kind [Messages.Merge] gives a message that has none.
 func NewID() string {
-	var buf [18]byte
-	b := append(buf[:0], "m-"...)
-	u := rand.Uint64()
-	const hex = "0123456789abcdef"
-	for i := 60; i >= 0; i -= 4 {
-		b = append(b, hex[(u>>uint(i))&0xf])
-	}
-	return string(b)
+	var b [msgid.Len]byte
+	msgid.Put(b[:])
+	return string(b[:])
 }

@@ -2,11 +2,9 @@ package react
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"unsafe"
@@ -15,6 +13,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/internal/inplace"
+	"github.com/agentgraph/agentgraph/internal/msgid"
 	"github.com/agentgraph/agentgraph/internal/toolcall"
 	"github.com/agentgraph/agentgraph/internal/utf8clip"
 	"github.com/agentgraph/agentgraph/operator"
@@ -175,7 +174,7 @@ func Input(text string) State {
 		parts [1]model.Part
 		id    [idLen]byte
 	})
-	putID(in.id[:])
+	msgid.Put(in.id[:])
 	in.parts[0] = model.TextPart(text)
 	// The id's text is never modified after this.
 	in.msgs[0] = model.Message{ID: unsafe.String(&in.id[0], idLen), Role: model.RoleUser, Parts: in.parts[:]}
@@ -628,7 +627,7 @@ func (a *agent) replyTurn(u *graph.Update[State], s *State, resp *model.Response
 	// see callModel) and the reply gets a new one. r.id is written only
 	// here: the id's text is never modified after this.
 	if msg.ID == "" {
-		putID(r.id[:])
+		msgid.Put(r.id[:])
 		msg.ID = unsafe.String(&r.id[0], idLen)
 	}
 	if fixed == nil && !allIDs(s.Messages) {
@@ -894,7 +893,7 @@ func countCalls(msg *model.Message) int {
 
 // idLen is the length of an id of [model.NewID]'s form: "m-" and 16
 // hexadecimal digits.
-const idLen = 18
+const idLen = msgid.Len
 
 // newIDs returns n random message ids of model.NewID's form, one after the
 // other in one string: the i-th is ids[i*idLen:(i+1)*idLen]. The string is
@@ -911,36 +910,11 @@ func (t *turn) newIDs(n int) string {
 		buf = make([]byte, n*idLen)
 	}
 	for i := range n {
-		putID(buf[i*idLen : (i+1)*idLen])
+		msgid.Put(buf[i*idLen : (i+1)*idLen])
 	}
 	// buf is written only here, once, for this turn: the ids' text is
 	// never modified after this.
 	return unsafe.String(&buf[0], len(buf))
-}
-
-// putID writes a random id of model.NewID's form to b, which is idLen
-// bytes long.
-func putID(b []byte) {
-	b = b[:idLen]
-	b[0], b[1] = 'm', '-'
-	u := rand.Uint64()
-	// The digits of u, most significant first, as model.NewID writes
-	// them: eight at a time, each half of u spread a nibble per byte.
-	binary.BigEndian.PutUint64(b[2:10], hexDigits(uint32(u>>32)))
-	binary.BigEndian.PutUint64(b[10:18], hexDigits(uint32(u)))
-}
-
-// hexDigits returns the eight lowercase hexadecimal digits of v, the most
-// significant in the returned value's high byte.
-func hexDigits(v uint32) uint64 {
-	x := uint64(v)
-	x = (x | x<<16) & 0x0000ffff0000ffff
-	x = (x | x<<8) & 0x00ff00ff00ff00ff
-	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
-	// A byte of x is a digit's value d: '0'+d, and 'a'-'0'-10 more where
-	// d is 10 or over, which adding 6 carries into the byte's bit 4.
-	over := ((x + 0x0606060606060606) >> 4) & 0x0101010101010101
-	return x + 0x3030303030303030 + over*('a'-'0'-10)
 }
 
 // withPrefix returns msgs after prefix, or msgs itself without a prefix.

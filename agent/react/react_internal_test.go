@@ -2,9 +2,7 @@ package react
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"iter"
 	"reflect"
 	"regexp"
@@ -261,26 +259,6 @@ func allocBytes(f func()) uintptr {
 		least = min(least, after.TotalAlloc-before.TotalAlloc)
 	}
 	return uintptr(least)
-}
-
-// hexDigits writes every digit value in every position as fmt does.
-func TestHexDigits(t *testing.T) {
-	vals := []uint32{0, 0xffffffff, 0x01234567, 0x89abcdef, 0xfedcba98, 0x9a9a9a9a, 0xa9a9a9a9, 0x0000000f, 0xf0000000}
-	for d := range uint32(16) {
-		for k := range 8 {
-			vals = append(vals, d<<(4*k), ^(d << (4 * k)))
-		}
-	}
-	for i := range 1000 {
-		vals = append(vals, uint32(i)*2654435761)
-	}
-	for _, v := range vals {
-		var b [8]byte
-		binary.BigEndian.PutUint64(b[:], hexDigits(v))
-		if got, want := string(b[:]), fmt.Sprintf("%08x", v); got != want {
-			t.Fatalf("hexDigits(%#x) = %q, want %q", v, got, want)
-		}
-	}
 }
 
 // fixedModel answers from a fixed list of responses by its turn, the
