@@ -285,7 +285,7 @@ func (c *Client) generate(ctx context.Context, spec ModelSpec, m model.Model, re
 	if debug {
 		start = time.Now()
 	}
-	resp, err := c.invoke(ctx, spec, m, req, o.sink(ctx, spec), o.final)
+	resp, err := c.invoke(ctx, spec, m, req, o.sink(ctx), o.final)
 	if err != nil {
 		if debug {
 			c.log.Debug("model call failed", zap.String("model", spec.Name), zap.String("provider", spec.Provider),

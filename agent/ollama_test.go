@@ -22,7 +22,7 @@ func TestWireOllama(t *testing.T) {
 	c := newClient(t, agent.Config{Ollama: &agent.OllamaConfig{Host: srv.URL}, Resilience: wirePolicy()})
 	var chunks []string
 	res, err := agent.Call[SupervisorDecision](context.Background(), c, "say hi", agent.WithModel("ollama:llama3.2"),
-		agent.WithStreaming(func(_ context.Context, ch agent.Chunk) error { chunks = append(chunks, ch.Text); return nil }))
+		agent.WithStreaming(func(_ context.Context, ch model.Chunk) error { chunks = append(chunks, ch.Text); return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,10 +52,10 @@ func wirePolicy() *resilience.Config {
 
 type recorder struct {
 	mu     sync.Mutex
-	chunks []agent.Chunk
+	chunks []model.Chunk
 }
 
-func (r *recorder) add(_ context.Context, c agent.Chunk) error {
+func (r *recorder) add(_ context.Context, c model.Chunk) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.chunks = append(r.chunks, c)
@@ -83,10 +83,10 @@ func TestWireOpenAI(t *testing.T) {
 			if diff := cmp.Diff(usage, resp.Usage); diff != "" {
 				t.Errorf("usage (-want +got):\n%s", diff)
 			}
-			var want []agent.Chunk
+			var want []model.Chunk
 			if stream {
 				// OpenAI ends its stream with an empty delta; it is not delivered.
-				want = []agent.Chunk{{Model: "gpt", Text: "Hel"}, {Model: "gpt", Text: "lo"}, {Model: "gpt", Text: " world"}}
+				want = []model.Chunk{{Kind: model.ChunkText, Text: "Hel"}, {Kind: model.ChunkText, Text: "lo"}, {Kind: model.ChunkText, Text: " world"}}
 			}
 			if diff := cmp.Diff(want, rec.chunks); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
@@ -213,11 +213,11 @@ func TestWireAnthropicThinking(t *testing.T) {
 			if diff := cmp.Diff(want, resp.Usage); diff != "" {
 				t.Errorf("usage (-want +got):\n%s", diff)
 			}
-			var wantChunks []agent.Chunk
+			var wantChunks []model.Chunk
 			if stream {
-				wantChunks = []agent.Chunk{
-					{Model: "thinking", Thinking: "let me"}, {Model: "thinking", Thinking: " think"},
-					{Model: "thinking", Text: "Hello "}, {Model: "thinking", Text: "there"},
+				wantChunks = []model.Chunk{
+					{Kind: model.ChunkThinking, Text: "let me"}, {Kind: model.ChunkThinking, Text: " think"},
+					{Kind: model.ChunkText, Text: "Hello "}, {Kind: model.ChunkText, Text: "there"},
 				}
 			}
 			if diff := cmp.Diff(wantChunks, rec.chunks); diff != "" {
@@ -273,7 +273,7 @@ func TestStreamingCallbackStopsCall(t *testing.T) {
 				c = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
 			}
 			n := 0
-			_, err := agent.Complete(context.Background(), c, "hi", agent.WithStreaming(func(context.Context, agent.Chunk) error {
+			_, err := agent.Complete(context.Background(), c, "hi", agent.WithStreaming(func(context.Context, model.Chunk) error {
 				n++
 				return stop
 			}))

@@ -100,8 +100,10 @@ func TestOpenAIWireWrite(t *testing.T) {
 				var chunks []string
 				var opts []agent.Option
 				if stream {
-					opts = append(opts, agent.WithStreaming(func(_ context.Context, ch agent.Chunk) error {
-						chunks = append(chunks, ch.Text)
+					opts = append(opts, agent.WithStreaming(func(_ context.Context, ch model.Chunk) error {
+						if ch.Kind == model.ChunkText {
+							chunks = append(chunks, ch.Text)
+						}
 						return nil
 					}))
 				}
