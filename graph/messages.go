@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"math/rand/v2"
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -102,12 +103,19 @@ func withoutMessageID(r *model.Response) *model.Response {
 // for its message id.
 type replyWithID struct {
 	resp model.Response
-	id   [model.IDLen]byte
+	id   [18]byte
 }
 
-// newID writes a new id of model.NewID's form to r.id, which is written
-// only here, once.
-func (r *replyWithID) newID() { model.AppendID(r.id[:0]) }
+// newID writes a random id of model.NewID's form ("m-" and 16 hexadecimal
+// digits) to r.id, which is written only here, once.
+func (r *replyWithID) newID() {
+	const hex = "0123456789abcdef"
+	u := rand.Uint64()
+	r.id[0], r.id[1] = 'm', '-'
+	for i := range 16 {
+		r.id[2+i] = hex[(u>>(60-4*i))&0xf]
+	}
+}
 
 // streamGenerate is Generate in a run streamed with StreamMessages, in
 // the task of scope sc (ctx being the scope's own context when own is

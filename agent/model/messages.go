@@ -253,23 +253,12 @@ func (m Messages) Last() (Message, bool) {
 // NewID returns a new random message ID, such as "m-3f9a0c1d2b4e5f60", the
 // kind [Messages.Merge] gives a message that has none.
 func NewID() string {
-	var buf [IDLen]byte
-	return string(AppendID(buf[:0]))
-}
-
-// IDLen is the length in bytes of the ids of [NewID] and [AppendID].
-const IDLen = 18
-
-// AppendID appends a new random message ID of [NewID]'s form ("m-" and 16
-// hexadecimal digits, [IDLen] bytes) to b and returns the extended buffer,
-// for a caller that keeps the id in storage of its own instead of a string
-// of its own.
-func AppendID(b []byte) []byte {
+	var buf [18]byte
+	b := append(buf[:0], "m-"...)
 	u := rand.Uint64()
 	const hex = "0123456789abcdef"
-	b = append(b, 'm', '-')
 	for i := 60; i >= 0; i -= 4 {
 		b = append(b, hex[(u>>uint(i))&0xf])
 	}
-	return b
+	return string(b)
 }

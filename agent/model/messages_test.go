@@ -284,26 +284,3 @@ func TestImageType(t *testing.T) {
 		}
 	}
 }
-
-// NewID and AppendID make ids of one form, "m-" and 16 hexadecimal
-// digits; AppendID extends the buffer it is given, in place when it has
-// room, which is how graph keeps a streamed reply's id.
-func TestNewIDAndAppendIDShareTheForm(t *testing.T) {
-	form := func(id string) bool {
-		if len(id) != model.IDLen || !strings.HasPrefix(id, "m-") {
-			return false
-		}
-		return strings.Trim(id[2:], "0123456789abcdef") == ""
-	}
-	a, b := model.NewID(), model.NewID()
-	if !form(a) || !form(b) || a == b {
-		t.Errorf("NewID = %q, %q; want two different ids of the form m-<16 hex digits>", a, b)
-	}
-	var room [model.IDLen]byte
-	if got := model.AppendID(room[:0]); &got[0] != &room[0] || !form(string(room[:])) {
-		t.Errorf("AppendID(room[:0]) = %q in room %q; want an id of the form m-<16 hex digits> written in room", got, room[:])
-	}
-	if got := string(model.AppendID([]byte("id="))); !strings.HasPrefix(got, "id=") || !form(got[3:]) {
-		t.Errorf("AppendID(\"id=\") = %q, want the prefix kept and an id appended", got)
-	}
-}
