@@ -42,15 +42,19 @@ type Config struct {
 	// single scripted model (see package llmtest) behind every alias is the
 	// usual test setup.
 	Model model.Model
-	// OpenAI, when set, builds the "openai" provider.
-	OpenAI *OpenAIConfig
-	// Anthropic, when set, builds the "anthropic" provider.
-	Anthropic *AnthropicConfig
-	// Ollama, when set, builds the "ollama" provider.
-	Ollama *OllamaConfig
-	// HTTPClient is the base HTTP client of the providers built here. Nil
-	// means a client over http.DefaultTransport with no overall timeout (the
-	// resilience policy times out each attempt).
+	// OpenAI, when set, builds the "openai" provider: an OpenAI model of
+	// package agent/provider serving every model id the registry names for
+	// it. Its Model must be empty (the registry names each call's model;
+	// New reports one that is set); its HTTPClient, when set, replaces
+	// HTTPClient below for this provider.
+	OpenAI *provider.OpenAIConfig
+	// Anthropic, when set, builds the "anthropic" provider, as OpenAI does.
+	Anthropic *provider.AnthropicConfig
+	// Ollama, when set, builds the "ollama" provider, as OpenAI does.
+	Ollama *provider.OllamaConfig
+	// HTTPClient is the base HTTP client of the providers built here whose
+	// config sets none. Nil means a client over http.DefaultTransport with
+	// no overall timeout (the resilience policy times out each attempt).
 	HTTPClient *http.Client
 	// MaxTokens caps answers of specs without MaxTokens. Zero means 4096.
 	MaxTokens int
@@ -285,7 +289,7 @@ func (c *Client) generate(ctx context.Context, spec ModelSpec, m model.Model, re
 	if debug {
 		start = time.Now()
 	}
-	resp, err := c.invoke(ctx, spec, m, req, o.sink(ctx, spec), o.final)
+	resp, err := c.invoke(ctx, spec, m, req, o.sink(ctx), o.final)
 	if err != nil {
 		if debug {
 			c.log.Debug("model call failed", zap.String("model", spec.Name), zap.String("provider", spec.Provider),

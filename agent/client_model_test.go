@@ -164,7 +164,7 @@ func TestCallOnModel(t *testing.T) {
 		}
 		var chunks int
 		res, err := agent.Call[SupervisorDecision](context.Background(), pm, "say hi", agent.WithOutputMode(agent.OutputTool),
-			agent.WithStreaming(func(context.Context, agent.Chunk) error { chunks++; return nil }))
+			agent.WithStreaming(func(context.Context, model.Chunk) error { chunks++; return nil }))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestResponseIDReachesResponse(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		var opts []agent.Option
 		if stream {
-			opts = append(opts, agent.WithStreaming(func(context.Context, agent.Chunk) error { return nil }))
+			opts = append(opts, agent.WithStreaming(func(context.Context, model.Chunk) error { return nil }))
 		}
 		resp, err := agent.Complete(ctx, c, "2+2?", opts...)
 		if err != nil {

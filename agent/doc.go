@@ -46,9 +46,9 @@
 // (Anthropic: budget below max_tokens, temperature 1, the answer in a later
 // content block).
 //
-// WithStreaming delivers the reply in Chunks as it is generated, to a
-// callback. Thinking, answer text and tool-call pieces are chunks of their
-// own: a streamed tool call never appears as answer text. The package does
+// WithStreaming delivers the reply in model.Chunks as it is generated, to
+// a callback. Thinking, answer text and tool-call pieces are chunks of
+// their own kinds: a streamed tool call never appears as answer text. The package does
 // not know the graph engine: a node that wants its model's tokens in the
 // run's stream forwards them (graph.Emit in the callback) or calls the
 // model through graph.Generate.

@@ -27,11 +27,11 @@ var (
 // on as chat events, say), and its usage accumulates in the state. The
 // client never writes into the run's stream by itself.
 func Example_streamingInAGraph() {
-	model := llmtest.New(llmtest.Reply{
+	llm := llmtest.New(llmtest.Reply{
 		Text: "Paris.", Chunks: []string{"Par", "is."},
 		Usage: model.Usage{InputTokens: 9, OutputTokens: 2},
 	})
-	client, err := agent.New(agent.Config{Model: model})
+	client, err := agent.New(agent.Config{Model: llm})
 	if err != nil {
 		panic(err)
 	}
@@ -39,7 +39,7 @@ func Example_streamingInAGraph() {
 	g := graph.New[Turn]()
 	g.AddNode("write", func(ctx context.Context, t Turn) (graph.Update[Turn], error) {
 		resp, err := agent.Complete(ctx, client, t.Question, agent.WithModel("haiku"),
-			agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error { return graph.Emit(ctx, c) }))
+			agent.WithStreaming(func(ctx context.Context, c model.Chunk) error { return graph.Emit(ctx, c) }))
 		if err != nil {
 			return graph.Update[Turn]{}, err
 		}
@@ -58,7 +58,7 @@ func Example_streamingInAGraph() {
 		}
 		switch ev.Mode {
 		case graph.StreamCustom:
-			if c, ok := ev.Payload.(agent.Chunk); ok {
+			if c, ok := ev.Payload.(model.Chunk); ok {
 				fmt.Printf("chunk %q\n", c.Text)
 			}
 		case graph.StreamValues:

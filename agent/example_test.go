@@ -84,20 +84,20 @@ func ExampleRegistry() {
 }
 
 func ExampleComplete() {
-	model := llmtest.New(llmtest.Reply{
+	llm := llmtest.New(llmtest.Reply{
 		Thinking: "Two plus two.",
 		Text:     "It is 4.",
 		Chunks:   []string{"It is", " 4."},
 		Usage:    model.Usage{InputTokens: 12, OutputTokens: 4, ThinkingTokens: 6},
 	})
-	client, err := agent.New(agent.Config{Model: model})
+	client, err := agent.New(agent.Config{Model: llm})
 	if err != nil {
 		panic(err)
 	}
 	resp, err := agent.Complete(context.Background(), client, "What is 2+2?",
 		agent.WithModel("thinking"),
-		agent.WithStreaming(func(_ context.Context, c agent.Chunk) error {
-			if c.Text != "" {
+		agent.WithStreaming(func(_ context.Context, c model.Chunk) error {
+			if c.Kind == model.ChunkText {
 				fmt.Printf("chunk %q\n", c.Text)
 			}
 			return nil

@@ -24,7 +24,7 @@ var (
 
 // emitChunk forwards a streamed chunk to the graph run's stream as a custom
 // event: a node streams its model's reply only when it says so.
-func emitChunk(ctx context.Context, c agent.Chunk) error { return graph.Emit(ctx, c) }
+func emitChunk(ctx context.Context, c model.Chunk) error { return graph.Emit(ctx, c) }
 
 // TestGraphStreamAndUsage runs a model call inside a streaming graph run:
 // the answer's chunks, forwarded by the node, reach the run's stream as
@@ -58,7 +58,7 @@ func TestGraphStreamAndUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var chunks []agent.Chunk
+	var chunks []model.Chunk
 	var final chatState
 	for ev, err := range app.Stream(context.Background(), chatState{Query: "Go news"}, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
 		if err != nil {
@@ -66,7 +66,7 @@ func TestGraphStreamAndUsage(t *testing.T) {
 		}
 		switch ev.Mode {
 		case graph.StreamCustom:
-			c, ok := ev.Payload.(agent.Chunk)
+			c, ok := ev.Payload.(model.Chunk)
 			if !ok || ev.Node != "write" {
 				t.Errorf("custom event %T from %q", ev.Payload, ev.Node)
 			}
@@ -75,9 +75,9 @@ func TestGraphStreamAndUsage(t *testing.T) {
 			final = ev.State
 		}
 	}
-	want := []agent.Chunk{
-		{Model: "thinking", Thinking: "be b"}, {Model: "thinking", Thinking: "rief"},
-		{Model: "thinking", Text: "Go 1.26"}, {Model: "thinking", Text: " is out."},
+	want := []model.Chunk{
+		{Kind: model.ChunkThinking, Text: "be b"}, {Kind: model.ChunkThinking, Text: "rief"},
+		{Kind: model.ChunkText, Text: "Go 1.26"}, {Kind: model.ChunkText, Text: " is out."},
 	}
 	if diff := cmp.Diff(want, chunks); diff != "" {
 		t.Errorf("stream chunks (-want +got):\n%s", diff)
@@ -116,7 +116,7 @@ func TestGraphStreamConsumerLeaves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Payload.(agent.Chunk).Text != "a lo" {
+		if ev.Payload.(model.Chunk).Text != "a lo" {
 			t.Errorf("first chunk = %+v", ev.Payload)
 		}
 		break

@@ -7,6 +7,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -19,10 +20,10 @@ func TestWireOllama(t *testing.T) {
 	srv := llmtest.NewOpenAIServer(m)
 	defer srv.Close()
 
-	c := newClient(t, agent.Config{Ollama: &agent.OllamaConfig{Host: srv.URL}, Resilience: wirePolicy()})
+	c := newClient(t, agent.Config{Ollama: &provider.OllamaConfig{Host: srv.URL}, Resilience: wirePolicy()})
 	var chunks []string
 	res, err := agent.Call[SupervisorDecision](context.Background(), c, "say hi", agent.WithModel("ollama:llama3.2"),
-		agent.WithStreaming(func(_ context.Context, ch agent.Chunk) error { chunks = append(chunks, ch.Text); return nil }))
+		agent.WithStreaming(func(_ context.Context, ch model.Chunk) error { chunks = append(chunks, ch.Text); return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}

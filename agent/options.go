@@ -26,7 +26,7 @@ type options struct {
 	thinking       thinkingChoice
 	thinkingBudget int
 	stream         bool
-	onChunk        func(context.Context, Chunk) error
+	onChunk        func(context.Context, model.Chunk) error
 	maxAttempts    int
 	outputMode     OutputMode
 	check          func(any) error
@@ -62,16 +62,20 @@ func WithThinking(budget int) Option {
 // thinks by default.
 func WithoutThinking() Option { return func(o *options) { o.thinking = thinkingOff } }
 
-// WithStreaming streams the reply as it is generated: each chunk goes to
-// fn. An error returned by fn aborts the call with that error, without a
-// retry. Empty chunks are never delivered. If a failed attempt is retried,
-// the retry streams again from its start.
+// WithStreaming streams the reply as it is generated: each delta goes to
+// fn as a model.Chunk of kind ChunkText (answer text), ChunkThinking
+// (thinking text, also in Chunk.Text: check Kind) or ChunkToolCall (a
+// piece of one tool call, never in the text). Empty deltas and the final
+// ChunkDone are never delivered: the complete reply is what the call
+// returns, whose Model names the model that wrote it. An error returned
+// by fn aborts the call with that error, without a retry. If a failed
+// attempt is retried, the retry streams again from its start.
 //
 // Nothing reaches a graph run's stream behind the caller's back: a node
 // that wants its tokens in the run's stream forwards them, for example with
 // graph.Emit in fn, or calls the model through graph.Generate (the
 // StreamMessages mode).
-func WithStreaming(fn func(ctx context.Context, c Chunk) error) Option {
+func WithStreaming(fn func(ctx context.Context, c model.Chunk) error) Option {
 	return func(o *options) { o.stream, o.onChunk = true, fn }
 }
 

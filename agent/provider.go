@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,36 +18,6 @@ import (
 	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/resilience"
 )
-
-// OpenAIConfig configures the OpenAI provider, which also serves any
-// OpenAI-compatible server (vLLM, LM Studio, OpenRouter, Azure-style
-// gateways) through BaseURL.
-type OpenAIConfig struct {
-	// APIKey is sent as a bearer token. Required (any non-empty value for
-	// servers that take none).
-	APIKey string
-	// BaseURL is the API root, such as "https://api.openai.com/v1" (the
-	// default when empty) or "http://localhost:8000/v1".
-	BaseURL string
-	// Organization is sent as OpenAI-Organization when set.
-	Organization string
-}
-
-// AnthropicConfig configures the Anthropic provider.
-type AnthropicConfig struct {
-	// APIKey is sent as x-api-key. Required.
-	APIKey string
-	// BaseURL is the API root; empty means "https://api.anthropic.com/v1".
-	BaseURL string
-}
-
-// OllamaConfig configures the Ollama provider, reached through Ollama's
-// OpenAI-compatible API (Host+"/v1"), which carries tool calls.
-type OllamaConfig struct {
-	// Host is the server URL, such as "http://127.0.0.1:11434" (the default
-	// when empty).
-	Host string
-}
 
 // Environment variables read by ConfigFromEnv; the provider settings are
 // those of package provider.
@@ -87,13 +58,13 @@ const (
 func ConfigFromEnv() (Config, error) {
 	var cfg Config
 	if k := os.Getenv(EnvOpenAIKey); k != "" {
-		cfg.OpenAI = &OpenAIConfig{APIKey: k, BaseURL: os.Getenv(EnvOpenAIBaseURL), Organization: os.Getenv(EnvOpenAIOrg)}
+		cfg.OpenAI = &provider.OpenAIConfig{APIKey: k, BaseURL: os.Getenv(EnvOpenAIBaseURL), Organization: os.Getenv(EnvOpenAIOrg)}
 	}
 	if k := os.Getenv(EnvAnthropicKey); k != "" {
-		cfg.Anthropic = &AnthropicConfig{APIKey: k, BaseURL: os.Getenv(EnvAnthropicURL)}
+		cfg.Anthropic = &provider.AnthropicConfig{APIKey: k, BaseURL: os.Getenv(EnvAnthropicURL)}
 	}
 	if h := os.Getenv(EnvOllamaHost); h != "" {
-		cfg.Ollama = &OllamaConfig{Host: h}
+		cfg.Ollama = &provider.OllamaConfig{Host: h}
 	}
 	cfg.DefaultModel = strings.TrimSpace(os.Getenv(EnvDefaultModel))
 	if d := provider.DefaultModel(cfg.DefaultModel); d != "" {
@@ -131,16 +102,22 @@ func RegisterAliases(r *Registry, list string) error {
 }
 
 // buildProviders creates the configured provider models (package
-// agent/provider). Their HTTP client records each failed answer's status
-// and Retry-After for the error classifier.
+// agent/provider). Their HTTP client, the provider config's or else
+// cfg.HTTPClient, records each failed answer's status and Retry-After for
+// the error classifier.
 func buildProviders(cfg Config) (map[string]model.Model, error) {
 	out := make(map[string]model.Model, 3)
-	hc := instrumentedClient(cfg.HTTPClient)
+	hc := func(own *http.Client) *http.Client { return instrumentedClient(cmp.Or(own, cfg.HTTPClient)) }
 	if c := cfg.OpenAI; c != nil {
 		if c.APIKey == "" {
 			return nil, fmt.Errorf("agent: Config.OpenAI.APIKey is empty: set it or %s", EnvOpenAIKey)
 		}
-		m, err := provider.OpenAI(provider.OpenAIConfig{APIKey: c.APIKey, BaseURL: c.BaseURL, Organization: c.Organization, HTTPClient: hc})
+		if c.Model != "" {
+			return nil, modelSet("OpenAI", ProviderOpenAI, c.Model)
+		}
+		pc := *c
+		pc.HTTPClient = hc(c.HTTPClient)
+		m, err := provider.OpenAI(pc)
 		if err != nil {
 			return nil, fmt.Errorf("agent: openai provider: %w", err)
 		}
@@ -150,20 +127,37 @@ func buildProviders(cfg Config) (map[string]model.Model, error) {
 		if c.APIKey == "" {
 			return nil, fmt.Errorf("agent: Config.Anthropic.APIKey is empty: set it or %s", EnvAnthropicKey)
 		}
-		m, err := provider.Anthropic(provider.AnthropicConfig{APIKey: c.APIKey, BaseURL: c.BaseURL, HTTPClient: hc})
+		if c.Model != "" {
+			return nil, modelSet("Anthropic", ProviderAnthropic, c.Model)
+		}
+		pc := *c
+		pc.HTTPClient = hc(c.HTTPClient)
+		m, err := provider.Anthropic(pc)
 		if err != nil {
 			return nil, fmt.Errorf("agent: anthropic provider: %w", err)
 		}
 		out[ProviderAnthropic] = m
 	}
 	if c := cfg.Ollama; c != nil {
-		m, err := provider.Ollama(provider.OllamaConfig{Host: c.Host, HTTPClient: hc})
+		if c.Model != "" {
+			return nil, modelSet("Ollama", ProviderOllama, c.Model)
+		}
+		pc := *c
+		pc.HTTPClient = hc(c.HTTPClient)
+		m, err := provider.Ollama(pc)
 		if err != nil {
 			return nil, fmt.Errorf("agent: ollama provider: %w", err)
 		}
 		out[ProviderOllama] = m
 	}
 	return out, nil
+}
+
+// modelSet is the error of a provider config of Config whose Model is
+// set: a Client serves many models of a provider, and the registry names
+// the model of each call.
+func modelSet(field, provider, id string) error {
+	return fmt.Errorf("agent: Config.%s.Model is %q, but a Client names the model of each call through its Registry; leave it empty and set Config.DefaultModel to %q (or register an alias)", field, id, provider+":"+id)
 }
 
 // httpOutcome is filled by statusTransport with the last failed HTTP answer

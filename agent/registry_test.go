@@ -9,6 +9,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -124,7 +125,7 @@ func TestClientErrors(t *testing.T) {
 	if !errors.Is(err, agent.ErrThinkingUnsupported) {
 		t.Errorf("err = %v, want ErrThinkingUnsupported", err)
 	}
-	if _, err := agent.New(agent.Config{Anthropic: &agent.AnthropicConfig{}}); err == nil ||
+	if _, err := agent.New(agent.Config{Anthropic: &provider.AnthropicConfig{}}); err == nil ||
 		!strings.Contains(err.Error(), agent.EnvAnthropicKey) {
 		t.Errorf("New with an empty key: %v", err)
 	}

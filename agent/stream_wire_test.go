@@ -46,7 +46,7 @@ func TestWireStreamingToolCallNotText(t *testing.T) {
 }
 
 // TestWireStreamingToolCallChunks: the tool calls streamed through
-// agent.WithStreaming arrive as Chunk.ToolCall pieces that rebuild each
+// agent.WithStreaming arrive as model.Chunk.ToolCall pieces that rebuild each
 // call, by index.
 func TestWireStreamingToolCallChunks(t *testing.T) {
 	m := llmtest.New(llmtest.Reply{ToolCalls: []model.ToolCall{
@@ -60,7 +60,7 @@ func TestWireStreamingToolCallChunks(t *testing.T) {
 	}
 	args, ids := map[int]string{}, map[int]string{}
 	for _, ch := range rec.chunks {
-		if ch.ToolCall == nil || ch.Text != "" || ch.Thinking != "" {
+		if ch.Kind != model.ChunkToolCall || ch.ToolCall == nil || ch.Text != "" {
 			t.Errorf("chunk %+v: want a tool-call piece alone", ch)
 			continue
 		}

@@ -305,7 +305,7 @@ func generateOnce(ctx context.Context, m model.Model, req *model.Request, o *opt
 		if c.Kind != model.ChunkToolCall && c.Text == "" || o.onChunk == nil {
 			continue
 		}
-		if err := o.onChunk(ctx, chunkOf(req.Model, c)); err != nil {
+		if err := o.onChunk(ctx, c); err != nil {
 			return nil, err
 		}
 	}

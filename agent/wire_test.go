@@ -12,6 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/google/go-cmp/cmp"
 )
@@ -25,7 +26,7 @@ func openAIClient(t *testing.T, m *llmtest.Model) *agent.Client {
 	srv := llmtest.NewOpenAIServer(m)
 	t.Cleanup(srv.Close)
 	return newClient(t, agent.Config{
-		OpenAI:       &agent.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1"},
+		OpenAI:       &provider.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1"},
 		Registry:     mustRegistry(t, agent.ModelSpec{Name: "gpt", Provider: agent.ProviderOpenAI, ID: "gpt-test", Capabilities: agent.Capabilities{JSONMode: true, ToolCalling: true}}),
 		DefaultModel: "gpt",
 		Resilience:   wirePolicy(),
@@ -37,7 +38,7 @@ func anthropicClient(t *testing.T, m *llmtest.Model) *agent.Client {
 	srv := llmtest.NewAnthropicServer(m)
 	t.Cleanup(srv.Close)
 	return newClient(t, agent.Config{
-		Anthropic:  &agent.AnthropicConfig{APIKey: "sk-ant-test", BaseURL: srv.URL + "/v1"},
+		Anthropic:  &provider.AnthropicConfig{APIKey: "sk-ant-test", BaseURL: srv.URL + "/v1"},
 		Resilience: wirePolicy(),
 	})
 }
@@ -52,10 +53,10 @@ func wirePolicy() *resilience.Config {
 
 type recorder struct {
 	mu     sync.Mutex
-	chunks []agent.Chunk
+	chunks []model.Chunk
 }
 
-func (r *recorder) add(_ context.Context, c agent.Chunk) error {
+func (r *recorder) add(_ context.Context, c model.Chunk) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.chunks = append(r.chunks, c)
@@ -83,10 +84,10 @@ func TestWireOpenAI(t *testing.T) {
 			if diff := cmp.Diff(usage, resp.Usage); diff != "" {
 				t.Errorf("usage (-want +got):\n%s", diff)
 			}
-			var want []agent.Chunk
+			var want []model.Chunk
 			if stream {
 				// OpenAI ends its stream with an empty delta; it is not delivered.
-				want = []agent.Chunk{{Model: "gpt", Text: "Hel"}, {Model: "gpt", Text: "lo"}, {Model: "gpt", Text: " world"}}
+				want = []model.Chunk{{Kind: model.ChunkText, Text: "Hel"}, {Kind: model.ChunkText, Text: "lo"}, {Kind: model.ChunkText, Text: " world"}}
 			}
 			if diff := cmp.Diff(want, rec.chunks); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
@@ -213,11 +214,11 @@ func TestWireAnthropicThinking(t *testing.T) {
 			if diff := cmp.Diff(want, resp.Usage); diff != "" {
 				t.Errorf("usage (-want +got):\n%s", diff)
 			}
-			var wantChunks []agent.Chunk
+			var wantChunks []model.Chunk
 			if stream {
-				wantChunks = []agent.Chunk{
-					{Model: "thinking", Thinking: "let me"}, {Model: "thinking", Thinking: " think"},
-					{Model: "thinking", Text: "Hello "}, {Model: "thinking", Text: "there"},
+				wantChunks = []model.Chunk{
+					{Kind: model.ChunkThinking, Text: "let me"}, {Kind: model.ChunkThinking, Text: " think"},
+					{Kind: model.ChunkText, Text: "Hello "}, {Kind: model.ChunkText, Text: "there"},
 				}
 			}
 			if diff := cmp.Diff(wantChunks, rec.chunks); diff != "" {
@@ -273,7 +274,7 @@ func TestStreamingCallbackStopsCall(t *testing.T) {
 				c = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
 			}
 			n := 0
-			_, err := agent.Complete(context.Background(), c, "hi", agent.WithStreaming(func(context.Context, agent.Chunk) error {
+			_, err := agent.Complete(context.Background(), c, "hi", agent.WithStreaming(func(context.Context, model.Chunk) error {
 				n++
 				return stop
 			}))
@@ -281,5 +282,56 @@ func TestStreamingCallbackStopsCall(t *testing.T) {
 				t.Errorf("err = %v after %d chunks and %d calls; want the callback's error after 1 chunk, no retry", err, n, len(m.Calls()))
 			}
 		})
+	}
+}
+
+// countingTransport counts the requests it sends.
+type countingTransport struct{ n *int }
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	*c.n++
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestProviderConfigOfClient: Config.OpenAI, Anthropic and Ollama are the
+// provider package's configs. A Model in one is reported (the registry
+// names each call's model); the config's HTTPClient replaces
+// Config.HTTPClient for its provider; its other fields, such as
+// MaxReplyBytes, reach the provider model.
+func TestProviderConfigOfClient(t *testing.T) {
+	for _, tt := range []struct {
+		field string
+		cfg   agent.Config
+	}{
+		{"OpenAI", agent.Config{OpenAI: &provider.OpenAIConfig{APIKey: "k", Model: "gpt-4o"}}},
+		{"Anthropic", agent.Config{Anthropic: &provider.AnthropicConfig{APIKey: "k", Model: "claude"}}},
+		{"Ollama", agent.Config{Ollama: &provider.OllamaConfig{Model: "llama3.2"}}},
+	} {
+		if _, err := agent.New(tt.cfg); err == nil || !strings.Contains(err.Error(), "Config."+tt.field+".Model") || !strings.Contains(err.Error(), "DefaultModel") {
+			t.Errorf("New with Config.%s.Model set: %v; want an error naming the field and Config.DefaultModel", tt.field, err)
+		}
+	}
+
+	m := llmtest.New().Default(llmtest.Reply{Text: "Hello world"})
+	srv := llmtest.NewOpenAIServer(m)
+	t.Cleanup(srv.Close)
+	var own, shared int
+	cfg := agent.Config{
+		OpenAI:       &provider.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1", HTTPClient: &http.Client{Transport: countingTransport{&own}}},
+		HTTPClient:   &http.Client{Transport: countingTransport{&shared}},
+		DefaultModel: "openai:gpt-test",
+		Resilience:   wirePolicy(),
+	}
+	resp, err := agent.Complete(context.Background(), newClient(t, cfg), "hi")
+	if err != nil || resp.Text != "Hello world" {
+		t.Fatalf("Complete = %+v, %v", resp, err)
+	}
+	if own != 1 || shared != 0 {
+		t.Errorf("requests sent by Config.OpenAI.HTTPClient %d, by Config.HTTPClient %d; want 1 and 0", own, shared)
+	}
+
+	cfg.OpenAI = &provider.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1", MaxReplyBytes: 16}
+	if _, err := agent.Complete(context.Background(), newClient(t, cfg), "hi"); !errors.Is(err, provider.ErrReplyTooLarge) {
+		t.Errorf("Complete with Config.OpenAI.MaxReplyBytes 16: %v, want ErrReplyTooLarge", err)
 	}
 }

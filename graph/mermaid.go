@@ -4,9 +4,9 @@ import (
 	"strings"
 )
 
-// drawer is a compiled graph drawn inside another as a subgraph.
+// drawer is a compiled graph drawn inside another as a subgraph: its
+// Topology is drawn, and reported, as part of its parent's.
 type drawer interface {
-	draw(b *strings.Builder, prefix, indent string)
 	topology() Topology
 }
 
@@ -16,15 +16,19 @@ type drawer interface {
 // [Targets] as dotted arrows labelled "goto", Sends as dotted arrows
 // labelled "send", and subgraph nodes as nested subgraphs drawn in full.
 // Labels set with [Graph.Label] replace the default ones.
-// The output is deterministic.
+// The output is deterministic. It draws the graph's [Compiled.Topology].
 func (c *Compiled[S]) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
-	c.draw(&b, "", "\t")
+	t := c.Topology()
+	drawMermaid(&b, &t, "", "\t")
 	return b.String()
 }
 
-func (c *Compiled[S]) draw(b *strings.Builder, prefix, indent string) {
+// drawMermaid writes the nodes and edges of t, each line indented by
+// indent, with Mermaid ids prefixed by prefix (those of a subgraph by its
+// node's id).
+func drawMermaid(b *strings.Builder, t *Topology, prefix, indent string) {
 	id := func(name string) string { return prefix + mermaidID(name) }
 	line := func(parts ...string) {
 		b.WriteString(indent)
@@ -34,57 +38,39 @@ func (c *Compiled[S]) draw(b *strings.Builder, prefix, indent string) {
 		b.WriteByte('\n')
 	}
 	line(id(START), "([START])")
-	for _, n := range c.nodes {
+	task := make(map[string]bool, len(t.Nodes))
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		task[n.Name] = n.Task
 		switch {
-		case n.sub != nil:
-			line("subgraph ", id(n.name), "[", mermaidLabel(n.name), "]")
-			n.sub.draw(b, id(n.name)+"__", indent+"\t")
+		case n.Subgraph != nil:
+			line("subgraph ", id(n.Name), "[", mermaidLabel(n.Name), "]")
+			drawMermaid(b, n.Subgraph, id(n.Name)+"__", indent+"\t")
 			line("end")
-		case n.task != nil:
-			line(id(n.name), "[[", mermaidLabel(n.name), "]]")
+		case n.Task:
+			line(id(n.Name), "[[", mermaidLabel(n.Name), "]]")
 		default:
-			line(id(n.name), "[", mermaidLabel(n.name), "]")
+			line(id(n.Name), "[", mermaidLabel(n.Name), "]")
 		}
 	}
 	line(id(END), "([END])")
-	name := func(i int) string {
-		if i == len(c.nodes) {
-			return END
-		}
-		return c.nodes[i].name
-	}
-	// kind: "" for a static edge, "?" for a conditional one, "goto" for a
-	// route declared with Targets. Sends are drawn as "send".
-	arrow := func(from *node[S], to int, kind string) {
-		label := c.labels[[2]int{from.idx, to}]
-		if label == "" && to < len(c.nodes) && c.nodes[to].task != nil {
+	for _, e := range t.Edges {
+		label := e.Label
+		if label == "" && task[e.To] {
 			label = "send"
 		}
-		if label == "" && kind == "goto" {
+		if label == "" && e.Kind == EdgeGoto {
 			label = "goto"
 		}
 		switch {
-		case kind == "" && label == "":
-			line(id(from.name), " --> ", id(name(to)))
-		case kind == "":
-			line(id(from.name), " -->|", mermaidLabel(label), "| ", id(name(to)))
+		case e.Kind == EdgeStatic && label == "":
+			line(id(e.From), " --> ", id(e.To))
+		case e.Kind == EdgeStatic:
+			line(id(e.From), " -->|", mermaidLabel(label), "| ", id(e.To))
 		case label == "":
-			line(id(from.name), " -.-> ", id(name(to)))
+			line(id(e.From), " -.-> ", id(e.To))
 		default:
-			line(id(from.name), " -.->|", mermaidLabel(label), "| ", id(name(to)))
-		}
-	}
-	for _, n := range append([]*node[S]{c.start}, c.nodes...) {
-		for _, t := range n.next {
-			arrow(n, t, "")
-		}
-		for _, br := range n.branches {
-			for _, t := range br.idx {
-				arrow(n, t, "?")
-			}
-		}
-		for _, t := range n.targetIdx {
-			arrow(n, t, "goto")
+			line(id(e.From), " -.->|", mermaidLabel(label), "| ", id(e.To))
 		}
 	}
 }

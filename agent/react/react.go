@@ -316,7 +316,6 @@ type agent struct {
 	tools   map[string]operator.Tool
 	names   []string
 	list    []operator.Tool // the tools in the order of names
-	into    []bool          // by the order of names: the tool is a toolcall.Into
 	defs    []model.ToolDef
 	approve map[string]bool
 	all     bool
@@ -380,8 +379,6 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		a.tools[d.Name] = t
 		a.names = append(a.names, d.Name)
 		a.list = append(a.list, t)
-		_, into := t.(toolcall.Into)
-		a.into = append(a.into, into)
 		a.defs = append(a.defs, d)
 	}
 	if cfg.Answer != nil {
@@ -649,7 +646,8 @@ func (a *agent) replyTurn(u *graph.Update[State], s *State, resp *model.Response
 func (a *agent) allInto(msg *model.Message) bool {
 	for i := range msg.Parts {
 		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
-			if !a.isInto(p.ToolCall.Name) {
+			t, _ := a.tool(p.ToolCall.Name)
+			if _, into := t.(toolcall.Into); !into {
 				return false
 			}
 		}
@@ -1222,21 +1220,6 @@ func (a *agent) tool(name string) (operator.Tool, bool) {
 		}
 	}
 	return nil, false
-}
-
-// isInto reports whether the agent has a tool named name that writes its
-// result into its caller's storage (toolcall.Into).
-func (a *agent) isInto(name string) bool {
-	if len(a.names) > scanTools {
-		_, into := a.tools[name].(toolcall.Into)
-		return into
-	}
-	for i, n := range a.names {
-		if n == name {
-			return a.into[i]
-		}
-	}
-	return false
 }
 
 // errResult is callTool's error for a call whose result it left in *res.

@@ -367,7 +367,7 @@ func TestToolMessageStorageTakenOnce(t *testing.T) {
 		A int `json:"a"`
 	}
 	add := operator.MustFuncTool("add", "Adds one.", func(_ context.Context, in args) (int, error) { return in.A + 1, nil })
-	a := &agent{names: []string{"add"}, list: []operator.Tool{add}, into: []bool{true}, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
+	a := &agent{names: []string{"add"}, list: []operator.Tool{add}, maxResult: DefaultMaxResultBytes, maxBinary: DefaultMaxResultBinaryBytes}
 	tn := toolTurn(1)
 	c := &tn.calls[0]
 	c.Call = model.ToolCall{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":1}`)}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
@@ -72,14 +73,14 @@ func serve(t *testing.T, cfg chatbot.Config, closeWithin time.Duration) (*chatbo
 // scripted-small and scripted.
 func scriptedServer(t *testing.T, model *llmtest.Model) (*chatbot.Bot, *httptest.Server) {
 	t.Helper()
-	provider := llmtest.NewOpenAIServer(model)
-	t.Cleanup(provider.Close)
+	upstream := llmtest.NewOpenAIServer(model)
+	t.Cleanup(upstream.Close)
 	reg := agent.DefaultRegistry()
 	if err := agent.RegisterAliases(reg, "haiku=openai:scripted-small,sonnet=openai:scripted"); err != nil {
 		t.Fatal(err)
 	}
 	return serve(t, chatbot.Config{DataDir: t.TempDir(), Agent: &agent.Config{
-		Registry: reg, OpenAI: &agent.OpenAIConfig{BaseURL: provider.URL + "/v1", APIKey: "test"},
+		Registry: reg, OpenAI: &provider.OpenAIConfig{BaseURL: upstream.URL + "/v1", APIKey: "test"},
 	}}, 5*time.Second)
 }
 

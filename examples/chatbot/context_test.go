@@ -109,3 +109,20 @@ func TestOperatorPromptHoldsConversation(t *testing.T) {
 		}
 	}
 }
+
+// The writer's thinking, streamed over the wire as its own chunks, stays
+// out of the answer the user reads: only its answer text becomes
+// response.chunk events.
+func TestWriterThinkingNotStreamed(t *testing.T) {
+	model := llmtest.New(
+		llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "resolve it", Tool: "query_rewriter", Arguments: map[string]any{"query": "Is the Business plan billed annually?"}}),
+		llmtest.Text(`{"internal_query": "business plan annual billing", "external_query": "acme business plan annual billing"}`),
+		llmtest.JSON(supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "rewritten"}),
+		llmtest.Reply{Thinking: "The rewriter found the billing terms.", Text: "Yes, billed annually."},
+	)
+	_, srv := scriptedServer(t, model)
+	tr := chat(t, srv, "conv-thinking", "Is the Business plan billed annually?")
+	if got := tr.answer(); got != "Yes, billed annually." {
+		t.Errorf("answer %q, want the writer's text alone, without its thinking", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
@@ -53,14 +54,14 @@ func TestDirectResponseSkipsTheWriter(t *testing.T) {
 				llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "the reporter answers itself", Tool: "reporter",
 					Arguments: map[string]any{"query": "the report"}}),
 			)
-			provider := llmtest.NewOpenAIServer(model)
-			t.Cleanup(provider.Close)
+			upstream := llmtest.NewOpenAIServer(model)
+			t.Cleanup(upstream.Close)
 			reg := agent.DefaultRegistry()
 			if err := agent.RegisterAliases(reg, "haiku=openai:scripted-small,sonnet=openai:scripted"); err != nil {
 				t.Fatal(err)
 			}
 			_, srv := serve(t, chatbot.Config{DataDir: t.TempDir(),
-				Agent: &agent.Config{Registry: reg, OpenAI: &agent.OpenAIConfig{BaseURL: provider.URL + "/v1", APIKey: "test"}},
+				Agent: &agent.Config{Registry: reg, OpenAI: &provider.OpenAIConfig{BaseURL: upstream.URL + "/v1", APIKey: "test"}},
 				RegisterOperators: func(r *operator.Registry) error {
 					return r.Register(operator.Metadata{Name: "reporter", Description: "Sends the user their report", Type: operator.PureLLM,
 						Capabilities: operator.Capabilities{DirectResponse: true, Streaming: true}},

@@ -506,8 +506,8 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 		}
 		res, err := supervisor.Write(ctx, b.turnModel(), supervisor.WriteInput{
 			Query: s.Query, Context: withClientContext(s.ClientContext, withCognition(s.Cognition, s.Context)), Observations: s.Observations, Draft: draft,
-		}, agent.WithModel(cmp.Or(s.Writer, DefaultWriterModel)), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
-			if c.Text == "" {
+		}, agent.WithModel(cmp.Or(s.Writer, DefaultWriterModel)), agent.WithStreaming(func(ctx context.Context, c model.Chunk) error {
+			if c.Kind != model.ChunkText || c.Text == "" {
 				return nil
 			}
 			return r.em.Emit(ctx, chatevent.ResponseChunk{Content: c.Text})

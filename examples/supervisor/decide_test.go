@@ -390,7 +390,12 @@ func TestWriteStreams(t *testing.T) {
 	res, err := supervisor.Write(context.Background(), newClient(t, agent.Config{Model: m}), supervisor.WriteInput{
 		Query:        "How much is Team?",
 		Observations: []supervisor.Observation{{Source: "search_knowledge", Content: "Team: $49 per seat per month"}},
-	}, agent.WithStreaming(func(_ context.Context, c agent.Chunk) error { got = append(got, c.Text); return nil }))
+	}, agent.WithStreaming(func(_ context.Context, c model.Chunk) error {
+		if c.Kind == model.ChunkText {
+			got = append(got, c.Text)
+		}
+		return nil
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

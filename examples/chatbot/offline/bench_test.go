@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/examples/supervisor"
 )
@@ -29,7 +30,7 @@ func BenchmarkDecide(b *testing.B) {
 func BenchmarkDecideHTTP(b *testing.B) {
 	m := offline.New(offline.Config{})
 	srv := httptestServer(b, m)
-	benchDecide(b, agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: srv + "/v1", APIKey: "offline"}, DefaultModel: "openai:" + m.Name()})
+	benchDecide(b, agent.Config{OpenAI: &provider.OpenAIConfig{BaseURL: srv + "/v1", APIKey: "offline"}, DefaultModel: "openai:" + m.Name()})
 }
 
 // BenchmarkDecideInProcess is the same decision through langchaingo's
@@ -37,7 +38,7 @@ func BenchmarkDecideHTTP(b *testing.B) {
 // socket.
 func BenchmarkDecideInProcess(b *testing.B) {
 	m := offline.New(offline.Config{})
-	benchDecide(b, agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: "http://offline/v1", APIKey: "offline"},
+	benchDecide(b, agent.Config{OpenAI: &provider.OpenAIConfig{BaseURL: "http://offline/v1", APIKey: "offline"},
 		HTTPClient: &http.Client{Transport: m.Transport()}, DefaultModel: "openai:" + m.Name()})
 }
 

@@ -181,7 +181,7 @@
 //	reg := agent.DefaultRegistry()
 //	agent.RegisterAliases(reg, "haiku=openai:offline-demo,sonnet=openai:offline-demo,opus=openai:offline-demo")
 //	client, _ := agent.New(agent.Config{Registry: reg,
-//		OpenAI: &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}})
+//		OpenAI: &provider.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}})
 //
 // Model.Transport serves the same handler without a socket: set
 // agent.Config.HTTPClient to &http.Client{Transport: m.Transport()} and the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/examples/supervisor"
 )
@@ -26,7 +27,7 @@ func ExampleModel_Handler() {
 	}
 	client, err := agent.New(agent.Config{
 		Registry: reg,
-		OpenAI:   &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"},
+		OpenAI:   &provider.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/examples/supervisor"
@@ -23,7 +24,7 @@ func learnFrom(t *testing.T, outcome cognition.Outcome, user ...string) cognitio
 	t.Helper()
 	m := offline.New(offline.Config{})
 	c, err := agent.New(agent.Config{
-		OpenAI:       &agent.OpenAIConfig{BaseURL: "http://offline.invalid/v1", APIKey: "offline"},
+		OpenAI:       &provider.OpenAIConfig{BaseURL: "http://offline.invalid/v1", APIKey: "offline"},
 		HTTPClient:   &http.Client{Transport: m.Transport()},
 		DefaultModel: "openai:" + m.Name(),
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/examples/supervisor"
 	"github.com/agentgraph/agentgraph/examples/supervisor/supervisortest"
@@ -26,12 +27,12 @@ func openAIClient(t *testing.T, m *offline.Model, inProcess bool) *agent.Client 
 	t.Helper()
 	cfg := agent.Config{DefaultModel: "openai:" + m.Name()}
 	if inProcess {
-		cfg.OpenAI = &agent.OpenAIConfig{BaseURL: "http://offline/v1", APIKey: "offline"}
+		cfg.OpenAI = &provider.OpenAIConfig{BaseURL: "http://offline/v1", APIKey: "offline"}
 		cfg.HTTPClient = &http.Client{Transport: m.Transport()}
 	} else {
 		srv := httptest.NewServer(m.Handler())
 		t.Cleanup(srv.Close)
-		cfg.OpenAI = &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}
+		cfg.OpenAI = &provider.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}
 	}
 	c, err := agent.New(cfg)
 	if err != nil {
@@ -100,8 +101,10 @@ func TestOpenAIWireWrite(t *testing.T) {
 				var chunks []string
 				var opts []agent.Option
 				if stream {
-					opts = append(opts, agent.WithStreaming(func(_ context.Context, ch agent.Chunk) error {
-						chunks = append(chunks, ch.Text)
+					opts = append(opts, agent.WithStreaming(func(_ context.Context, ch model.Chunk) error {
+						if ch.Kind == model.ChunkText {
+							chunks = append(chunks, ch.Text)
+						}
 						return nil
 					}))
 				}
