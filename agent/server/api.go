@@ -667,6 +667,10 @@ func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) er
 				s.log.Warn("deleting a thread: its durable subgraphs' checkpoints past Config.MaxCopyCheckpoints are not looked for", zapString("thread_id", id))
 			}
 		}
+		owner, hooks := "", false
+		if err == nil {
+			owner, hooks, err = s.threadOwner(ctx, id)
+		}
 		if err == nil {
 			err = s.store.DeleteThread(ctx, id)
 		}
@@ -674,6 +678,9 @@ func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) er
 			if err == nil {
 				err = s.saver.DeleteThread(ctx, id+sub)
 			}
+		}
+		if err == nil && hooks {
+			s.threadDeleted(ctx, id, owner)
 		}
 		unlock()
 		for _, runID := range runs {

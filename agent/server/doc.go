@@ -217,7 +217,15 @@
 // Config.Authenticate names each request's principal (see [APIKeys] for
 // x-api-key keys), on every route but GET /ok, the health check load
 // balancers make without credentials (it reveals nothing); threads belong to the principal that created them and
-// are invisible (404) to others. Without it the server answers loopback
+// are invisible (404) to others. Thread ids are one space shared by all
+// principals, as in LangGraph's servers: creating a thread (or a run
+// with if_not_exists create) under an id another principal's thread
+// holds is refused with 409, which tells the caller that the id is
+// taken, though nothing of the thread; use random ids (UUIDs, the
+// server's default), and delete what a graph keeps by thread with the
+// thread ([WithThreadDeleted]), so that an id freed and taken again
+// starts anew. A run's context carries its principal (guard.Principal,
+// see [RunContext]). Without it the server answers loopback
 // clients only. Browser origins other than the API's own must be listed
 // in Config.AllowedOrigins (CORS), but, with Config.Authenticate, for
 // loopback pages calling a server reached on a loopback host: without
@@ -227,7 +235,7 @@
 // (what a page's fetch of a string sends); a body of another type (a
 // form, multipart, no type) or in a charset other than UTF-8 (or ASCII) is refused
 // with 415, and one that is not valid UTF-8 (or escapes half of a
-// surrogate pair) with 422. Numbers in metadata, and in the filters on
+// surrogate pair), or that nests deeper than [MaxJSONDepth], with 422. Numbers in metadata, and in the filters on
 // metadata and values, and in store items and their search filters, must be ones a float64 holds
 // (magnitude at most 1.7976931348623157e308, and zero or above 2.5e-324,
 // which a float64 would round to zero), written in at most 1000

@@ -244,6 +244,8 @@ type runner interface {
 	latest(ctx context.Context, threadID string) (checkpointID string, snap any, err error)
 	history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, bool, error)
 	update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error)
+	// threadDeleted is the graph's WithThreadDeleted function, or nil.
+	threadDeleted() func(ctx context.Context, threadID string) error
 }
 
 // runCall is what one run asks of its graph.
@@ -383,10 +385,11 @@ type adapter[S any] struct {
 	customValues bool     // codec.Values is WithCodec's
 	inputKeys    []string // WithInputFields's keys; nil for every field
 	description  string
-	keys         map[string]string    // Go field name -> JSON key
-	schemaSet    schemaSet            // GET /assistants/{id}/schemas, built at Register
-	subSchemas   map[string]schemaSet // of the subgraphs, by namespace
-	gotoPolicy   *GotoPolicy          // WithGoto's; nil: command.goto refused
+	keys         map[string]string                   // Go field name -> JSON key
+	schemaSet    schemaSet                           // GET /assistants/{id}/schemas, built at Register
+	subSchemas   map[string]schemaSet                // of the subgraphs, by namespace
+	gotoPolicy   *GotoPolicy                         // WithGoto's; nil: command.goto refused
+	onDeleted    func(context.Context, string) error // WithThreadDeleted's; may be nil
 }
 
 // checkGoto refuses a WithGoto that lists no node, names a node the

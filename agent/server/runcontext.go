@@ -21,6 +21,11 @@ type runContextKey struct{}
 // (Config.Authenticate), user_id and langgraph_auth_user_id are the
 // principal. It is nil outside a run of a [Server], or when there is
 // nothing to give. The map is a copy.
+//
+// The run's context also carries its principal, for guard.Principal: the
+// run's owner, read from the run's record, so a background run, a run
+// taken over from another instance and a stateless run carry it alike;
+// "" without Config.Authenticate.
 func RunContext(ctx context.Context) map[string]any {
 	m, _ := ctx.Value(runContextKey{}).(map[string]any)
 	return maps.Clone(m)

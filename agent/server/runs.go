@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -1562,6 +1563,12 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
+	if run.Owner != "" {
+		// The graph's nodes learn whose run this is (guard.Principal),
+		// from the run's record: the same on the instance that created
+		// the run, on one that took it over, and for a stateless run.
+		ctx = guard.WithPrincipal(ctx, run.Owner)
+	}
 	// Renew the claim while the run runs.
 	defer s.renewLease(run.ID, run.Attempt, own, cancel)()
 

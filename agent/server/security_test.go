@@ -63,9 +63,9 @@ func TestAttackRound5Refusals(t *testing.T) {
 		code                     int
 		detail                   string // a prefix of the detail, when set
 	}{
-		{"metadata nested 20000 deep", "POST", "/threads", `{"metadata":` + deep + `}`, nil, 422, "the body is not valid JSON"},
-		{"filter nested 20000 deep", "POST", "/threads/search", `{"metadata":{"x":` + deep + `}}`, nil, 422, "the body is not valid JSON"},
-		{"body of 200000 ['s", "POST", "/threads", strings.Repeat("[", 200000), nil, 422, "the body is not valid JSON"},
+		{"metadata nested 20000 deep", "POST", "/threads", `{"metadata":` + deep + `}`, nil, 422, "metadata: nests objects and arrays deeper than 256 levels"},
+		{"filter nested 20000 deep", "POST", "/threads/search", `{"metadata":{"x":` + deep + `}}`, nil, 422, "metadata: nests objects and arrays deeper than 256 levels"},
+		{"body of 200000 ['s", "POST", "/threads", strings.Repeat("[", 200000), nil, 422, "the body: nests objects and arrays deeper than 256 levels"},
 		{"unicode thread id", "GET", "/threads/%E2%9C%93", "", nil, 422, "thread_id: "},
 		{"NUL thread id", "GET", "/threads/%00", "", nil, 422, "thread_id: "},
 		{"search limit -1", "POST", "/threads/search", `{"limit":-1}`, nil, 422, "limit: "},

@@ -1161,6 +1161,9 @@ func decodeBody(r *http.Request, v any) error {
 	if at, esc := loneSurrogate(b); at >= 0 {
 		return errorf(http.StatusUnprocessableEntity, "the body holds the escape %s (at byte %d), half of a surrogate pair, which is not a character; escape a character beyond U+FFFF as a pair (\\ud83d\\ude00)", esc, at)
 	}
+	if err := checkDepth(b); err != nil {
+		return err
+	}
 	if err := unmarshalWhole(b, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {

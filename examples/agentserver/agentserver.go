@@ -223,7 +223,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := server.Register(srv, "chatbot", chat, server.WithCodec(conversationCodec), server.WithDescription[Conversation]("The reference chatbot (examples/chatbot): a thread is a conversation, a run is a turn.")); err != nil {
+	if err := server.Register(srv, "chatbot", chat, server.WithCodec(conversationCodec), server.WithThreadDeleted[Conversation](forgetConversation(bot)), server.WithDescription[Conversation]("The reference chatbot (examples/chatbot): a thread is a conversation, a run is a turn.")); err != nil {
 		return fail(err)
 	}
 	bc := cfg.BosAI

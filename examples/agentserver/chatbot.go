@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
@@ -29,7 +31,11 @@ var conversationMessages = graph.Declare(func(s *Conversation) *model.Messages {
 // whole chat graph: supervisor, tools, workflows, writer). The thread is
 // the bot's conversation, so the bot's memory of it carries over from
 // turn to turn; the run's context (server.RunContext) is the turn's
-// client context. The answer streams as messages-tuple chunks, and the
+// client context. The turn is the run's principal's (guard.Principal,
+// chatbot.WithPrincipal): each API principal's conversations are its
+// own, counted against its own Config.MaxConversations. Registered with
+// server.WithThreadDeleted(forgetConversation(bot)), the bot's
+// conversation goes with its thread. The answer streams as messages-tuple chunks, and the
 // turn's other events (supervisor decisions, tool progress, usage) as
 // custom events {"type", "data"}.
 //
@@ -47,6 +53,10 @@ func Chatbot(bot *chatbot.Bot, saver checkpoint.Saver) (*graph.Compiled[Conversa
 		}
 		if question == "" {
 			return graph.Update[Conversation]{}, errors.New("agentserver: the chatbot graph needs a user message in messages")
+		}
+		ctx, err := botContext(ctx)
+		if err != nil {
+			return graph.Update[Conversation]{}, err
 		}
 		cfg := graph.ConfigFrom(ctx)
 		req := chatbot.Request{ConversationID: cfg.ThreadID, RequestID: cfg.RunID, Message: question, Context: server.RunContext(ctx)}
@@ -77,6 +87,41 @@ func Chatbot(bot *chatbot.Bot, saver checkpoint.Saver) (*graph.Compiled[Conversa
 	})
 	g.AddEdge(graph.START, "turn").AddEdge("turn", graph.END)
 	return g.Compile(graph.WithCheckpointer(saver))
+}
+
+// botContext is ctx naming the run's principal (guard.Principal) as the
+// bot's (chatbot.WithPrincipal); without authentication, the bot's
+// LocalPrincipal. A principal the bot cannot scope ids by (one holding
+// '/') is refused.
+func botContext(ctx context.Context) (context.Context, error) {
+	p := guard.Principal(ctx)
+	if p == "" {
+		return ctx, nil
+	}
+	if strings.Contains(p, "/") {
+		return nil, fmt.Errorf("agentserver: principal %q holds '/', which the chatbot graph cannot keep apart from other principals' conversations; name principals without '/' (server.APIKeys, Config.Authenticate)", p)
+	}
+	return chatbot.WithPrincipal(ctx, p), nil
+}
+
+// forgetConversation is the chatbot graph's server.WithThreadDeleted
+// function: it deletes the bot's conversation of the deleted thread, of
+// the thread's principal, so that it no longer counts against
+// chatbot.Config.MaxConversations and a new thread given the same id
+// starts with an empty conversation. A thread the bot has no
+// conversation for (one that ran another graph, or none) is done.
+func forgetConversation(bot *chatbot.Bot) func(ctx context.Context, threadID string) error {
+	return func(ctx context.Context, threadID string) error {
+		ctx, err := botContext(ctx)
+		if err != nil {
+			return err
+		}
+		err = bot.DeleteConversation(ctx, threadID)
+		if errors.Is(err, chatbot.ErrUnknownConversation) {
+			return nil
+		}
+		return err
+	}
 }
 
 // conversationCodec reads and writes a Conversation in LangChain's form.
