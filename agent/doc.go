@@ -48,7 +48,9 @@
 //
 // WithStreaming delivers the reply in model.Chunks as it is generated, to
 // a callback. Thinking, answer text and tool-call pieces are chunks of
-// their own kinds: a streamed tool call never appears as answer text. The package does
+// their own kinds: a streamed tool call never appears as answer text, and
+// whoever reads forwarded chunks checks Chunk.Kind (thinking is Text of
+// kind ChunkThinking). The package does
 // not know the graph engine: a node that wants its model's tokens in the
 // run's stream forwards them (graph.Emit in the callback) or calls the
 // model through graph.Generate.

@@ -58,7 +58,7 @@ func Example_streamingInAGraph() {
 		}
 		switch ev.Mode {
 		case graph.StreamCustom:
-			if c, ok := ev.Payload.(model.Chunk); ok {
+			if c, ok := ev.Payload.(model.Chunk); ok && c.Kind == model.ChunkText {
 				fmt.Printf("chunk %q\n", c.Text)
 			}
 		case graph.StreamValues:

@@ -119,7 +119,7 @@ func buildProviders(cfg Config) (map[string]model.Model, error) {
 		pc.HTTPClient = hc(c.HTTPClient)
 		m, err := provider.OpenAI(pc)
 		if err != nil {
-			return nil, fmt.Errorf("agent: openai provider: %w", err)
+			return nil, fmt.Errorf("agent: Config.OpenAI: %w", err)
 		}
 		out[ProviderOpenAI] = m
 	}
@@ -134,7 +134,7 @@ func buildProviders(cfg Config) (map[string]model.Model, error) {
 		pc.HTTPClient = hc(c.HTTPClient)
 		m, err := provider.Anthropic(pc)
 		if err != nil {
-			return nil, fmt.Errorf("agent: anthropic provider: %w", err)
+			return nil, fmt.Errorf("agent: Config.Anthropic: %w", err)
 		}
 		out[ProviderAnthropic] = m
 	}
@@ -146,7 +146,7 @@ func buildProviders(cfg Config) (map[string]model.Model, error) {
 		pc.HTTPClient = hc(c.HTTPClient)
 		m, err := provider.Ollama(pc)
 		if err != nil {
-			return nil, fmt.Errorf("agent: ollama provider: %w", err)
+			return nil, fmt.Errorf("agent: Config.Ollama: %w", err)
 		}
 		out[ProviderOllama] = m
 	}

@@ -299,10 +299,24 @@ func generateOnce(ctx context.Context, m model.Model, req *model.Request, o *opt
 		if err != nil {
 			return nil, err
 		}
-		if c.Kind == model.ChunkDone {
+		switch c.Kind {
+		case model.ChunkDone:
+			if c.Response == nil {
+				return nil, model.ErrIncompleteStream
+			}
 			return c.Response, nil
+		case model.ChunkText, model.ChunkThinking:
+			if c.Text == "" {
+				continue
+			}
+		case model.ChunkToolCall:
+			if c.ToolCall == nil {
+				continue
+			}
+		default:
+			continue
 		}
-		if c.Kind != model.ChunkToolCall && c.Text == "" || o.onChunk == nil {
+		if o.onChunk == nil {
 			continue
 		}
 		if err := o.onChunk(ctx, c); err != nil {
