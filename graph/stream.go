@@ -282,8 +282,8 @@ type streamSink[S any] struct {
 	// stepContext, which costs no allocation of its own, where
 	// context.WithCancel makes two per run.
 	runc stepContext
-	// runCtx is the run's context (&runc), which onLoop knows without
-	// asking it.
+	// runCtx is the run's context (&runc) once the run has started, nil
+	// before: offLoop takes a context for the run's own only then.
 	// stepParent is the parent of the contexts of the run's own parallel
 	// steps, marked offLoop (see offLoop): the context the iterator was
 	// made with when it cannot be cancelled, the run's context otherwise.
