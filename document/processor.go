@@ -71,6 +71,15 @@ type Config struct {
 	// emit events or metrics; it must not block. Nil means nothing is
 	// called.
 	OnChange func(Document)
+	// OnFinish is called with a document's id once the Processor is done
+	// with it after queueing it: processed, failed, interrupted by Close,
+	// deleted meanwhile (which OnChange does not report), or not queued
+	// after all because Close came first. Every document an OnChange
+	// reported pending is followed by one OnFinish call, from the
+	// goroutine that finished it, before [Processor.Wait] returns it; use
+	// it to release what was counted per queued document. It must not
+	// block. Nil means nothing is called.
+	OnFinish func(id string)
 	// NewID returns the id of an uploaded document. Nil means a random
 	// UUID.
 	NewID func() string
@@ -193,6 +202,7 @@ func (p *Processor) Upload(ctx context.Context, u Upload) (Document, error) {
 	if err := p.enqueue(doc.ID); err != nil {
 		// Closed between reserve and enqueue: say so on the document.
 		p.fail(doc.ID, &ProcessError{DocumentID: doc.ID, Stage: "queue", Err: err})
+		p.finished(doc.ID)
 		return Document{}, err
 	}
 	return doc, nil
@@ -258,6 +268,7 @@ func (p *Processor) requeue(ctx context.Context, id string, wait bool) error {
 	p.changedTo(doc)
 	if err := p.enqueue(id); err != nil {
 		p.fail(id, &ProcessError{DocumentID: id, Stage: "queue", Err: err})
+		p.finished(id)
 		return err
 	}
 	return nil
@@ -374,10 +385,19 @@ func (p *Processor) work() {
 			}
 			p.fail(id, err)
 		}
+		p.finished(id) // before Wait returns and Process may take it again
 		p.mu.Lock()
 		delete(p.active, id)
 		p.mu.Unlock()
 		p.notify()
+	}
+}
+
+// finished calls Config.OnFinish, if set, for a document the Processor
+// is done with.
+func (p *Processor) finished(id string) {
+	if p.cfg.OnFinish != nil {
+		p.cfg.OnFinish(id)
 	}
 }
 

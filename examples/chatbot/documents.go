@@ -38,6 +38,11 @@ const (
 	DefaultDocumentBytesPerPrincipal = 32 << 20
 )
 
+// DefaultQueuePerPrincipalShare is the share of DocumentConfig.Queue one
+// principal's documents may take when QueuePerPrincipal is zero: a
+// quarter (16 of the default 64), at least 1.
+const DefaultQueuePerPrincipalShare = 4
+
 // LoadDocumentTool is the name of the local tool that loads an uploaded
 // document's content, or its chunks most relevant to a query, into the
 // turn. The supervisor is offered it only in conversations that have
@@ -59,6 +64,14 @@ type DocumentConfig struct {
 	// refused with 503). Zero means document.DefaultWorkers and
 	// document.DefaultQueue.
 	Workers, Queue int
+	// QueuePerPrincipal is the most documents of one principal that may
+	// wait for, or be in, processing at once, so that one principal's
+	// uploads cannot fill the queue others share: an upload through the
+	// HTTP API beyond it gets 429 until one of them is processed (or
+	// fails, or is deleted). Zero means a quarter of Queue
+	// (DefaultQueuePerPrincipalShare), at least 1; negative means no
+	// bound but Queue. It counts the documents this Bot queued.
+	QueuePerPrincipal int
 	// Wait is how long load_document waits for a document still being
 	// processed. Zero means DefaultDocumentWait.
 	Wait time.Duration
@@ -92,9 +105,18 @@ type documents struct {
 	wait   time.Duration
 	budget int
 	limits document.Limits
+	// perPrincipal is the most queued documents of one principal
+	// (DocumentConfig.QueuePerPrincipal); 0 means no bound.
+	perPrincipal int
 
-	mu    sync.RWMutex
-	convs map[string]bool // conversations that hold, or held, documents
+	mu sync.RWMutex
+	// queued counts each principal's documents waiting for or in
+	// processing, and its uploads under way; queuedBy names the principal
+	// of each such document. Both hold at most Queue + Workers documents
+	// (and the uploads under way): the processor's OnFinish removes each.
+	queued   map[string]int
+	queuedBy map[string]string
+	convs    map[string]bool // conversations that hold, or held, documents
 	// all, once convs would pass maxTrackedConversations, says that any
 	// conversation may hold documents: convs is dropped, and each turn
 	// asks the store.
@@ -123,6 +145,72 @@ func (d *documents) add(conversationID string) {
 		return
 	}
 	d.convs[conversationID] = true
+}
+
+// queueShareError is an upload past its principal's share of the
+// processing queue: 429.
+type queueShareError struct{ limit int }
+
+func (e *queueShareError) Error() string {
+	return fmt.Sprintf("chatbot: you have %d documents waiting to be processed, the most one principal may (Config.Documents.QueuePerPrincipal); wait until one is ready (GET its status) and upload again", e.limit)
+}
+
+// reserveQueue counts an upload of principal against its share of the
+// queue, or fails with a *queueShareError; the caller calls the returned
+// func when the upload returns (the document itself is counted, if
+// stored, by queuedDoc).
+func (d *documents) reserveQueue(principal string) (func(), error) {
+	if d.perPrincipal <= 0 || principal == "" {
+		return func() {}, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.queued[principal] >= d.perPrincipal {
+		return nil, &queueShareError{limit: d.perPrincipal}
+	}
+	d.queued[principal]++
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.release(principal)
+	}, nil
+}
+
+// queuedDoc counts a document the processor reported pending or
+// processing against its owner's share, once.
+func (d *documents) queuedDoc(doc document.Document) {
+	if d.perPrincipal <= 0 || doc.Owner == "" || doc.Status.Done() {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.queuedBy[doc.ID]; ok {
+		return
+	}
+	d.queuedBy[doc.ID] = doc.Owner
+	d.queued[doc.Owner]++
+}
+
+// finished releases the share a document held, when the processor is
+// done with it.
+func (d *documents) finished(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, ok := d.queuedBy[id]
+	if !ok {
+		return
+	}
+	delete(d.queuedBy, id)
+	d.release(p)
+}
+
+// release takes one from principal's count; d.mu is held.
+func (d *documents) release(principal string) {
+	if d.queued[principal] <= 1 {
+		delete(d.queued, principal)
+		return
+	}
+	d.queued[principal]--
 }
 
 // quotaError is an upload beyond its principal's quota: 409.
@@ -172,7 +260,14 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 	limits := cfg.Limits
 	limits.MaxPerOwner = max(cmp.Or(cfg.MaxPerPrincipal, DefaultDocumentsPerPrincipal), 0)
 	limits.MaxBytesPerOwner = max(cmp.Or(cfg.MaxBytesPerPrincipal, DefaultDocumentBytesPerPrincipal), 0)
-	d := &documents{wait: cfg.Wait, budget: cfg.LoadBudget, limits: limits, convs: map[string]bool{}}
+	d := &documents{wait: cfg.Wait, budget: cfg.LoadBudget, limits: limits, convs: map[string]bool{},
+		queued: map[string]int{}, queuedBy: map[string]string{}}
+	switch {
+	case cfg.QueuePerPrincipal > 0:
+		d.perPrincipal = cfg.QueuePerPrincipal
+	case cfg.QueuePerPrincipal == 0:
+		d.perPrincipal = max(cmp.Or(cfg.Queue, document.DefaultQueue)/DefaultQueuePerPrincipalShare, 1)
+	}
 	if d.wait <= 0 {
 		d.wait = DefaultDocumentWait
 	}
@@ -213,7 +308,11 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 	}
 	proc, err := document.NewProcessor(document.Config{
 		Store: d.store, Summarizer: sum, Limits: limits, Workers: cfg.Workers, Queue: cfg.Queue,
-		OnChange: func(doc document.Document) { d.add(doc.ConversationID) },
+		OnChange: func(doc document.Document) {
+			d.add(doc.ConversationID)
+			d.queuedDoc(doc)
+		},
+		OnFinish: d.finished,
 		Logger:   b.log,
 	})
 	if err != nil {

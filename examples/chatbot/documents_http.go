@@ -64,8 +64,13 @@ func (b *Bot) documentRoutes(mux *http.ServeMux) {
 
 // uploadWithin uploads u for principal unless it would pass the
 // principal's quota (a *quotaError), which the store checks with the
-// upload.
+// upload, or its share of the processing queue (a *queueShareError).
 func (b *Bot) uploadWithin(ctx context.Context, u document.Upload) (document.Document, error) {
+	done, err := b.docs.reserveQueue(u.Owner)
+	if err != nil {
+		return document.Document{}, err
+	}
+	defer done()
 	doc, err := b.docs.proc.Upload(ctx, u)
 	return doc, principalQuota(err)
 }
@@ -268,7 +273,8 @@ func multipartFileName(part *multipart.Part) string {
 
 // writeDocumentError writes err as the documents API's error response: a
 // rejected upload is 400 naming the field, a full conversation 409, a
-// full queue 503 with Retry-After, an unknown document 404.
+// principal's full share of the queue 429 and a full queue 503, both
+// with Retry-After, an unknown document 404.
 func (b *Bot) writeDocumentError(w http.ResponseWriter, r *http.Request, err error) {
 	var ve *document.ValidationError
 	var big *bodyTooLargeError
@@ -285,6 +291,9 @@ func (b *Bot) writeDocumentError(w http.ResponseWriter, r *http.Request, err err
 		writeJSON(w, http.StatusConflict, apiError{Error: err.Error()})
 	case errors.Is(err, document.ErrTooMany):
 		writeJSON(w, http.StatusConflict, apiError{Error: fmt.Sprintf("chatbot: the conversation holds the most documents it may (%d); delete one first", b.maxDocuments()), Field: "conversation_id"})
+	case errors.As(err, new(*queueShareError)):
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusTooManyRequests, apiError{Error: err.Error()})
 	case errors.Is(err, document.ErrQueueFull):
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})

@@ -154,3 +154,55 @@ func TestLoadDocumentQuotesName(t *testing.T) {
 		t.Errorf("progress messages %q; want one naming the pending document, quoted", progress)
 	}
 }
+
+// heldSummarizer summarizes only when its context ends: it holds
+// processing until Close gives up.
+type heldSummarizer struct{}
+
+func (heldSummarizer) SummarizeChunk(ctx context.Context, _ document.Document, _ document.Chunk) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func (heldSummarizer) Combine(ctx context.Context, _ document.Document, _ []string) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+// TestDocumentQueueShareReleased checks that a principal's share of the
+// processing queue counts its queued documents only: an upload the store
+// refuses gives its reservation back, and Close interrupting the queued
+// documents releases them all.
+func TestDocumentQueueShareReleased(t *testing.T) {
+	t.Parallel()
+	b, err := openTestBot(t, Config{Documents: DocumentConfig{Summarizer: heldSummarizer{}, Workers: 1, MaxPerPrincipal: 2, QueuePerPrincipal: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload := func() error {
+		_, err := b.uploadWithin(t.Context(), document.Upload{ConversationID: scoped("alice", "c"), Owner: "alice", Name: "a.txt",
+			ContentType: "text/plain", Content: []byte("hello")})
+		return err
+	}
+	for i := range 3 {
+		if err := upload(); (i < 2) != (err == nil) {
+			t.Fatalf("alice's upload %d: %v; want 2 accepted, then the MaxPerPrincipal quota error", i, err)
+		}
+	}
+	counts := func() (int, int) {
+		b.docs.mu.RLock()
+		defer b.docs.mu.RUnlock()
+		return b.docs.queued["alice"], len(b.docs.queuedBy)
+	}
+	if n, ids := counts(); n != 2 || ids != 2 {
+		t.Fatalf("alice's share holds %d (%d documents); want 2: the refused upload is not counted", n, ids)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_ = b.Close(ctx) // interrupts both documents
+	b.docs.mu.RLock()
+	defer b.docs.mu.RUnlock()
+	if len(b.docs.queued) != 0 || len(b.docs.queuedBy) != 0 {
+		t.Errorf("after Close: queued %v, queuedBy %v; want both empty", b.docs.queued, b.docs.queuedBy)
+	}
+}

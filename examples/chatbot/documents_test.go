@@ -286,7 +286,7 @@ func (g gate) Combine(ctx context.Context, _ document.Document, s []string) (str
 func TestDocumentQueueFull(t *testing.T) {
 	g := gate{open: make(chan struct{})}
 	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true,
-		Documents: chatbot.DocumentConfig{Workers: 1, Queue: 1, Summarizer: g}})
+		Documents: chatbot.DocumentConfig{Workers: 1, Queue: 1, QueuePerPrincipal: -1, Summarizer: g}})
 	if err != nil {
 		t.Fatal(err)
 	}
