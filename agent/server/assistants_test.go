@@ -332,3 +332,32 @@ func TestAssistantBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestThreadAssistantIDString: a thread's metadata.assistant_id, which runs
+// set to the assistant they run, is a string; another value is refused,
+// when the thread is created and when it is changed, with 422 naming the
+// field (it once reached a comparison that panicked on two objects).
+func TestThreadAssistantIDString(t *testing.T) {
+	forEachStore(t, nil, func(t *testing.T, ts *testServer, alice, bob http.Header) {
+		u := ts.URL
+		obj := map[string]any{"a": 1}
+		var th struct {
+			ThreadID string `json:"thread_id"`
+			Detail   string `json:"detail"`
+		}
+		if code := do(t, "POST", u+"/threads", map[string]any{"metadata": map[string]any{"graph_id": "echo", "assistant_id": obj}}, alice, &th); code != 422 || !strings.Contains(th.Detail, "metadata.assistant_id") {
+			t.Errorf("create with an object assistant_id: %d %q; want 422 naming metadata.assistant_id", code, th.Detail)
+		}
+		if code := do(t, "POST", u+"/threads", map[string]any{"metadata": map[string]any{"graph_id": "echo"}}, alice, &th); code != 200 {
+			t.Fatalf("create: %d %q", code, th.Detail)
+		}
+		for range 2 {
+			if code := do(t, "PATCH", u+"/threads/"+th.ThreadID, map[string]any{"metadata": map[string]any{"assistant_id": obj}}, alice, &th); code != 422 || !strings.Contains(th.Detail, "metadata.assistant_id") {
+				t.Errorf("patch with an object assistant_id: %d %q; want 422 naming metadata.assistant_id", code, th.Detail)
+			}
+		}
+		if code := do(t, "PATCH", u+"/threads/"+th.ThreadID, map[string]any{"metadata": map[string]any{"assistant_id": server.AssistantID("echo")}}, alice, &th); code != 200 {
+			t.Errorf("patch with the graph's assistant_id: %d %q; want 200", code, th.Detail)
+		}
+	})
+}
