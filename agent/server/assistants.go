@@ -312,6 +312,15 @@ func (s *Server) checkAssistants(ctx context.Context, as AssistantStore, who str
 	return nil
 }
 
+// lockAssistants locks who's assistants (across instances when the store
+// is a ThreadLocker) and returns the function that unlocks them: a check
+// of Config.MaxAssistants or Config.MaxAssistantBytes and the write it
+// admits are made under it, so that concurrent writes cannot pass the
+// bounds together.
+func (s *Server) lockAssistants(ctx context.Context, who string) (func(), error) {
+	return s.locks.Lock(ctx, "assistants:"+who)
+}
+
 // registeredGraph refuses a graph_id naming no registered graph.
 func (s *Server) registeredGraph(id string) error {
 	if id == "" {
@@ -370,6 +379,15 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 	if a.Metadata == nil {
 		a.Metadata = map[string]any{}
 	}
+	// The count and the creation are made under a lock of the
+	// principal's (across instances when the store is a ThreadLocker), so
+	// that concurrent creations cannot pass the bounds together.
+	unlock, err := s.lockAssistants(ctx, who)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
 	if err := s.checkAssistants(ctx, as, who, 1, assistantBytes(a)); err != nil {
 		writeError(w, err)
 		return
@@ -469,6 +487,12 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 	}
 	next := cloneAssistant(a)
 	change(next)
+	unlock, err := s.lockAssistants(ctx, who)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
 	if err := s.checkAssistants(ctx, as, who, 0, assistantBytes(next)); err != nil {
 		writeError(w, err)
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/server"
@@ -358,6 +359,58 @@ func TestThreadAssistantIDString(t *testing.T) {
 		}
 		if code := do(t, "PATCH", u+"/threads/"+th.ThreadID, map[string]any{"metadata": map[string]any{"assistant_id": server.AssistantID("echo")}}, alice, &th); code != 200 {
 			t.Errorf("patch with the graph's assistant_id: %d %q; want 200", code, th.Detail)
+		}
+	})
+}
+
+// TestAssistantBoundsConcurrent: concurrent creations and changes of one
+// principal's assistants do not pass Config.MaxAssistants or
+// Config.MaxAssistantBytes together (the check and the write are made
+// under a lock of the principal's).
+func TestAssistantBoundsConcurrent(t *testing.T) {
+	const n = 16
+	forEachStore(t, func(c *server.Config) { c.MaxAssistants, c.MaxAssistantBytes = 2, 6000 }, func(t *testing.T, ts *testServer, alice, bob http.Header) {
+		u := ts.URL
+		codes := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				var a assistantJSON
+				codes <- do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo"}, alice, &a)
+			})
+		}
+		wg.Wait()
+		close(codes)
+		ok := 0
+		for c := range codes {
+			if c == 200 {
+				ok++
+			}
+		}
+		var all []assistantJSON
+		do(t, "POST", u+"/assistants/search", map[string]any{"graph_id": "echo", "limit": 100}, alice, &all)
+		if ok != 2 || len(all) != 3 { // the graph's own, and alice's two
+			t.Errorf("%d concurrent creations: %d answered 200, %d assistants found; want 2 and 3 (Config.MaxAssistants 2 and the graph's own)", n, ok, len(all))
+		}
+		var a assistantJSON
+		for _, x := range all {
+			if x.AssistantID != server.AssistantID("echo") {
+				a = x
+			}
+		}
+		big := map[string]any{"metadata": map[string]any{"note": strings.Repeat("x", 1500)}}
+		wg = sync.WaitGroup{}
+		for range n {
+			wg.Go(func() {
+				var e assistantJSON
+				do(t, "PATCH", u+"/assistants/"+a.AssistantID, big, alice, &e)
+			})
+		}
+		wg.Wait()
+		var vs []assistantJSON
+		do(t, "POST", u+"/assistants/"+a.AssistantID+"/versions", map[string]any{"limit": 100}, alice, &vs)
+		if len(vs) > 4 {
+			t.Errorf("%d versions kept after %d concurrent changes; want at most what 6000 bytes hold (4)", len(vs), n)
 		}
 	})
 }
