@@ -388,11 +388,17 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer unlock()
-	if err := s.checkAssistants(ctx, as, who, 1, assistantBytes(a)); err != nil {
-		writeError(w, err)
-		return
+	// An id that is taken is answered before the bounds are checked: a
+	// principal at Config.MaxAssistants gets its own assistant back with
+	// if_exists do_nothing.
+	_, err = as.Assistant(ctx, a.ID)
+	if err == nil {
+		err = ErrExists
+	} else if errors.Is(err, ErrNotFound) {
+		if err = s.checkAssistants(ctx, as, who, 1, assistantBytes(a)); err == nil {
+			err = as.CreateAssistant(ctx, a)
+		}
 	}
-	err = as.CreateAssistant(ctx, a)
 	if errors.Is(err, ErrExists) {
 		old, oerr := s.userAssistant(ctx, who, a.ID)
 		switch {

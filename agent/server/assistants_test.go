@@ -414,3 +414,22 @@ func TestAssistantBoundsConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestAssistantIdempotentAtLimit: a principal at Config.MaxAssistants
+// that creates one of its assistants again with if_exists do_nothing gets
+// it (200), not the bound's 429; with raise, the 409 of an existing id.
+func TestAssistantIdempotentAtLimit(t *testing.T) {
+	forEachStore(t, func(c *server.Config) { c.MaxAssistants = 1 }, func(t *testing.T, ts *testServer, alice, bob http.Header) {
+		u := ts.URL
+		var a, again assistantJSON
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "name": "one"}, alice, &a); code != 200 {
+			t.Fatalf("create: %d %q", code, a.Detail)
+		}
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "assistant_id": a.AssistantID, "if_exists": "do_nothing"}, alice, &again); code != 200 || again.AssistantID != a.AssistantID || again.Name != "one" {
+			t.Errorf("create again at the limit with do_nothing: %d %q %+v; want 200 and the assistant", code, again.Detail, again)
+		}
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "assistant_id": a.AssistantID}, alice, &again); code != 409 || !strings.Contains(again.Detail, "do_nothing") {
+			t.Errorf("create again at the limit: %d %q; want 409 pointing to if_exists do_nothing", code, again.Detail)
+		}
+	})
+}
