@@ -288,6 +288,11 @@ func under(base, over map[string]any) map[string]any {
 	return base
 }
 
+// MaxAssistantVersions bounds the versions of one assistant: a PATCH
+// /assistants/{id} that would make one more is refused with 429, so that
+// listing an assistant's versions reads a bounded number of them.
+const MaxAssistantVersions = 100
+
 // assistantBytes is what one version of a takes, as the bound on a
 // principal's assistants counts it (Config.MaxAssistantBytes): its JSON.
 func assistantBytes(a *Assistant) int64 {
@@ -501,6 +506,13 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 	defer unlock()
 	if err := s.checkAssistants(ctx, as, who, 0, assistantBytes(next)); err != nil {
 		writeError(w, err)
+		return
+	}
+	if vs, err := as.AssistantVersions(ctx, a.ID); err != nil {
+		writeError(w, err)
+		return
+	} else if len(vs) >= MaxAssistantVersions {
+		writeError(w, &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: assistant %s has %d versions (MaxAssistantVersions); delete it and create it again to change it further", ErrLimit, a.ID, len(vs))})
 		return
 	}
 	up, err := as.UpdateAssistant(ctx, a.ID, func(cur *Assistant) error {

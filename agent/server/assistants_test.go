@@ -433,3 +433,23 @@ func TestAssistantIdempotentAtLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestAssistantVersionCap: an assistant has at most MaxAssistantVersions
+// versions; the change past them is refused with 429 naming the bound.
+func TestAssistantVersionCap(t *testing.T) {
+	forEachStore(t, nil, func(t *testing.T, ts *testServer, alice, bob http.Header) {
+		u := ts.URL
+		var a, e assistantJSON
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo"}, alice, &a); code != 200 {
+			t.Fatalf("create: %d %q", code, a.Detail)
+		}
+		for i := 2; i <= server.MaxAssistantVersions; i++ {
+			if code := do(t, "PATCH", u+"/assistants/"+a.AssistantID, map[string]any{"name": fmt.Sprint(i)}, alice, &e); code != 200 {
+				t.Fatalf("version %d: %d %q", i, code, e.Detail)
+			}
+		}
+		if code := do(t, "PATCH", u+"/assistants/"+a.AssistantID, map[string]any{"name": "over"}, alice, &e); code != 429 || !strings.Contains(e.Detail, "MaxAssistantVersions") {
+			t.Errorf("version %d: %d %q; want 429 naming MaxAssistantVersions", server.MaxAssistantVersions+1, code, e.Detail)
+		}
+	})
+}
