@@ -532,6 +532,13 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, assistantJSON(up))
 }
 
+// deletePage and deletePageBytes bound a page of the threads DELETE
+// /assistants/{id}?delete_threads=true reads at once.
+const (
+	deletePage      = 100
+	deletePageBytes = 1 << 20
+)
+
 func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	as, err := s.assistantStore()
 	if err != nil {
@@ -553,26 +560,36 @@ func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, who := r.Context(), principal(r)
+	// The assistant goes first, so that no run of it starts a thread
+	// while its threads are deleted.
+	if err := as.DeleteAssistant(ctx, a.ID); err != nil {
+		writeError(w, err)
+		return
+	}
 	if withThreads {
 		// The principal's threads whose metadata names the assistant (a
-		// run of it sets assistant_id): at most Config.MaxThreads.
-		ts, _, err := s.store.SearchThreads(ctx, ThreadQuery{Owner: who, Metadata: map[string]any{"assistant_id": a.ID}, Limit: s.cfg.MaxThreads})
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		for _, t := range ts {
-			err := s.removeThread(ctx, t.ID)
-			s.forgetThreadBytes(who)
+		// run of it sets assistant_id): at most Config.MaxThreads, found
+		// in pages bounded by count and bytes, each deleted before the
+		// next is read.
+		q := ThreadQuery{Owner: who, Metadata: map[string]any{"assistant_id": a.ID}, Limit: deletePage, MaxBytes: deletePageBytes}
+		for range s.cfg.MaxThreads/deletePage + 1 {
+			ts, _, err := s.store.SearchThreads(ctx, q)
 			if err != nil {
 				writeError(w, err)
 				return
 			}
+			if len(ts) == 0 {
+				break
+			}
+			for _, t := range ts {
+				err := s.removeThread(ctx, t.ID)
+				s.forgetThreadBytes(who)
+				if err != nil {
+					writeError(w, err)
+					return
+				}
+			}
 		}
-	}
-	if err := as.DeleteAssistant(ctx, a.ID); err != nil {
-		writeError(w, err)
-		return
 	}
 	writeJSON(w, 200, []string{a.ID})
 }
