@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Assistant is an assistant a client created (POST /assistants): a
@@ -367,6 +369,13 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 	}
 	if g, err := s.resolveAssistant(body.AssistantID); err == nil {
 		writeError(w, s.errSystemAssistant(body.AssistantID, g.graphID(), "created again; leave assistant_id out, or choose another"))
+		return
+	}
+	if uuid.MustParse(body.AssistantID).Version() == 5 {
+		// The form of AssistantID: the id of the system assistant of a
+		// graph registered later, or on another instance, would name
+		// two assistants.
+		writeError(w, errorf(422, "assistant_id: %s is a version-5 UUID, the form of the server's own assistants (one per graph id); leave assistant_id out, or give a UUID of another version (4)", body.AssistantID))
 		return
 	}
 	t := now()

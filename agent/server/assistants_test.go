@@ -108,6 +108,9 @@ func TestAssistantsCRUD(t *testing.T) {
 		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "assistant_id": server.AssistantID("echo")}, alice, &a); code != 409 || !strings.Contains(a.Detail, "system assistant") {
 			t.Errorf("create with a system assistant's id: %d %q; want 409 saying so", code, a.Detail)
 		}
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "assistant_id": server.AssistantID("registered-later")}, alice, &a); code != 422 || !strings.Contains(a.Detail, "assistant_id") {
+			t.Errorf("create with the system id of an unregistered graph: %d %q; want 422 naming assistant_id", code, a.Detail)
+		}
 		body := map[string]any{"graph_id": "echo", "name": "Brief Bot", "description": "answers briefly",
 			"config":  map[string]any{"configurable": map[string]any{"prompt": "be brief"}, "tags": []string{"a"}},
 			"context": map[string]any{"lang": "fr"}, "metadata": map[string]any{"team": "x", "tier": 1}}

@@ -15,7 +15,10 @@
 // context merged under the run's own (the run's keys win). Such an
 // assistant belongs to the principal that created it, as a thread does,
 // and a principal's are bounded by Config.MaxAssistants and
-// Config.MaxAssistantBytes. Graphs are
+// Config.MaxAssistantBytes, each one's versions by
+// [MaxAssistantVersions]. A client-given assistant_id must not be a
+// version-5 UUID, the form of [AssistantID], so that no graph registered
+// later, or on another instance, has a system assistant of the same id. Graphs are
 // compiled with the server's checkpointer ([Server.Checkpointer]; Register
 // refuses another) so that a thread's state lives in its checkpoints:
 //
@@ -216,8 +219,13 @@
 //
 // Config.Authenticate names each request's principal (see [APIKeys] for
 // x-api-key keys), on every route but GET /ok, the health check load
-// balancers make without credentials (it reveals nothing); threads belong to the principal that created them and
-// are invisible (404) to others. Without it the server answers loopback
+// balancers make without credentials (it reveals nothing); threads and
+// assistants belong to the principal that created them and are invisible
+// (404) to others. One thing does tell another principal's id exists:
+// creating a thread (POST /threads) or an assistant (POST /assistants)
+// with an id that another principal's thread or assistant has is refused
+// with 409, as the id is taken; it tells no more than that, and only of
+// an id the client already knows (server-made ids are random UUIDs). Without it the server answers loopback
 // clients only. Browser origins other than the API's own must be listed
 // in Config.AllowedOrigins (CORS), but, with Config.Authenticate, for
 // loopback pages calling a server reached on a loopback host: without
