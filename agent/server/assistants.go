@@ -64,16 +64,17 @@ type AssistantStore interface {
 	// error aborts the update and is returned. ErrNotFound if there is
 	// no assistant.
 	UpdateAssistant(ctx context.Context, id string, fn func(*Assistant) error) (*Assistant, error)
-	// AssistantVersions lists every version of the assistant, newest
-	// first; ErrNotFound if there is no assistant.
-	AssistantVersions(ctx context.Context, id string) ([]*Assistant, error)
-	// SetAssistantVersion makes version the assistant's current version
-	// and returns the assistant at it; ErrNotFound if there is no
-	// assistant or no such version.
-	SetAssistantVersion(ctx context.Context, id string, version int) (*Assistant, error)
-	// DeleteAssistant deletes the assistant with its versions. Deleting
-	// a missing assistant is not an error.
-	DeleteAssistant(ctx context.Context, id string) error
+	// AssistantVersions lists every version of owner's assistant, newest
+	// first; ErrNotFound if owner has no such assistant.
+	AssistantVersions(ctx context.Context, owner, id string) ([]*Assistant, error)
+	// SetAssistantVersion makes version the current version of owner's
+	// assistant and returns the assistant at it; ErrNotFound if owner
+	// has no such assistant, or it no such version.
+	SetAssistantVersion(ctx context.Context, owner, id string, version int) (*Assistant, error)
+	// DeleteAssistant deletes owner's assistant with its versions.
+	// Deleting a missing assistant, or another owner's, is not an error
+	// and changes nothing.
+	DeleteAssistant(ctx context.Context, owner, id string) error
 	// AssistantUsage returns how many assistants owner has, and the
 	// bytes of all their versions as the store keeps them.
 	AssistantUsage(ctx context.Context, owner string) (count int, bytes int64, err error)
@@ -517,7 +518,7 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if vs, err := as.AssistantVersions(ctx, a.ID); err != nil {
+	if vs, err := as.AssistantVersions(ctx, who, a.ID); err != nil {
 		writeError(w, err)
 		return
 	} else if len(vs) >= MaxAssistantVersions {
@@ -571,7 +572,7 @@ func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	ctx, who := r.Context(), principal(r)
 	// The assistant goes first, so that no run of it starts a thread
 	// while its threads are deleted.
-	if err := as.DeleteAssistant(ctx, a.ID); err != nil {
+	if err := as.DeleteAssistant(ctx, who, a.ID); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -643,7 +644,7 @@ func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
 			writeError(w, err)
 			return
 		}
-		vs, err := as.AssistantVersions(r.Context(), a.ID)
+		vs, err := as.AssistantVersions(r.Context(), principal(r), a.ID)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -686,7 +687,7 @@ func (s *Server) setLatestAssistant(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	up, err := as.SetAssistantVersion(r.Context(), a.ID, *body.Version)
+	up, err := as.SetAssistantVersion(r.Context(), principal(r), a.ID, *body.Version)
 	if errors.Is(err, ErrNotFound) {
 		err = errorf(http.StatusNotFound, "version: assistant %s has no version %d; POST /assistants/{id}/versions lists its versions", a.ID, *body.Version)
 	}
