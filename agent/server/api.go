@@ -363,6 +363,17 @@ func sameUUID(a, b string) bool {
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
+// checkThreadMetadata refuses thread metadata whose assistant_id, which
+// runs set to the assistant they run, is not a string.
+func checkThreadMetadata(md jsonObject) error {
+	if v, ok := md["assistant_id"]; ok {
+		if _, ok := v.(string); !ok {
+			return errorf(422, "metadata.assistant_id: %s is not a string; give the assistant's id as a string, or leave it out", jsonText(v))
+		}
+	}
+	return nil
+}
+
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ThreadID   string          `json:"thread_id"`
@@ -376,7 +387,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := errors.Join(refuseTTL(body.TTL), refuseSet("supersteps", body.Supersteps,
-		"create the thread, then give its history with POST /threads/{thread_id}/state"), checkStored("metadata", map[string]any(body.Metadata))); err != nil {
+		"create the thread, then give its history with POST /threads/{thread_id}/state"), checkStored("metadata", map[string]any(body.Metadata)), checkThreadMetadata(body.Metadata)); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -550,7 +561,7 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := errors.Join(refuseTTL(body.TTL), checkStored("metadata", map[string]any(body.Metadata))); err != nil {
+	if err := errors.Join(refuseTTL(body.TTL), checkStored("metadata", map[string]any(body.Metadata)), checkThreadMetadata(body.Metadata)); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -569,7 +580,11 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 				t.GraphID = g
 			}
 		}
-		if v, ok := body.Metadata["assistant_id"]; ok && t.GraphID != "" && v != AssistantID(t.GraphID) && v != t.Metadata["assistant_id"] {
+		// checkThreadMetadata made a given assistant_id a string; the
+		// stored one may predate that check.
+		v, ok := body.Metadata["assistant_id"].(string)
+		cur, _ := t.Metadata["assistant_id"].(string)
+		if ok && t.GraphID != "" && v != AssistantID(t.GraphID) && v != cur {
 			return errorf(422, "metadata.assistant_id: thread %s runs the assistant %s of graph %q; leave assistant_id out", t.ID, AssistantID(t.GraphID), t.GraphID)
 		}
 		for k, v := range body.Metadata {

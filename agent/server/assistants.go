@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Assistant is an assistant a client created (POST /assistants): a
@@ -62,16 +64,17 @@ type AssistantStore interface {
 	// error aborts the update and is returned. ErrNotFound if there is
 	// no assistant.
 	UpdateAssistant(ctx context.Context, id string, fn func(*Assistant) error) (*Assistant, error)
-	// AssistantVersions lists every version of the assistant, newest
-	// first; ErrNotFound if there is no assistant.
-	AssistantVersions(ctx context.Context, id string) ([]*Assistant, error)
-	// SetAssistantVersion makes version the assistant's current version
-	// and returns the assistant at it; ErrNotFound if there is no
-	// assistant or no such version.
-	SetAssistantVersion(ctx context.Context, id string, version int) (*Assistant, error)
-	// DeleteAssistant deletes the assistant with its versions. Deleting
-	// a missing assistant is not an error.
-	DeleteAssistant(ctx context.Context, id string) error
+	// AssistantVersions lists every version of owner's assistant, newest
+	// first; ErrNotFound if owner has no such assistant.
+	AssistantVersions(ctx context.Context, owner, id string) ([]*Assistant, error)
+	// SetAssistantVersion makes version the current version of owner's
+	// assistant and returns the assistant at it; ErrNotFound if owner
+	// has no such assistant, or it no such version.
+	SetAssistantVersion(ctx context.Context, owner, id string, version int) (*Assistant, error)
+	// DeleteAssistant deletes owner's assistant with its versions.
+	// Deleting a missing assistant, or another owner's, is not an error
+	// and changes nothing.
+	DeleteAssistant(ctx context.Context, owner, id string) error
 	// AssistantUsage returns how many assistants owner has, and the
 	// bytes of all their versions as the store keeps them.
 	AssistantUsage(ctx context.Context, owner string) (count int, bytes int64, err error)
@@ -288,6 +291,11 @@ func under(base, over map[string]any) map[string]any {
 	return base
 }
 
+// MaxAssistantVersions bounds the versions of one assistant: a PATCH
+// /assistants/{id} that would make one more is refused with 429, so that
+// listing an assistant's versions reads a bounded number of them.
+const MaxAssistantVersions = 100
+
 // assistantBytes is what one version of a takes, as the bound on a
 // principal's assistants counts it (Config.MaxAssistantBytes): its JSON.
 func assistantBytes(a *Assistant) int64 {
@@ -310,6 +318,15 @@ func (s *Server) checkAssistants(ctx context.Context, as AssistantStore, who str
 		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: this principal's assistants take %d bytes with their versions, and this one %d more (Config.MaxAssistantBytes is %d); delete assistants before adding more", ErrLimit, bytes, size, s.cfg.MaxAssistantBytes)}
 	}
 	return nil
+}
+
+// lockAssistants locks who's assistants (across instances when the store
+// is a ThreadLocker) and returns the function that unlocks them: a check
+// of Config.MaxAssistants or Config.MaxAssistantBytes and the write it
+// admits are made under it, so that concurrent writes cannot pass the
+// bounds together.
+func (s *Server) lockAssistants(ctx context.Context, who string) (func(), error) {
+	return s.locks.Lock(ctx, "assistants:"+who)
 }
 
 // registeredGraph refuses a graph_id naming no registered graph.
@@ -355,6 +372,13 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.errSystemAssistant(body.AssistantID, g.graphID(), "created again; leave assistant_id out, or choose another"))
 		return
 	}
+	if uuid.MustParse(body.AssistantID).Version() == 5 {
+		// The form of AssistantID: the id of the system assistant of a
+		// graph registered later, or on another instance, would name
+		// two assistants.
+		writeError(w, errorf(422, "assistant_id: %s is a version-5 UUID, the form of the server's own assistants (one per graph id); leave assistant_id out, or give a UUID of another version (4)", body.AssistantID))
+		return
+	}
 	t := now()
 	a := &Assistant{ID: body.AssistantID, GraphID: body.GraphID, Owner: who, Config: body.Config, Context: body.Context,
 		Metadata: body.Metadata, Version: 1, Name: "Untitled", Description: body.Description, CreatedAt: t, UpdatedAt: t}
@@ -370,11 +394,26 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 	if a.Metadata == nil {
 		a.Metadata = map[string]any{}
 	}
-	if err := s.checkAssistants(ctx, as, who, 1, assistantBytes(a)); err != nil {
+	// The count and the creation are made under a lock of the
+	// principal's (across instances when the store is a ThreadLocker), so
+	// that concurrent creations cannot pass the bounds together.
+	unlock, err := s.lockAssistants(ctx, who)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	err = as.CreateAssistant(ctx, a)
+	defer unlock()
+	// An id that is taken is answered before the bounds are checked: a
+	// principal at Config.MaxAssistants gets its own assistant back with
+	// if_exists do_nothing.
+	_, err = as.Assistant(ctx, a.ID)
+	if err == nil {
+		err = ErrExists
+	} else if errors.Is(err, ErrNotFound) {
+		if err = s.checkAssistants(ctx, as, who, 1, assistantBytes(a)); err == nil {
+			err = as.CreateAssistant(ctx, a)
+		}
+	}
 	if errors.Is(err, ErrExists) {
 		old, oerr := s.userAssistant(ctx, who, a.ID)
 		switch {
@@ -469,8 +508,21 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 	}
 	next := cloneAssistant(a)
 	change(next)
+	unlock, err := s.lockAssistants(ctx, who)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
 	if err := s.checkAssistants(ctx, as, who, 0, assistantBytes(next)); err != nil {
 		writeError(w, err)
+		return
+	}
+	if vs, err := as.AssistantVersions(ctx, who, a.ID); err != nil {
+		writeError(w, err)
+		return
+	} else if len(vs) >= MaxAssistantVersions {
+		writeError(w, &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: assistant %s has %d versions (MaxAssistantVersions); delete it and create it again to change it further", ErrLimit, a.ID, len(vs))})
 		return
 	}
 	up, err := as.UpdateAssistant(ctx, a.ID, func(cur *Assistant) error {
@@ -489,6 +541,13 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, 200, assistantJSON(up))
 }
+
+// deletePage and deletePageBytes bound a page of the threads DELETE
+// /assistants/{id}?delete_threads=true reads at once.
+const (
+	deletePage      = 100
+	deletePageBytes = 1 << 20
+)
 
 func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	as, err := s.assistantStore()
@@ -511,26 +570,36 @@ func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, who := r.Context(), principal(r)
+	// The assistant goes first, so that no run of it starts a thread
+	// while its threads are deleted.
+	if err := as.DeleteAssistant(ctx, who, a.ID); err != nil {
+		writeError(w, err)
+		return
+	}
 	if withThreads {
 		// The principal's threads whose metadata names the assistant (a
-		// run of it sets assistant_id): at most Config.MaxThreads.
-		ts, _, err := s.store.SearchThreads(ctx, ThreadQuery{Owner: who, Metadata: map[string]any{"assistant_id": a.ID}, Limit: s.cfg.MaxThreads})
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		for _, t := range ts {
-			err := s.removeThread(ctx, t.ID)
-			s.forgetThreadBytes(who)
+		// run of it sets assistant_id): at most Config.MaxThreads, found
+		// in pages bounded by count and bytes, each deleted before the
+		// next is read.
+		q := ThreadQuery{Owner: who, Metadata: map[string]any{"assistant_id": a.ID}, Limit: deletePage, MaxBytes: deletePageBytes}
+		for range s.cfg.MaxThreads/deletePage + 1 {
+			ts, _, err := s.store.SearchThreads(ctx, q)
 			if err != nil {
 				writeError(w, err)
 				return
 			}
+			if len(ts) == 0 {
+				break
+			}
+			for _, t := range ts {
+				err := s.removeThread(ctx, t.ID)
+				s.forgetThreadBytes(who)
+				if err != nil {
+					writeError(w, err)
+					return
+				}
+			}
 		}
-	}
-	if err := as.DeleteAssistant(ctx, a.ID); err != nil {
-		writeError(w, err)
-		return
 	}
 	writeJSON(w, 200, []string{a.ID})
 }
@@ -575,7 +644,7 @@ func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
 			writeError(w, err)
 			return
 		}
-		vs, err := as.AssistantVersions(r.Context(), a.ID)
+		vs, err := as.AssistantVersions(r.Context(), principal(r), a.ID)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -618,7 +687,7 @@ func (s *Server) setLatestAssistant(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	up, err := as.SetAssistantVersion(r.Context(), a.ID, *body.Version)
+	up, err := as.SetAssistantVersion(r.Context(), principal(r), a.ID, *body.Version)
 	if errors.Is(err, ErrNotFound) {
 		err = errorf(http.StatusNotFound, "version: assistant %s has no version %d; POST /assistants/{id}/versions lists its versions", a.ID, *body.Version)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/server"
@@ -106,6 +107,9 @@ func TestAssistantsCRUD(t *testing.T) {
 		}
 		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "assistant_id": server.AssistantID("echo")}, alice, &a); code != 409 || !strings.Contains(a.Detail, "system assistant") {
 			t.Errorf("create with a system assistant's id: %d %q; want 409 saying so", code, a.Detail)
+		}
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "assistant_id": server.AssistantID("registered-later")}, alice, &a); code != 422 || !strings.Contains(a.Detail, "assistant_id") {
+			t.Errorf("create with the system id of an unregistered graph: %d %q; want 422 naming assistant_id", code, a.Detail)
 		}
 		body := map[string]any{"graph_id": "echo", "name": "Brief Bot", "description": "answers briefly",
 			"config":  map[string]any{"configurable": map[string]any{"prompt": "be brief"}, "tags": []string{"a"}},
@@ -329,6 +333,126 @@ func TestAssistantBounds(t *testing.T) {
 		do(t, "POST", u+"/assistants/"+a.AssistantID+"/versions", map[string]any{"limit": 100}, alice, &vs)
 		if len(vs) > 3 {
 			t.Errorf("%d versions kept; want at most what 4000 bytes hold", len(vs))
+		}
+	})
+}
+
+// TestThreadAssistantIDString: a thread's metadata.assistant_id, which runs
+// set to the assistant they run, is a string; another value is refused,
+// when the thread is created and when it is changed, with 422 naming the
+// field (it once reached a comparison that panicked on two objects).
+func TestThreadAssistantIDString(t *testing.T) {
+	forEachStore(t, nil, func(t *testing.T, ts *testServer, alice, bob http.Header) {
+		u := ts.URL
+		obj := map[string]any{"a": 1}
+		var th struct {
+			ThreadID string `json:"thread_id"`
+			Detail   string `json:"detail"`
+		}
+		if code := do(t, "POST", u+"/threads", map[string]any{"metadata": map[string]any{"graph_id": "echo", "assistant_id": obj}}, alice, &th); code != 422 || !strings.Contains(th.Detail, "metadata.assistant_id") {
+			t.Errorf("create with an object assistant_id: %d %q; want 422 naming metadata.assistant_id", code, th.Detail)
+		}
+		if code := do(t, "POST", u+"/threads", map[string]any{"metadata": map[string]any{"graph_id": "echo"}}, alice, &th); code != 200 {
+			t.Fatalf("create: %d %q", code, th.Detail)
+		}
+		for range 2 {
+			if code := do(t, "PATCH", u+"/threads/"+th.ThreadID, map[string]any{"metadata": map[string]any{"assistant_id": obj}}, alice, &th); code != 422 || !strings.Contains(th.Detail, "metadata.assistant_id") {
+				t.Errorf("patch with an object assistant_id: %d %q; want 422 naming metadata.assistant_id", code, th.Detail)
+			}
+		}
+		if code := do(t, "PATCH", u+"/threads/"+th.ThreadID, map[string]any{"metadata": map[string]any{"assistant_id": server.AssistantID("echo")}}, alice, &th); code != 200 {
+			t.Errorf("patch with the graph's assistant_id: %d %q; want 200", code, th.Detail)
+		}
+	})
+}
+
+// TestAssistantBoundsConcurrent: concurrent creations and changes of one
+// principal's assistants do not pass Config.MaxAssistants or
+// Config.MaxAssistantBytes together (the check and the write are made
+// under a lock of the principal's).
+func TestAssistantBoundsConcurrent(t *testing.T) {
+	const n = 16
+	forEachStore(t, func(c *server.Config) { c.MaxAssistants, c.MaxAssistantBytes = 2, 6000 }, func(t *testing.T, ts *testServer, alice, bob http.Header) {
+		u := ts.URL
+		codes := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				var a assistantJSON
+				codes <- do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo"}, alice, &a)
+			})
+		}
+		wg.Wait()
+		close(codes)
+		ok := 0
+		for c := range codes {
+			if c == 200 {
+				ok++
+			}
+		}
+		var all []assistantJSON
+		do(t, "POST", u+"/assistants/search", map[string]any{"graph_id": "echo", "limit": 100}, alice, &all)
+		if ok != 2 || len(all) != 3 { // the graph's own, and alice's two
+			t.Errorf("%d concurrent creations: %d answered 200, %d assistants found; want 2 and 3 (Config.MaxAssistants 2 and the graph's own)", n, ok, len(all))
+		}
+		var a assistantJSON
+		for _, x := range all {
+			if x.AssistantID != server.AssistantID("echo") {
+				a = x
+			}
+		}
+		big := map[string]any{"metadata": map[string]any{"note": strings.Repeat("x", 1500)}}
+		wg = sync.WaitGroup{}
+		for range n {
+			wg.Go(func() {
+				var e assistantJSON
+				do(t, "PATCH", u+"/assistants/"+a.AssistantID, big, alice, &e)
+			})
+		}
+		wg.Wait()
+		var vs []assistantJSON
+		do(t, "POST", u+"/assistants/"+a.AssistantID+"/versions", map[string]any{"limit": 100}, alice, &vs)
+		if len(vs) > 4 {
+			t.Errorf("%d versions kept after %d concurrent changes; want at most what 6000 bytes hold (4)", len(vs), n)
+		}
+	})
+}
+
+// TestAssistantIdempotentAtLimit: a principal at Config.MaxAssistants
+// that creates one of its assistants again with if_exists do_nothing gets
+// it (200), not the bound's 429; with raise, the 409 of an existing id.
+func TestAssistantIdempotentAtLimit(t *testing.T) {
+	forEachStore(t, func(c *server.Config) { c.MaxAssistants = 1 }, func(t *testing.T, ts *testServer, alice, bob http.Header) {
+		u := ts.URL
+		var a, again assistantJSON
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "name": "one"}, alice, &a); code != 200 {
+			t.Fatalf("create: %d %q", code, a.Detail)
+		}
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "assistant_id": a.AssistantID, "if_exists": "do_nothing"}, alice, &again); code != 200 || again.AssistantID != a.AssistantID || again.Name != "one" {
+			t.Errorf("create again at the limit with do_nothing: %d %q %+v; want 200 and the assistant", code, again.Detail, again)
+		}
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo", "assistant_id": a.AssistantID}, alice, &again); code != 409 || !strings.Contains(again.Detail, "do_nothing") {
+			t.Errorf("create again at the limit: %d %q; want 409 pointing to if_exists do_nothing", code, again.Detail)
+		}
+	})
+}
+
+// TestAssistantVersionCap: an assistant has at most MaxAssistantVersions
+// versions; the change past them is refused with 429 naming the bound.
+func TestAssistantVersionCap(t *testing.T) {
+	forEachStore(t, nil, func(t *testing.T, ts *testServer, alice, bob http.Header) {
+		u := ts.URL
+		var a, e assistantJSON
+		if code := do(t, "POST", u+"/assistants", map[string]any{"graph_id": "echo"}, alice, &a); code != 200 {
+			t.Fatalf("create: %d %q", code, a.Detail)
+		}
+		for i := 2; i <= server.MaxAssistantVersions; i++ {
+			if code := do(t, "PATCH", u+"/assistants/"+a.AssistantID, map[string]any{"name": fmt.Sprint(i)}, alice, &e); code != 200 {
+				t.Fatalf("version %d: %d %q", i, code, e.Detail)
+			}
+		}
+		if code := do(t, "PATCH", u+"/assistants/"+a.AssistantID, map[string]any{"name": "over"}, alice, &e); code != 429 || !strings.Contains(e.Detail, "MaxAssistantVersions") {
+			t.Errorf("version %d: %d %q; want 429 naming MaxAssistantVersions", server.MaxAssistantVersions+1, code, e.Detail)
 		}
 	})
 }

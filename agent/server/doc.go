@@ -15,7 +15,10 @@
 // context merged under the run's own (the run's keys win). Such an
 // assistant belongs to the principal that created it, as a thread does,
 // and a principal's are bounded by Config.MaxAssistants and
-// Config.MaxAssistantBytes. Graphs are
+// Config.MaxAssistantBytes, each one's versions by
+// [MaxAssistantVersions]. A client-given assistant_id must not be a
+// version-5 UUID, the form of [AssistantID], so that no graph registered
+// later, or on another instance, has a system assistant of the same id. Graphs are
 // compiled with the server's checkpointer ([Server.Checkpointer]; Register
 // refuses another) so that a thread's state lives in its checkpoints:
 //
@@ -216,16 +219,17 @@
 //
 // Config.Authenticate names each request's principal (see [APIKeys] for
 // x-api-key keys), on every route but GET /ok, the health check load
-// balancers make without credentials (it reveals nothing); threads belong to the principal that created them and
-// are invisible (404) to others. Thread ids are one space shared by all
-// principals, as in LangGraph's servers: creating a thread (or a run
-// with if_not_exists create) under an id another principal's thread
-// holds is refused with 409, which tells the caller that the id is
-// taken, though nothing of the thread; use random ids (UUIDs, the
-// server's default), and delete what a graph keeps by thread with the
-// thread ([WithThreadDeleted]), so that an id freed and taken again
-// starts anew. A run's context carries its principal (guard.Principal,
-// see [RunContext]). Without it the server answers loopback
+// balancers make without credentials (it reveals nothing); threads and
+// assistants belong to the principal that created them and are invisible
+// (404) to others. Thread and assistant ids are one space shared by all
+// principals, as in LangGraph's servers: creating a thread (POST /threads,
+// or a run with if_not_exists create) or an assistant (POST /assistants)
+// under an id another principal's holds is refused with 409, which tells
+// the caller that the id is taken, though nothing more; use random ids
+// (UUIDs, the server's default), and delete what a graph keeps by thread
+// with the thread ([WithThreadDeleted]), so that an id freed and taken
+// again starts anew. A run's context carries its principal
+// (guard.Principal, see [RunContext]). Without it the server answers loopback
 // clients only. Browser origins other than the API's own must be listed
 // in Config.AllowedOrigins (CORS), but, with Config.Authenticate, for
 // loopback pages calling a server reached on a loopback host: without

@@ -762,11 +762,11 @@ func (m *MemoryStore) UpdateAssistant(_ context.Context, id string, fn func(*Ass
 }
 
 // AssistantVersions implements [AssistantStore].
-func (m *MemoryStore) AssistantVersions(_ context.Context, id string) ([]*Assistant, error) {
+func (m *MemoryStore) AssistantVersions(_ context.Context, owner, id string) ([]*Assistant, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.assistants[id]
-	if !ok {
+	if !ok || e.cur().Owner != owner {
 		return nil, fmt.Errorf("assistant %s: %w", id, ErrNotFound)
 	}
 	out := make([]*Assistant, 0, len(e.versions))
@@ -777,11 +777,11 @@ func (m *MemoryStore) AssistantVersions(_ context.Context, id string) ([]*Assist
 }
 
 // SetAssistantVersion implements [AssistantStore].
-func (m *MemoryStore) SetAssistantVersion(_ context.Context, id string, version int) (*Assistant, error) {
+func (m *MemoryStore) SetAssistantVersion(_ context.Context, owner, id string, version int) (*Assistant, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.assistants[id]
-	if !ok {
+	if !ok || e.cur().Owner != owner {
 		return nil, fmt.Errorf("assistant %s: %w", id, ErrNotFound)
 	}
 	for i, v := range e.versions {
@@ -794,10 +794,12 @@ func (m *MemoryStore) SetAssistantVersion(_ context.Context, id string, version 
 }
 
 // DeleteAssistant implements [AssistantStore].
-func (m *MemoryStore) DeleteAssistant(_ context.Context, id string) error {
+func (m *MemoryStore) DeleteAssistant(_ context.Context, owner, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.assistants, id)
+	if e, ok := m.assistants[id]; ok && e.cur().Owner == owner {
+		delete(m.assistants, id)
+	}
 	return nil
 }
 

@@ -118,9 +118,8 @@ func (s *SQLiteStore) UpdateAssistant(ctx context.Context, id string, fn func(*A
 }
 
 // AssistantVersions implements [AssistantStore].
-func (s *SQLiteStore) AssistantVersions(ctx context.Context, id string) ([]*Assistant, error) {
-	var owner string
-	err := s.db.QueryRowContext(ctx, `SELECT owner FROM agentserver_assistants WHERE id = ?`, id).Scan(&owner)
+func (s *SQLiteStore) AssistantVersions(ctx context.Context, owner, id string) ([]*Assistant, error) {
+	err := s.db.QueryRowContext(ctx, `SELECT owner FROM agentserver_assistants WHERE id = ? AND owner = ?`, id, owner).Scan(&owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("assistant %s: %w", id, ErrNotFound)
 	}
@@ -148,11 +147,11 @@ func (s *SQLiteStore) AssistantVersions(ctx context.Context, id string) ([]*Assi
 }
 
 // SetAssistantVersion implements [AssistantStore].
-func (s *SQLiteStore) SetAssistantVersion(ctx context.Context, id string, version int) (*Assistant, error) {
+func (s *SQLiteStore) SetAssistantVersion(ctx context.Context, owner, id string, version int) (*Assistant, error) {
 	var out *Assistant
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE agentserver_assistants SET current = ? WHERE id = ?
-			AND EXISTS (SELECT 1 FROM agentserver_assistant_versions WHERE id = ? AND version = ?)`, version, id, id, version)
+		res, err := tx.ExecContext(ctx, `UPDATE agentserver_assistants SET current = ? WHERE id = ? AND owner = ?
+			AND EXISTS (SELECT 1 FROM agentserver_assistant_versions WHERE id = ? AND version = ?)`, version, id, owner, id, version)
 		if err != nil {
 			return err
 		}
@@ -166,12 +165,16 @@ func (s *SQLiteStore) SetAssistantVersion(ctx context.Context, id string, versio
 }
 
 // DeleteAssistant implements [AssistantStore].
-func (s *SQLiteStore) DeleteAssistant(ctx context.Context, id string) error {
+func (s *SQLiteStore) DeleteAssistant(ctx context.Context, owner, id string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM agentserver_assistant_versions WHERE id = ?`, id); err != nil {
+		res, err := tx.ExecContext(ctx, `DELETE FROM agentserver_assistants WHERE id = ? AND owner = ?`, id, owner)
+		if err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM agentserver_assistants WHERE id = ?`, id)
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM agentserver_assistant_versions WHERE id = ?`, id)
 		return err
 	})
 }

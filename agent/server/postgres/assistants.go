@@ -77,8 +77,8 @@ func (s *Store) Assistant(ctx context.Context, id string) (*server.Assistant, er
 	return a, wrap("load assistant", err)
 }
 
-func (s *Store) assistantDocs(ctx context.Context, stmt, arg string) ([]*server.Assistant, error) {
-	rows, err := s.pool.Query(ctx, s.sql(stmt), arg)
+func (s *Store) assistantDocs(ctx context.Context, stmt string, args ...any) ([]*server.Assistant, error) {
+	rows, err := s.pool.Query(ctx, s.sql(stmt), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +139,9 @@ func (s *Store) UpdateAssistant(ctx context.Context, id string, fn func(*server.
 }
 
 // AssistantVersions implements [server.AssistantStore].
-func (s *Store) AssistantVersions(ctx context.Context, id string) ([]*server.Assistant, error) {
+func (s *Store) AssistantVersions(ctx context.Context, owner, id string) ([]*server.Assistant, error) {
 	out, err := s.assistantDocs(ctx, `SELECT v.doc, a.owner FROM {assistants} a JOIN {assistantVersions} v ON v.id = a.id
-		WHERE a.id = $1 ORDER BY v.version DESC`, id)
+		WHERE a.id = $1 AND a.owner = $2 ORDER BY v.version DESC`, id, owner)
 	if err == nil && len(out) == 0 {
 		err = fmt.Errorf("assistant %s: %w", id, server.ErrNotFound)
 	}
@@ -149,11 +149,11 @@ func (s *Store) AssistantVersions(ctx context.Context, id string) ([]*server.Ass
 }
 
 // SetAssistantVersion implements [server.AssistantStore].
-func (s *Store) SetAssistantVersion(ctx context.Context, id string, version int) (*server.Assistant, error) {
+func (s *Store) SetAssistantVersion(ctx context.Context, owner, id string, version int) (*server.Assistant, error) {
 	var out *server.Assistant
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, s.sql(`UPDATE {assistants} SET current = $2 WHERE id = $1
-			AND EXISTS (SELECT 1 FROM {assistantVersions} WHERE id = $1 AND version = $2)`), id, version)
+		tag, err := tx.Exec(ctx, s.sql(`UPDATE {assistants} SET current = $2 WHERE id = $1 AND owner = $3
+			AND EXISTS (SELECT 1 FROM {assistantVersions} WHERE id = $1 AND version = $2)`), id, version, owner)
 		if err != nil {
 			return err
 		}
@@ -171,8 +171,8 @@ func (s *Store) SetAssistantVersion(ctx context.Context, id string, version int)
 
 // DeleteAssistant implements [server.AssistantStore]; its versions go
 // with it (ON DELETE CASCADE).
-func (s *Store) DeleteAssistant(ctx context.Context, id string) error {
-	_, err := s.pool.Exec(ctx, s.sql(`DELETE FROM {assistants} WHERE id = $1`), id)
+func (s *Store) DeleteAssistant(ctx context.Context, owner, id string) error {
+	_, err := s.pool.Exec(ctx, s.sql(`DELETE FROM {assistants} WHERE id = $1 AND owner = $2`), id, owner)
 	return wrap("delete assistant", err)
 }
 

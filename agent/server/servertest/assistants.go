@@ -58,18 +58,31 @@ func testAssistants(t *testing.T, st server.Store) {
 	if _, err := as.UpdateAssistant(ctx, a.ID, func(*server.Assistant) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("UpdateAssistant whose fn fails: %v; want fn's error", err)
 	}
-	vs, err := as.AssistantVersions(ctx, a.ID)
+	// Another owner's calls find nothing and change nothing.
+	if _, err := as.AssistantVersions(ctx, "bob", a.ID); !errors.Is(err, server.ErrNotFound) {
+		t.Errorf("AssistantVersions of another owner's assistant: %v; want ErrNotFound", err)
+	}
+	if _, err := as.SetAssistantVersion(ctx, "bob", a.ID, 1); !errors.Is(err, server.ErrNotFound) {
+		t.Errorf("SetAssistantVersion of another owner's assistant: %v; want ErrNotFound", err)
+	}
+	if err := as.DeleteAssistant(ctx, "bob", a.ID); err != nil {
+		t.Errorf("DeleteAssistant of another owner's assistant: %v; want nil", err)
+	}
+	if cur, err := as.Assistant(ctx, a.ID); err != nil || cur.Version != 2 {
+		t.Errorf("after another owner's calls: %+v, %v; want the assistant at version 2", cur, err)
+	}
+	vs, err := as.AssistantVersions(ctx, "alice", a.ID)
 	if err != nil || len(vs) != 2 || vs[0].Version != 2 || vs[1].Version != 1 || vs[1].Name != "brief" {
 		t.Fatalf("AssistantVersions: %d versions, %v; want 2 then 1", len(vs), err)
 	}
-	back, err := as.SetAssistantVersion(ctx, a.ID, 1)
+	back, err := as.SetAssistantVersion(ctx, "alice", a.ID, 1)
 	if err != nil || back.Version != 1 || back.Name != "brief" {
 		t.Fatalf("SetAssistantVersion 1: %+v, %v", back, err)
 	}
 	if cur, _ := as.Assistant(ctx, a.ID); cur == nil || cur.Version != 1 {
 		t.Errorf("after SetAssistantVersion 1 the current version is %+v; want 1", cur)
 	}
-	if _, err := as.SetAssistantVersion(ctx, a.ID, 7); !errors.Is(err, server.ErrNotFound) {
+	if _, err := as.SetAssistantVersion(ctx, "alice", a.ID, 7); !errors.Is(err, server.ErrNotFound) {
 		t.Errorf("SetAssistantVersion of a missing version: %v; want ErrNotFound", err)
 	}
 	// A new version is one above the highest, not the current.
@@ -84,13 +97,13 @@ func testAssistants(t *testing.T, st server.Store) {
 	if err != nil || n != 2 || bytes <= 0 {
 		t.Errorf("AssistantUsage(alice): %d, %d, %v; want 2 assistants and their bytes", n, bytes, err)
 	}
-	if err := as.DeleteAssistant(ctx, a.ID); err != nil {
+	if err := as.DeleteAssistant(ctx, "alice", a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := as.DeleteAssistant(ctx, a.ID); err != nil {
+	if err := as.DeleteAssistant(ctx, "alice", a.ID); err != nil {
 		t.Errorf("DeleteAssistant of a missing assistant: %v; want nil", err)
 	}
-	if _, err := as.AssistantVersions(ctx, a.ID); !errors.Is(err, server.ErrNotFound) {
+	if _, err := as.AssistantVersions(ctx, "alice", a.ID); !errors.Is(err, server.ErrNotFound) {
 		t.Errorf("AssistantVersions after the delete: %v; want ErrNotFound", err)
 	}
 	n2, bytes2, err := as.AssistantUsage(ctx, "alice")
