@@ -257,8 +257,13 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 			interrupts = snap.Interrupts
 			if o.keepWrites {
 				// The new checkpoint has the same step and next tasks:
-				// the writes' task ids still name them.
+				// the writes' task ids still name them. Resume values
+				// given to an earlier checkpoint while it was the
+				// thread's latest are not kept (see wGiven).
 				writes = snap.Writes
+				if d.latest != snap.ID {
+					writes = slices.DeleteFunc(slices.Clone(writes), func(w checkpoint.Write) bool { return w.Channel == wGiven })
+				}
 			}
 			for _, t := range snap.Next {
 				if i, ok := c.index[t.Node]; ok && t.ID == "" {
