@@ -22,15 +22,21 @@ const asyncQueue = 8
 // it saves nothing more (a later checkpoint would derive from one that is
 // not there) and the run fails with the error at its next boundary.
 //
-// The run waits for its saves at a pause and at its end, but never past
-// the cancellation of its context: a Saver that hangs (a stuck database
-// connection) cannot keep the run from returning. The run then abandons
-// the writer (see abandon) and its error names the saves that may not have
-// completed.
+// The run waits for its saves at a pause and at its end; once its context
+// is done, for a bounded time only, so that a Saver that hangs (a stuck
+// database connection) cannot keep the run from returning: up to grace
+// (abandonGrace) for the saves still queued, then up to grace again for
+// the save under way once it is cancelled, plus, with a
+// [checkpoint.Syncer], up to syncGrace for the Sync that makes them
+// durable. The run then abandons the writer (see abandon) and its error
+// names the saves that may not have completed. A run whose saves all
+// complete in that time loses nothing, and its error is its own: a run
+// that finished returns no error.
 type writer struct {
 	saver  checkpoint.Saver
 	lazy   *noSync // the saver is a checkpoint.Syncer: saves wait for no flush
 	thread string
+	grace  time.Duration   // abandonGrace, unless tests change it
 	ctx    context.Context // the saves' context: the run's values, cancelled by abandon
 	cancel context.CancelFunc
 	run    context.Context // the run's context: no wait outlasts it
@@ -70,8 +76,8 @@ type wjob struct {
 	seq    uint64
 }
 
-func newWriter(ctx context.Context, saver checkpoint.Saver, thread string) *writer {
-	w := &writer{saver: saver, thread: thread, run: ctx, jobs: make(chan wjob, asyncQueue),
+func newWriter(ctx context.Context, saver checkpoint.Saver, thread string, grace time.Duration) *writer {
+	w := &writer{saver: saver, thread: thread, grace: grace, run: ctx, jobs: make(chan wjob, asyncQueue),
 		stop: make(chan struct{}), done: make(chan struct{}), change: make(chan struct{})}
 	// The saves outlive a cancellation only until the run gives up on
 	// them: abandon cancels them, so a Saver that honours its context
@@ -237,7 +243,8 @@ func (w *writer) flush(ctx context.Context) error {
 }
 
 // abandonGrace bounds the wait of a cancelled run for its queued saves,
-// and then for the save its writer was making when it was abandoned.
+// and then for the save its writer was making when it was abandoned; in
+// [DurabilityExit], the save a cancelled run makes as it stops.
 const abandonGrace = time.Second
 
 // syncGrace bounds the Sync that makes the saves of a run durable once the
@@ -263,10 +270,12 @@ func (w *writer) wait(ctx context.Context) error {
 	}
 }
 
-// close flushes and stops the goroutine. If ctx is done first, it abandons
-// the writer: lost then names the saves that may not have completed, or
-// says that the saves may not be durable if their Sync failed (nil if
-// neither).
+// close flushes and stops the goroutine. If ctx is done first, it gives
+// the queued saves their grace and abandons the writer: lost then names
+// the saves that may not have completed, or says that the saves may not be
+// durable if their Sync failed (nil if neither). When every save completed
+// (and was synced), err is nil although ctx is done: nothing of the run
+// was lost.
 func (w *writer) close(ctx context.Context) (err, lost error) {
 	err = w.flush(ctx)
 	if ctx.Err() == nil {
@@ -275,10 +284,10 @@ func (w *writer) close(ctx context.Context) (err, lost error) {
 		return err, nil
 	}
 	// The run's context is done: the saves queued (a finished task's
-	// writes, the step before it) still get abandonGrace to complete, so
+	// writes, the step before it) still get w.grace to complete, so
 	// that a Saver that answers loses none of them; one that hangs is
 	// abandoned.
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonGrace)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.grace)
 	_ = w.wait(gctx) // what is still pending after it is named by lost
 	cancel()
 	if ferr := w.failed(); ferr != nil {
@@ -287,10 +296,10 @@ func (w *writer) close(ctx context.Context) (err, lost error) {
 	w.abandon()
 	// The save under way was cancelled: a Saver that honours its context
 	// returns soon, and the run returns after it, for at most
-	// abandonGrace, so that a caller acting on the run's end (deleting
+	// w.grace, so that a caller acting on the run's end (deleting
 	// the thread's checkpoints, say) does not race a save still landing.
 	// A Saver that hangs is left behind.
-	t := time.NewTimer(abandonGrace)
+	t := time.NewTimer(w.grace)
 	select {
 	case <-w.done:
 	case <-t.C:
@@ -314,6 +323,12 @@ func (w *writer) close(ctx context.Context) (err, lost error) {
 		// *CheckpointError marks as not for clients).
 		lost = fmt.Errorf("graph: the run of thread %q stopped before its saves were made durable (their sync failed); a crash of the storage may lose them, and the thread then goes on from the last checkpoint kept",
 			w.thread)
+		return err, lost
+	}
+	if w.failed() == nil {
+		// Every save completed and is durable: err was only ctx's,
+		// which the run's own error says if the run did not finish.
+		err = nil
 	}
 	return err, lost
 }

@@ -251,20 +251,29 @@
 // checkpoints as with DurabilityStep, one at a time and in order, on a
 // goroutine of its own, so a step's save overlaps the next step; a pause,
 // a failure and the end of the run wait for every save, so what a caller
-// sees returned is saved (unless the run's context is cancelled first: the
-// run then gives its queued saves, such as a finished task's writes, a
-// second to complete, and returns with an error naming those that may be
-// missing), and the thread on disk is always a prefix of the run,
+// sees returned is saved, and the thread on disk is always a prefix of the
+// run,
 // resumable from its latest checkpoint. When the Saver is a
 // [checkpoint.Syncer] (the PostgreSQL one is), the run's saves do not wait
 // for the storage to flush each one to disk; the run syncs once before it
 // returns or pauses, so a crash of the database server mid-run also loses
-// at most a suffix of the run's steps. With [DurabilityExit] a run
+// at most a suffix of the run's steps. A run whose context is cancelled
+// still waits for its saves, for a bounded time, so that a Saver that
+// hangs cannot keep it from returning: up to a second for the saves it
+// queued (such as a finished task's writes), then up to a second for the
+// save under way once it is cancelled, and, with a checkpoint.Syncer, up
+// to five seconds for the Sync that makes them durable, seven seconds in
+// all at most. A save that does not complete in that time may be missing,
+// and the run's error names it; a run whose saves all complete loses
+// nothing, and if it had finished its steps it returns its result with no
+// error (as it would have a moment earlier), so that a caller does not
+// run a finished thread again. With [DurabilityExit] a run
 // saves only when it leaves the engine: once at its end, at a pause, and
 // when it fails or is cancelled, the failure save holding what step
 // durability would have left (the last completed step, the failed step as
 // next, and a parallel step's finished writes), so the thread can be
-// inspected and resumed the same way. One Put per run instead of one per
+// inspected and resumed the same way (a cancelled run's save gets up to a
+// second once its context is done). One Put per run instead of one per
 // step suits short runs, such as chat turns, on SQLite or PostgreSQL; the
 // price is that a process crash mid-run loses the run's progress since its
 // last save, and the thread's history has a checkpoint per run, not per
@@ -291,7 +300,21 @@
 // event, and [Thread.State] lists them. Resuming runs the node again
 // from its beginning, and this time Interrupt returns the resume value:
 // code before Interrupt runs twice, so keep it free of side effects (as in
-// LangGraph). Interrupts of parallel branches of one step each have their
+// LangGraph). A run that continues the pause of the thread's latest
+// checkpoint saves its resume values as pending writes of that checkpoint
+// before the step runs again (with [DurabilityExit], when the run leaves,
+// if the step did not complete), as LangGraph does: if the run then stops
+// in the resumed node (a crash, a cancellation, a failure), running the
+// thread again with a zero input gives the node the saved value instead of
+// pausing it again, and giving a value again replaces the saved one.
+// [Thread.State] still lists the interrupt until its step completes (the
+// saved value is not shown). A saved value belongs to that checkpoint only
+// while it is the thread's latest: [Thread.Update] without [KeepWrites]
+// drops it with the other pending writes (with KeepWrites the copy keeps
+// it), and once the thread has moved on, runs and updates from the
+// checkpoint ([FromCheckpoint], [UpdateFrom]) see it as it was saved, so
+// a fork from it pauses on the interrupt again. A run from an earlier
+// checkpoint saves no resume value on it. Interrupts of parallel branches of one step each have their
 // own id ("step:node:task#n") and can be resumed in one run with
 // [ResumeByID] or one by one; a branch that finished is not run again.
 // Interrupt inside a subgraph (one compiled without a checkpointer) pauses

@@ -77,10 +77,11 @@ type drun[S any] struct {
 	carry  []checkpoint.Write
 	// resumed holds the writes of the tasks of the paused step given
 	// resume values by this run, while they are not saved (see
-	// saveResume).
-	resumed []checkpoint.Write
-	before  []bool
-	after   []bool
+	// saveResume); resumedAt is that step.
+	resumed   []checkpoint.Write
+	resumedAt int
+	before    []bool
+	after     []bool
 
 	mu    sync.Mutex // guards saveErr between parallel tasks
 	tasks []itask    // per task of the current step
@@ -240,13 +241,17 @@ func (r *run[S]) saveWrites(ctx context.Context, ws []checkpoint.Write, what str
 	return nil
 }
 
-// saveResume saves the resume values given to the run, with the other
-// writes of the tasks they answer, as pending writes of the paused
-// checkpoint before its step runs again (as LangGraph does): a run that
-// stops while a resumed node runs (a crash, a cancellation, a failure)
-// leaves them saved, and running the thread again with a zero input gives
-// the node its value instead of pausing it again. With [DurabilityExit]
-// they are saved when the run leaves, if the step did not complete.
+// saveResume saves the resume values given to a run that continues the
+// pause of the thread's latest checkpoint, with the other writes of the
+// tasks they answer, as pending writes of that checkpoint before its step
+// runs again (as LangGraph does): a run that stops while a resumed node
+// runs (a crash, a cancellation, a failure) leaves them saved, and running
+// the thread again with a zero input gives the node its value instead of
+// pausing it again. They are saved on the channel wGiven, which only a run
+// from the thread's latest checkpoint reads: once the thread has moved on,
+// the checkpoint is again as it was when saved (see restore). With
+// [DurabilityExit] they are saved when the run leaves, if the step did not
+// complete (see saveExitResume).
 func (r *run[S]) saveResume(ctx context.Context) error {
 	d := r.d
 	if d.resumed == nil || d.exit {
@@ -254,7 +259,53 @@ func (r *run[S]) saveResume(ctx context.Context) error {
 	}
 	ws := d.resumed
 	d.resumed = nil
-	return r.saveWrites(ctx, ws, fmt.Sprintf("the resume values of step %d", r.step+1))
+	return r.saveWrites(ctx, ws, fmt.Sprintf("the resume values of step %d", d.resumedAt))
+}
+
+// saveExitResume saves, for a run in [DurabilityExit] that stopped with
+// err in the step it resumed, the resume values saveResume did not save.
+// A run whose context is done still makes the save, for at most the grace
+// of its saves (see stopContext). A failure to save is joined to err.
+func (r *run[S]) saveExitResume(ctx context.Context, err error) error {
+	d := r.d
+	sctx, cancel := stopContext(ctx, d.dur.grace)
+	defer cancel()
+	ws := d.resumed
+	d.resumed = nil
+	if serr := r.saveWrites(sctx, ws, fmt.Sprintf("the resume values of step %d", d.resumedAt)); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
+}
+
+// stopContext returns the context of a save a stopping run makes: it
+// keeps ctx's values and is not cancelled with ctx, but grace after ctx is
+// done it is, so that a Saver that hangs cannot keep a cancelled run from
+// returning. cancel releases it.
+func stopContext(ctx context.Context, grace time.Duration) (sctx context.Context, cancel func()) {
+	c, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var t *time.Timer
+	released := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !released {
+			t = time.AfterFunc(grace, func() {
+				cancelCause(fmt.Errorf("graph: the run was stopped and its save took more than %v: %w", grace, context.Cause(ctx)))
+			})
+		}
+	})
+	return c, func() {
+		stop()
+		mu.Lock()
+		released = true
+		if t != nil {
+			t.Stop()
+		}
+		mu.Unlock()
+		cancelCause(context.Canceled)
+	}
 }
 
 // execDurable runs the graph on a thread: it loads the thread's checkpoint,
@@ -296,7 +347,7 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 func (r *run[S]) runDurable(ctx context.Context, input S) error {
 	d := r.d
 	if r.set.durability == DurabilityAsync {
-		d.w = newWriter(ctx, d.dur.saver, d.thread)
+		d.w = newWriter(ctx, d.dur.saver, d.thread, d.dur.grace)
 		d.w.saved = d.saved
 		defer func() {
 			// A panic escaping the steps (a hook's, a serializer's)
@@ -320,9 +371,7 @@ func (r *run[S]) runDurable(ctx context.Context, input S) error {
 			err = r.saveExit(ctx, err)
 		} else if d.resumed != nil && err != nil {
 			// DurabilityExit: the resumed step did not complete.
-			if serr := r.saveWrites(context.WithoutCancel(ctx), d.resumed, fmt.Sprintf("the resume values of step %d", r.step)); serr != nil {
-				err = errors.Join(err, serr)
-			}
+			err = r.saveExitResume(ctx, err)
 		}
 	}
 	// The run returns once its saves are done: a pause or an end the
@@ -458,7 +507,12 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 		}
 		return r.pendingError(snap)
 	}
-	if err := r.restore(snap); err != nil {
+	// Only a run that continues the thread's latest checkpoint reads and
+	// saves the resume values given to it (wGiven): one from an earlier
+	// checkpoint (a fork) leaves that checkpoint as it was. A run given
+	// ContinueFrom starts from the snapshot Thread.State read as latest.
+	head := set.fromID == "" || d.latest == snap.ID
+	if err := r.restore(snap, head); err != nil {
 		return err
 	}
 	return r.saveResume(ctx)
@@ -587,8 +641,11 @@ func (r *run[S]) mergeInput(in *S) {
 }
 
 // restore rebuilds the paused step of snap as r.cur, with the tasks that
-// finished marked done and the resume values the run was given.
-func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
+// finished marked done and the resume values the run was given. head says
+// that snap is the thread's latest checkpoint: only then are the resume
+// values given to it before (wGiven) used, and those given to this run
+// kept in d.resumed for saveResume.
+func (r *run[S]) restore(snap *checkpoint.Snapshot, head bool) error {
 	d, c := r.d, r.c
 	step := snap.Step + 1
 	for _, t := range snap.Next {
@@ -613,9 +670,30 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		}
 		r.cur = append(r.cur, tk)
 	}
+	// given lists the interrupts given a resume value at the thread's
+	// latest checkpoint, before this run (wGiven) or by it: saveResume
+	// saves those on wGiven again, the others as they were.
+	var given []string
+	d.carry = snap.Writes
+	if slices.ContainsFunc(snap.Writes, func(w checkpoint.Write) bool { return w.Channel == wGiven }) {
+		d.carry = make([]checkpoint.Write, 0, len(snap.Writes))
+		for _, w := range snap.Writes {
+			if w.Channel == wGiven {
+				if !head {
+					continue // given to the checkpoint when it was the latest
+				}
+				var rw resumeWire
+				if json.Unmarshal(w.Value, &rw) == nil {
+					given = append(given, rw.ID)
+				}
+				w.Channel = wResume
+			}
+			d.carry = append(d.carry, w)
+		}
+	}
 	byTask := map[string][]checkpoint.Write{}
 	d.resume = map[string][]byte{}
-	for _, w := range snap.Writes {
+	for _, w := range d.carry {
 		byTask[w.TaskID] = append(byTask[w.TaskID], w)
 		if w.Channel == wResume {
 			var rw resumeWire
@@ -638,7 +716,6 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		t.upd, t.done = u, true
 		d.passed = append(d.passed, id) // it ran past its breakpoint
 	}
-	d.carry = snap.Writes
 	// Resume values given to this run.
 	open := map[string]*checkpoint.Interrupt{}
 	var ids []string
@@ -648,12 +725,12 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 			ids = append(ids, x.ID)
 		}
 	}
-	// given keeps a resume value of this run for a pause before the step,
+	// give keeps a resume value of this run for a pause before the step,
 	// and for saveResume.
 	var resumed []string
 	// A value given again (the run it was first given to stopped) replaces
 	// the saved one.
-	given := func(id string, data []byte) {
+	give := func(id string, data []byte) {
 		d.resume[id] = data
 		x := open[id]
 		rw, _ := json.Marshal(resumeWire{ID: id, Value: data})
@@ -664,6 +741,9 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		d.carry = append(d.carry, checkpoint.Write{TaskID: x.TaskID, Node: x.Node, Channel: wResume, Value: rw})
 		if !slices.Contains(resumed, x.TaskID) {
 			resumed = append(resumed, x.TaskID)
+		}
+		if !slices.Contains(given, id) {
+			given = append(given, id)
 		}
 	}
 	set := &r.set
@@ -681,7 +761,7 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		if err != nil {
 			return fmt.Errorf("graph: encoding the resume value: %w", err)
 		}
-		given(ids[0], data)
+		give(ids[0], data)
 	}
 	for id, v := range set.resumeByID {
 		if open[id] == nil {
@@ -691,12 +771,24 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 		if err != nil {
 			return fmt.Errorf("graph: encoding the resume value for %s: %w", id, err)
 		}
-		given(id, data)
+		give(id, data)
 	}
-	for _, w := range d.carry {
-		if slices.Contains(resumed, w.TaskID) {
+	if head {
+		// The tasks' writes replace theirs on the checkpoint: all of
+		// them, the given values on wGiven.
+		for _, w := range d.carry {
+			if !slices.Contains(resumed, w.TaskID) {
+				continue
+			}
+			if w.Channel == wResume {
+				var rw resumeWire
+				if json.Unmarshal(w.Value, &rw) == nil && slices.Contains(given, rw.ID) {
+					w.Channel = wGiven
+				}
+			}
 			d.resumed = append(d.resumed, w)
 		}
+		d.resumedAt = step
 	}
 	for _, x := range snap.Interrupts {
 		// A task that raised went past its breakpoints; one paused
@@ -776,12 +868,15 @@ func (r *run[S]) ranNodes() []string {
 // thread's latest when the run stopped with err (nil when it finished): the
 // state after its last completed step, with the step that failed (or was
 // not started) as the next one and, for a parallel step, the writes of its
-// tasks that finished. A failure to save is joined to err.
+// tasks that finished. A failure to save is joined to err. A run that
+// stopped with its context done is saved too (that is what lets it be
+// resumed), for at most the grace of its saves (see stopContext).
 func (r *run[S]) saveExit(ctx context.Context, err error) error {
 	d := r.d
 	if err != nil {
-		// A cancelled run is saved too: that is what lets it be resumed.
-		ctx = context.WithoutCancel(ctx)
+		sctx, cancel := stopContext(ctx, d.dur.grace)
+		defer cancel()
+		ctx = sctx
 	}
 	var writes []checkpoint.Write
 	if d.started && len(r.cur) > 1 {

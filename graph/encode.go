@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -21,6 +22,12 @@ const (
 	wRoute     = "~route"     // the task's own routing
 	wInterrupt = "~interrupt" // the task paused on an interrupt
 	wResume    = "~resume"    // a resume value the task has consumed
+	// wGiven is a resume value given to the thread's latest checkpoint,
+	// saved as a pending write of it before its step runs again (see
+	// saveResume): it is used only while that checkpoint is the thread's
+	// latest, so forks and updates from it, and runs from it once the
+	// thread has moved on, see the checkpoint as it was saved.
+	wGiven = "~given"
 )
 
 // channel is one top-level field of the state: the unit a checkpoint
@@ -46,6 +53,9 @@ type channel struct {
 // durable is what a graph compiled with a checkpointer knows about storing
 // its state.
 type durable[S any] struct {
+	// grace bounds how long a run whose context is done still waits for
+	// each of its saves (abandonGrace; tests change it).
+	grace time.Duration
 	saver checkpoint.Saver
 	ser   checkpoint.Serializer
 	chans []channel
@@ -57,7 +67,7 @@ func newDurable[S any](saver checkpoint.Saver, ser checkpoint.Serializer) (*dura
 		ser = checkpoint.JSON
 	}
 	t := reflect.TypeFor[S]()
-	d := &durable[S]{saver: saver, ser: ser, byKey: map[string]int{}}
+	d := &durable[S]{grace: abandonGrace, saver: saver, ser: ser, byKey: map[string]int{}}
 	if t.Kind() != reflect.Struct {
 		return d, nil // Compile reports it
 	}
@@ -452,7 +462,7 @@ func (r *run[S]) decodeWrites(ws []checkpoint.Write) (Update[S], error) {
 	var u Update[S]
 	for _, w := range ws {
 		switch w.Channel {
-		case wDone, wInterrupt, wResume:
+		case wDone, wInterrupt, wResume, wGiven:
 			continue
 		case wRoute:
 			var rw routeWire

@@ -1,6 +1,9 @@
 package graph
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // MinAllocs returns the fewest allocations of one call of f over trials
 // measured calls. Under the race detector sync.Pool drops pooled objects
@@ -13,4 +16,12 @@ func MinAllocs(trials int, f func()) float64 {
 		least = min(least, testing.AllocsPerRun(1, f))
 	}
 	return least
+}
+
+// SetSaveGrace sets how long the runs of c whose context is done still
+// wait for each of their saves (abandonGrace by default): a test whose
+// Saver is held until after the cancellation makes it long, so that the
+// outcome does not depend on the machine's speed.
+func SetSaveGrace[S any](c *Compiled[S], grace time.Duration) {
+	c.dur.grace = grace
 }

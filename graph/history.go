@@ -165,7 +165,9 @@ func UpdateFrom(id string) UpdateOption {
 // KeepWrites makes [Thread.Update] without [AsNode] carry the pending
 // writes of the checkpoint it edits over to the new one: the tasks that
 // finished in a paused step stay finished (they do not run again) and the
-// resume values given to its interrupts stay given. With an empty update
+// resume values given to its interrupts stay given (a value saved before
+// the resumed step ran, see [Resume], only if the checkpoint is still the
+// thread's latest). With an empty update
 // it copies the checkpoint as the thread's latest (with [UpdateFrom], a
 // new branch from it), from which a run goes on as it would from the
 // checkpoint itself. The update must be empty: a kept write of a task
@@ -257,8 +259,13 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 			interrupts = snap.Interrupts
 			if o.keepWrites {
 				// The new checkpoint has the same step and next tasks:
-				// the writes' task ids still name them.
+				// the writes' task ids still name them. Resume values
+				// given to an earlier checkpoint while it was the
+				// thread's latest are not kept (see wGiven).
 				writes = snap.Writes
+				if d.latest != snap.ID {
+					writes = slices.DeleteFunc(slices.Clone(writes), func(w checkpoint.Write) bool { return w.Channel == wGiven })
+				}
 			}
 			for _, t := range snap.Next {
 				if i, ok := c.index[t.Node]; ok && t.ID == "" {

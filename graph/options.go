@@ -281,14 +281,19 @@ func InterruptAfter(nodes ...string) Option {
 
 // Resume resumes a thread paused on one [Interrupt]: the paused node runs
 // again and its Interrupt call returns v. A thread paused on several
-// interrupts needs [ResumeByID].
+// interrupts needs [ResumeByID]. On the thread's latest checkpoint, v is
+// saved as a pending write of the paused checkpoint before the node runs
+// (see "Interrupts" in the package doc): if the run stops in the node, a
+// run with a zero input gives the node v; Resume again replaces it.
 func Resume(v any) RunOption {
 	return runOption(func(s *settings) { s.hasResume, s.resumeValue, s.durableOpts = true, v, true })
 }
 
 // ResumeByID resumes the interrupts named by id (see [InterruptInfo.ID]) with
 // their values. Interrupts not named stay pending: their nodes run again
-// and pause again, and can be resumed by a later run.
+// and pause again, and can be resumed by a later run. The values are
+// saved before the step runs, as [Resume]'s are; a value given again for
+// an id replaces the saved one.
 func ResumeByID(values map[string]any) RunOption {
 	return runOption(func(s *settings) {
 		s.hasResume, s.durableOpts = true, true
