@@ -686,15 +686,21 @@ func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) er
 		if err == nil {
 			owner, hooks, err = s.threadOwner(ctx, id)
 		}
+		deleted := false
 		if err == nil {
 			err = s.store.DeleteThread(ctx, id)
+			deleted = err == nil
 		}
 		for _, sub := range plan {
 			if err == nil {
 				err = s.saver.DeleteThread(ctx, id+sub)
 			}
 		}
-		if err == nil && hooks {
+		// With the record gone, nothing would find the thread to call
+		// the graphs' functions later: they run even when deleting its
+		// checkpoints failed (those are left for a retry that cannot
+		// come either, but the graphs' data need not stay with them).
+		if deleted && hooks {
 			s.threadDeleted(ctx, id, owner)
 		}
 		unlock()

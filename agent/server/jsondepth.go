@@ -13,6 +13,10 @@ import (
 // stored record's root, so that a thread whose metadata nested 999 levels
 // would break every filtered search of its principal. A body that nests
 // deeper is refused with 422 naming its top-level field.
+//
+// It bounds request bodies only: the values a graph's nodes write (a
+// run's state, the store's items they put) are not checked and can nest
+// deeper, with the same consequences for the store's queries.
 const MaxJSONDepth = 256
 
 // checkDepth refuses a body b (valid UTF-8; its JSON not yet checked)
@@ -21,8 +25,10 @@ const MaxJSONDepth = 256
 func checkDepth(b []byte) error {
 	depth := 0
 	inString, escaped := false, false
-	strStart, lastStr := 0, ""
-	field := ""
+	// The last top-level string and the field's name, as offsets into
+	// b: a string is made only for the error.
+	strStart, lastStart, lastEnd := 0, 0, 0
+	fieldStart, fieldEnd := 0, 0
 	for i, c := range b {
 		if inString {
 			switch {
@@ -33,7 +39,7 @@ func checkDepth(b []byte) error {
 			case c == '"':
 				inString = false
 				if depth == 1 {
-					lastStr = string(b[strStart:i])
+					lastStart, lastEnd = strStart, i
 				}
 			}
 			continue
@@ -43,14 +49,14 @@ func checkDepth(b []byte) error {
 			inString, strStart = true, i+1
 		case ':':
 			if depth == 1 {
-				field = lastStr
+				fieldStart, fieldEnd = lastStart, lastEnd
 			}
 		case '{', '[':
 			depth++
 			if depth > MaxJSONDepth {
 				name := "the body"
-				if field != "" {
-					q, _ := json.Marshal(clip(field))
+				if fieldEnd > fieldStart {
+					q, _ := json.Marshal(clip(string(b[fieldStart:fieldEnd])))
 					name = string(q[1 : len(q)-1])
 				}
 				return errorf(http.StatusUnprocessableEntity, "%s: nests objects and arrays deeper than %d levels (MaxJSONDepth; at byte %d), more than the server's stores query alike; flatten it", name, MaxJSONDepth, i)

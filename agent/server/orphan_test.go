@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -63,4 +64,50 @@ func TestOrphanCheckpointsDropped(t *testing.T) {
 		cps, err := saver.List(ctx, tid, checkpoint.ListOptions{})
 		return err == nil && len(cps) == 0
 	})
+}
+
+// TestOrphanCallsThreadDeleted: when a run of a thread deleted without
+// waiting for it (by another instance) finds its thread gone, its
+// instance calls the graph's WithThreadDeleted function again, for the
+// run's owner: what the run's nodes stored since the deletion's call goes
+// too.
+func TestOrphanCallsThreadDeleted(t *testing.T) {
+	cfg, alice, _ := aliceBob()
+	st := server.NewMemoryStore()
+	cfg.Store, cfg.Worker, cfg.Lease, cfg.SweepInterval = st, "w1", 300*time.Millisecond, time.Hour
+	ts := newTestServer(t, cfg)
+	g := graph.New[chat]()
+	g.AddNode("a", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		if err := ts.gates.wait(ctx, graph.ConfigFrom(ctx).ThreadID); err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatMessages.Set([]msg{{Type: "ai", Content: "a"}}), nil
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(ts.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := make(chan deleted, 4)
+	hook := func(ctx context.Context, threadID string) error {
+		calls <- deleted{threadID, guard.Principal(ctx)}
+		return nil
+	}
+	if err := server.Register(ts.Server, "gated", app, server.WithThreadDeleted[chat](hook)); err != nil {
+		t.Fatal(err)
+	}
+	tid := newWhoamiThread(t, ts.URL, alice)
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "gated", "input": map[string]any{}, "durability": "exit"}, alice, nil); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	waitUntil(t, "the run to wait in a", func() bool { return ts.gates.waiting(tid) })
+	// Deleted as another instance deletes it once it stops waiting for
+	// the run (that instance called its own hook).
+	if err := st.DeleteThread(t.Context(), tid); err != nil {
+		t.Fatal(err)
+	}
+	ts.gates.release(tid)
+	if got, want := nextDeleted(t, calls), (deleted{tid, "alice"}); got != want {
+		t.Errorf("after the orphaned run: %+v, want %+v", got, want)
+	}
 }

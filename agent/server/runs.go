@@ -1752,13 +1752,13 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// the run's record is gone with its thread, deleted without
 		// waiting for the run: see dropOrphan.
 		s.log.Warn("run lost its lease and was stopped here", zapString("run", run.ID))
-		s.dropOrphan(t.ID)
+		s.dropOrphan(t.ID, run.Owner)
 		s.hub.notify(run.ID)
 		return true, false
 	case errors.Is(cause, errRunDeleted):
 		// Its thread was deleted: there is nothing left to record but
 		// the checkpoints the run saved since (dropOrphan).
-		s.dropOrphan(t.ID)
+		s.dropOrphan(t.ID, run.Owner)
 		s.hub.notify(run.ID)
 		return true, false
 	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
@@ -1790,8 +1790,10 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 // run still running then saves checkpoints after the deletion, until it
 // finds its record gone; they would stay, with no thread to delete them
 // with. A thread created again with the same id meanwhile keeps its
-// checkpoints. A failure is logged.
-func (s *Server) dropOrphan(tid string) {
+// checkpoints. The graphs' WithThreadDeleted functions are called again
+// for owner, the run's (the run may have saved data of their own since
+// the deletion called them). A failure is logged.
+func (s *Server) dropOrphan(tid, owner string) {
 	bg := s.bg
 	unlock, err := s.locks.Lock(bg, tid)
 	if err != nil {
@@ -1816,6 +1818,9 @@ func (s *Server) dropOrphan(tid string) {
 	}
 	if err != nil {
 		s.log.Error("deleting the checkpoints a run saved after its thread was deleted", zapString("thread_id", tid), zapError(err))
+	}
+	if len(s.deletedHooks()) > 0 {
+		s.threadDeleted(bg, tid, owner)
 	}
 }
 
@@ -2086,7 +2091,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) {
 		// The run's record may be gone with its thread, deleted without
 		// waiting for the run, which saved its end since.
-		s.dropOrphan(run.ThreadID)
+		s.dropOrphan(run.ThreadID, run.Owner)
 	}
 	if errors.Is(err, ErrLeaseLost) {
 		// The new owner sends the run's webhook and deletes its thread.
@@ -2442,7 +2447,7 @@ func (s *Server) rollback(run *Run, start string) {
 	orphan := false
 	defer func() {
 		if orphan {
-			s.dropOrphan(run.ThreadID)
+			s.dropOrphan(run.ThreadID, run.Owner)
 		}
 	}()
 	unlock, err := s.lockRollback(run)

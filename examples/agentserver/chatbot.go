@@ -91,15 +91,17 @@ func Chatbot(bot *chatbot.Bot, saver checkpoint.Saver) (*graph.Compiled[Conversa
 
 // botContext is ctx naming the run's principal (guard.Principal) as the
 // bot's (chatbot.WithPrincipal); without authentication, the bot's
-// LocalPrincipal. A principal the bot cannot scope ids by (one holding
-// '/') is refused.
+// LocalPrincipal. A principal the bot cannot keep apart from the others
+// (chatbot.CheckPrincipal: one holding '/', say, or an authenticated
+// principal named LocalPrincipal, which would reach the conversations
+// of requests without authentication) is refused.
 func botContext(ctx context.Context) (context.Context, error) {
 	p := guard.Principal(ctx)
 	if p == "" {
 		return ctx, nil
 	}
-	if strings.Contains(p, "/") {
-		return nil, fmt.Errorf("agentserver: principal %q holds '/', which the chatbot graph cannot keep apart from other principals' conversations; name principals without '/' (server.APIKeys, Config.Authenticate)", p)
+	if err := chatbot.CheckPrincipal(p); err != nil {
+		return nil, fmt.Errorf("agentserver: the chatbot graph refuses the run's principal: %w; name principals as chatbot.CheckPrincipal accepts (server.APIKeys, Config.Authenticate)", err)
 	}
 	return chatbot.WithPrincipal(ctx, p), nil
 }

@@ -92,3 +92,41 @@ func TestChatbotConversationsArePrincipalsAndGoWithThreads(t *testing.T) {
 	chat(bob, "/runs/wait", "bob's first stateless run")
 	chat(bob, "/runs/wait", "bob's second stateless run")
 }
+
+// TestChatbotRefusesPrincipalLocal: an API key whose principal is named
+// as the bot's LocalPrincipal cannot run the chatbot graph, which would
+// then read and write the conversations the bot keeps for requests
+// without authentication.
+func TestChatbotRefusesPrincipalLocal(t *testing.T) {
+	auth, err := server.APIKeys(map[string]string{"local-key-0123456789": chatbot.LocalPrincipal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := agentserver.New(t.Context(), agentserver.Config{Dir: t.TempDir(), Server: server.Config{Authenticate: auth},
+		Chatbot: chatbot.Config{Offline: true}, BosAI: bosai.Config{Offline: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(app)
+	t.Cleanup(func() {
+		hs.Close()
+		if err := app.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	req, err := http.NewRequest("POST", hs.URL+"/runs/wait", strings.NewReader(`{"assistant_id":"chatbot","input":{"messages":[{"role":"user","content":"Hello!"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Api-Key", "local-key-0123456789")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), "__error__") || !strings.Contains(string(b), "reserved for requests without authentication") {
+		t.Errorf("a run of principal %q: %d %s, want the chatbot graph's refusal", chatbot.LocalPrincipal, resp.StatusCode, b)
+	}
+}

@@ -41,6 +41,24 @@ func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return guard.WithPrincipal(ctx, principal)
 }
 
+// CheckPrincipal refuses a principal the bot cannot keep apart from
+// the others: one that is not an id (1 to 128 letters, digits, '_',
+// '.', ':' or '-', starting with a letter or digit: its stored ids are
+// "principal/id"), or LocalPrincipal, whose ids are stored unscoped (as
+// an authenticated user it would read what the bot keeps for requests
+// without authentication). [Bot.Handler] refuses such principals of
+// Config.Tokens and Config.Authenticate with it; a host service that
+// names the caller with [WithPrincipal] checks the name with it first.
+func CheckPrincipal(p string) error {
+	if !idPattern.MatchString(p) {
+		return fmt.Errorf("chatbot: principal %q %s", p, idRule)
+	}
+	if p == LocalPrincipal {
+		return fmt.Errorf("chatbot: principal %q is reserved for requests without authentication (LocalPrincipal); name the principal otherwise", p)
+	}
+	return nil
+}
+
 // PrincipalFromContext returns the principal set by [WithPrincipal] (or
 // by the guard of [Bot.Handler], guard.Principal), or LocalPrincipal.
 func PrincipalFromContext(ctx context.Context) string {
@@ -95,19 +113,9 @@ func (b *Bot) newGuard() (*guard.Guard, error) {
 		}
 	}
 	g, err := guard.New(guard.Config{
-		Tokens:       cfg.Tokens,
-		Authenticate: cfg.Authenticate,
-		CheckPrincipal: func(p string) error {
-			if !idPattern.MatchString(p) {
-				return fmt.Errorf("principal %q %s", p, idRule)
-			}
-			if p == LocalPrincipal {
-				// LocalPrincipal's ids are stored unscoped: as a user of
-				// the API it would read what the bot keeps unscoped.
-				return fmt.Errorf("principal %q is reserved for requests without authentication (LocalPrincipal); name the principal otherwise", p)
-			}
-			return nil
-		},
+		Tokens:          cfg.Tokens,
+		Authenticate:    cfg.Authenticate,
+		CheckPrincipal:  CheckPrincipal,
 		Local:           LocalPrincipal,
 		Realm:           "chatbot",
 		AllowedHosts:    cfg.AllowedHosts,
