@@ -73,20 +73,7 @@ func (s *SQLiteStore) Assistants(ctx context.Context, owner string) ([]*Assistan
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Assistant
-	for rows.Next() {
-		var doc string
-		if err := rows.Scan(&doc); err != nil {
-			return nil, err
-		}
-		a, err := decodeAssistant(doc, owner)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return scanAssistants(rows, owner)
 }
 
 // UpdateAssistant implements [AssistantStore].
@@ -130,20 +117,7 @@ func (s *SQLiteStore) AssistantVersions(ctx context.Context, owner, id string) (
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Assistant
-	for rows.Next() {
-		var doc string
-		if err := rows.Scan(&doc); err != nil {
-			return nil, err
-		}
-		a, err := decodeAssistant(doc, owner)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return scanAssistants(rows, owner)
 }
 
 // SetAssistantVersion implements [AssistantStore].
@@ -186,4 +160,23 @@ func (s *SQLiteStore) AssistantUsage(ctx context.Context, owner string) (int, in
 	err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT a.id), coalesce(sum(length(CAST(v.doc AS BLOB))), 0) FROM agentserver_assistants a
 		JOIN agentserver_assistant_versions v ON v.id = a.id WHERE a.owner = ?`, owner).Scan(&n, &bytes)
 	return n, bytes, err
+}
+
+// scanAssistants decodes the documents of rows, assistants of owner, and
+// closes rows.
+func scanAssistants(rows *sql.Rows, owner string) ([]*Assistant, error) {
+	defer rows.Close()
+	var out []*Assistant
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, err
+		}
+		a, err := decodeAssistant(doc, owner)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }
