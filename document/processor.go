@@ -385,7 +385,7 @@ func (p *Processor) work() {
 			}
 			p.fail(id, err)
 		}
-		p.finished(id) // before Wait returns and Process may take it again
+		p.finished(id) // before Wait returns; Process takes the id again once it leaves active
 		p.mu.Lock()
 		delete(p.active, id)
 		p.mu.Unlock()

@@ -38,9 +38,9 @@ const (
 	DefaultDocumentBytesPerPrincipal = 32 << 20
 )
 
-// DefaultQueuePerPrincipalShare is the share of DocumentConfig.Queue one
-// principal's documents may take when QueuePerPrincipal is zero: a
-// quarter (16 of the default 64), at least 1.
+// DefaultQueuePerPrincipalShare divides DocumentConfig.Queue into the
+// number of one principal's documents that may wait or be processed when
+// QueuePerPrincipal is zero: Queue/4 (16 of the default 64), at least 1.
 const DefaultQueuePerPrincipalShare = 4
 
 // LoadDocumentTool is the name of the local tool that loads an uploaded
